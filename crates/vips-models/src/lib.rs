@@ -1,0 +1,5 @@
+//! # vips-models
+//!
+//! Variational Bayes in private settings (VIPS): private stochastic variational Bayes for
+//! conjugate-exponential models behind a privacy wall, with LDA, Bayesian logistic regression and
+//! sigmoid belief networks.
