@@ -13,6 +13,7 @@
 
 mod error;
 mod events;
+pub mod pld;
 
 pub use error::AccountantError;
 pub use events::{Neighbouring, PrivacyEvent};

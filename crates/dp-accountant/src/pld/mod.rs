@@ -1,0 +1,1 @@
+//! Privacy-loss-distribution (PLD) accounting (work in progress; see issue 11).
