@@ -1,0 +1,1 @@
+//! Private latent Dirichlet allocation (003 Sec. 4, Algorithm 3).
