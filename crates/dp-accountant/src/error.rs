@@ -38,7 +38,28 @@ pub enum AccountantError {
     /// A composition of no events was asked for where one is needed (e.g. an empty ledger).
     #[error("empty composition: {0}")]
     Empty(&'static str),
-    /// Anything else with a reason (corrupt ledger file, budget exceeded, ...).
+    /// Recording the event would take the spent privacy past the total budget; the ledger is
+    /// unchanged.
+    #[error(
+        "budget exceeded: recording `{label}` would spend epsilon {would_spend} > budget {budget_epsilon} at delta {delta}"
+    )]
+    BudgetExceeded {
+        /// Label of the refused event.
+        label: String,
+        /// Epsilon the ledger would reach (at `delta`) with the event recorded.
+        would_spend: f64,
+        /// The total epsilon allowed.
+        budget_epsilon: f64,
+        /// The delta of the budget.
+        delta: f64,
+    },
+    /// A serialised ledger could not be read back: bad JSON, wrong hash, invalid events.
+    #[error("corrupt ledger: {0}")]
+    CorruptLedger(String),
+    /// A search (calibration, order optimisation) found no admissible answer in its range.
+    #[error("no admissible value: {0}")]
+    Unreachable(String),
+    /// Anything else with a reason.
     #[error("{0}")]
     Other(String),
 }
@@ -52,6 +73,32 @@ pub(crate) fn check_positive(name: &'static str, value: f64) -> Result<f64, Acco
             name,
             value,
             reason: "must be finite and > 0",
+        })
+    }
+}
+
+/// Checks `value` lies in the open interval `(0, 1)` (a delta).
+pub(crate) fn check_delta(name: &'static str, value: f64) -> Result<f64, AccountantError> {
+    if value > 0.0 && value < 1.0 {
+        Ok(value)
+    } else {
+        Err(AccountantError::InvalidParameter {
+            name,
+            value,
+            reason: "must lie in (0, 1)",
+        })
+    }
+}
+
+/// Checks `value` is a Rényi order: finite and `> 1`.
+pub(crate) fn check_order(value: f64) -> Result<f64, AccountantError> {
+    if value.is_finite() && value > 1.0 {
+        Ok(value)
+    } else {
+        Err(AccountantError::InvalidParameter {
+            name: "order",
+            value,
+            reason: "a Rényi order must be finite and > 1",
         })
     }
 }

@@ -7,13 +7,37 @@
 //! must sign off on a deployment can read it alone. See `docs/accountant.md` in the workspace for
 //! every formula with its reference and the direction of every approximation.
 //!
+//! ```
+//! use dp_accountant::{Accountant, PrivacyEvent};
+//! let mut ledger = Accountant::new();
+//! ledger.record("training", PrivacyEvent::poisson_subsampled_gaussian(1.1, 0.01)?.self_composed(1000)?)?;
+//! let report = ledger.epsilon_report(1e-5)?;
+//! println!("eps = {:.4} at order {:.2} ({})", report.epsilon, report.order, report.method);
+//! # Ok::<(), dp_accountant::AccountantError>(())
+//! ```
+//!
 //! # Privacy
 //! Every number this crate returns is an upper bound on the privacy loss of the events it is given
 //! (it rounds toward the private side), under the neighbouring relation each event states.
 
+mod accounting;
+mod budget;
+pub mod conversion;
 mod error;
 mod events;
+mod ledger;
+mod numeric;
+mod optimize;
+mod orders;
 pub mod pld;
+pub mod rdp;
 
+pub use accounting::{
+    AccountantConfig, DeltaReport, EpsilonReport, delta_for_event, epsilon_for_event,
+};
+pub use budget::Budget;
+pub use conversion::Conversion;
 pub use error::AccountantError;
 pub use events::{Neighbouring, PrivacyEvent};
+pub use ledger::{Accountant, LEDGER_FORMAT, LedgerEntry};
+pub use orders::{Orders, dp_accounting_default_orders};

@@ -1,0 +1,145 @@
+//! From an event to `(epsilon, delta)`: RDP curve, order optimisation and conversion in one
+//! call, with a report of how the number was obtained.
+
+use serde::{Deserialize, Serialize};
+
+use crate::conversion::Conversion;
+use crate::error::{AccountantError, check_delta, check_positive};
+use crate::events::PrivacyEvent;
+use crate::optimize::{self, Optimum};
+use crate::orders::Orders;
+use crate::rdp::rdp_valid;
+
+/// How the accountant turns RDP into `(epsilon, delta)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct AccountantConfig {
+    /// The orders to optimise over (default: continuous).
+    pub orders: Orders,
+    /// The RDP to `(epsilon, delta)` conversion (default: improved).
+    pub conversion: Conversion,
+}
+
+impl AccountantConfig {
+    /// A configuration with the given orders and conversion.
+    ///
+    /// # Errors
+    /// Any error of [`Orders::validate`].
+    pub fn new(orders: Orders, conversion: Conversion) -> Result<Self, AccountantError> {
+        orders.validate()?;
+        Ok(Self { orders, conversion })
+    }
+
+    /// A short name of the method, e.g. `"rdp/improved/continuous"`.
+    pub fn method(&self) -> String {
+        let orders = match self.orders {
+            Orders::Continuous => "continuous",
+            Orders::DpAccountingDefault => "dp_accounting_default",
+            Orders::Custom(_) => "custom",
+        };
+        format!("rdp/{}/{}", self.conversion.name(), orders)
+    }
+}
+
+/// An `epsilon` answer with the order that achieved it and the method used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpsilonReport {
+    /// The spent epsilon (an upper bound).
+    pub epsilon: f64,
+    /// The delta it is stated for.
+    pub delta: f64,
+    /// The Rényi order at which the conversion was tightest.
+    pub order: f64,
+    /// The RDP of the event at `order`.
+    pub rdp: f64,
+    /// How it was computed, e.g. `"rdp/improved/continuous"`.
+    pub method: String,
+}
+
+/// A `delta` answer with the order that achieved it and the method used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeltaReport {
+    /// The delta (an upper bound) at `epsilon`.
+    pub delta: f64,
+    /// The epsilon it is stated for.
+    pub epsilon: f64,
+    /// The Rényi order at which the conversion was tightest.
+    pub order: f64,
+    /// How it was computed.
+    pub method: String,
+}
+
+/// The spent `epsilon` of `event` at `delta`.
+///
+/// # Example
+/// ```
+/// use dp_accountant::{AccountantConfig, PrivacyEvent, epsilon_for_event};
+/// let run = PrivacyEvent::poisson_subsampled_gaussian(1.1, 0.01)?.self_composed(1000)?;
+/// let report = epsilon_for_event(&run, 1e-5, &AccountantConfig::default())?;
+/// assert!(report.epsilon > 1.0 && report.epsilon < 2.5);
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
+///
+/// # Errors
+/// Validation errors of the event or config; `delta` outside `(0, 1)`.
+///
+/// # Privacy
+/// The event is `(epsilon, delta)`-DP under its neighbouring relation for the returned epsilon.
+pub fn epsilon_for_event(
+    event: &PrivacyEvent,
+    delta: f64,
+    config: &AccountantConfig,
+) -> Result<EpsilonReport, AccountantError> {
+    event.validate()?;
+    config.orders.validate()?;
+    check_delta("delta", delta)?;
+    Ok(epsilon_valid(event, delta, config))
+}
+
+/// The `delta` of `event` at `epsilon`.
+///
+/// # Errors
+/// Validation errors of the event or config; `epsilon` not finite and `> 0`.
+///
+/// # Privacy
+/// The event is `(epsilon, delta)`-DP under its neighbouring relation for the returned delta.
+pub fn delta_for_event(
+    event: &PrivacyEvent,
+    epsilon: f64,
+    config: &AccountantConfig,
+) -> Result<DeltaReport, AccountantError> {
+    event.validate()?;
+    config.orders.validate()?;
+    check_positive("epsilon", epsilon)?;
+    let rdp = |a: f64| rdp_valid(event, a);
+    let opt = match config.orders.grid() {
+        None => optimize::ln_delta_continuous(&rdp, epsilon, config.conversion),
+        Some(grid) => optimize::ln_delta_grid(&rdp, &grid, epsilon, config.conversion),
+    };
+    Ok(DeltaReport {
+        delta: opt.value.exp().min(1.0),
+        epsilon,
+        order: opt.order,
+        method: config.method(),
+    })
+}
+
+/// `epsilon` for validated input.
+pub(crate) fn epsilon_valid(
+    event: &PrivacyEvent,
+    delta: f64,
+    config: &AccountantConfig,
+) -> EpsilonReport {
+    let rdp = |a: f64| rdp_valid(event, a);
+    let ln_delta = delta.ln();
+    let Optimum { value, order } = match config.orders.grid() {
+        None => optimize::epsilon_continuous(&rdp, ln_delta, config.conversion),
+        Some(grid) => optimize::epsilon_grid(&rdp, &grid, ln_delta, config.conversion),
+    };
+    EpsilonReport {
+        epsilon: value,
+        delta,
+        order,
+        rdp: rdp(order),
+        method: config.method(),
+    }
+}

@@ -1,0 +1,132 @@
+//! RDP to `(epsilon, delta)` at one order: the improved bound of Canonne, Kamath & Steinke
+//! (2020, Prop. 12) = Balle et al. (2020, Thm 21), and the classic bound of Mironov (2017,
+//! Prop. 3).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{AccountantError, check_delta, check_order, check_positive};
+
+/// How an RDP value at one order is turned into `(epsilon, delta)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Conversion {
+    /// `eps = rdp + ln(1 - 1/a) - (ln delta + ln a)/(a - 1)` (CKS 2020 Prop. 12; Balle et al.
+    /// 2020 Thm 21). For `delta` given `eps`, also the KL/total-variation bound
+    /// `delta <= sqrt(1 - exp(-rdp))` is used where smaller.
+    #[default]
+    Improved,
+    /// `eps = rdp + ln(1/delta)/(a - 1)` (Mironov 2017, Prop. 3), the moments accountant's.
+    Classic,
+}
+
+impl Conversion {
+    /// Stable name used in reports and JSON (`"improved"`, `"classic"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Improved => "improved",
+            Self::Classic => "classic",
+        }
+    }
+}
+
+/// `epsilon` at `delta` from an RDP value at one order (clamped at 0).
+///
+/// # Example
+/// ```
+/// use dp_accountant::{Conversion, conversion::epsilon_from_rdp};
+/// let classic = epsilon_from_rdp(10.0, 0.5, 1e-5, Conversion::Classic)?;
+/// let improved = epsilon_from_rdp(10.0, 0.5, 1e-5, Conversion::Improved)?;
+/// assert!(improved < classic);
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for an order not finite and `> 1`, an RDP value that
+/// is negative or NaN, or `delta` outside `(0, 1)`.
+///
+/// # Privacy
+/// A mechanism with RDP `rdp` at `order` is `(epsilon, delta)`-DP for the returned `epsilon`
+/// (under the same neighbouring relation).
+pub fn epsilon_from_rdp(
+    order: f64,
+    rdp: f64,
+    delta: f64,
+    conversion: Conversion,
+) -> Result<f64, AccountantError> {
+    check_order(order)?;
+    check_rdp(rdp)?;
+    check_delta("delta", delta)?;
+    Ok(epsilon_unchecked(order, rdp, delta.ln(), conversion))
+}
+
+/// `delta` at `epsilon` from an RDP value at one order (clamped to `[0, 1]`).
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for a bad order or RDP value, or `epsilon` not finite
+/// and `> 0`.
+///
+/// # Privacy
+/// A mechanism with RDP `rdp` at `order` is `(epsilon, delta)`-DP for the returned `delta`.
+pub fn delta_from_rdp(
+    order: f64,
+    rdp: f64,
+    epsilon: f64,
+    conversion: Conversion,
+) -> Result<f64, AccountantError> {
+    check_order(order)?;
+    check_rdp(rdp)?;
+    check_positive("epsilon", epsilon)?;
+    Ok(ln_delta_unchecked(order, rdp, epsilon, conversion)
+        .exp()
+        .min(1.0))
+}
+
+pub(crate) fn check_rdp(rdp: f64) -> Result<f64, AccountantError> {
+    if rdp >= 0.0 {
+        Ok(rdp)
+    } else {
+        Err(AccountantError::InvalidParameter {
+            name: "rdp",
+            value: rdp,
+            reason: "an RDP value must be >= 0 (and not NaN)",
+        })
+    }
+}
+
+/// `epsilon` for validated input, `ln_delta = ln(delta)`.
+pub(crate) fn epsilon_unchecked(
+    order: f64,
+    rdp: f64,
+    ln_delta: f64,
+    conversion: Conversion,
+) -> f64 {
+    let eps = match conversion {
+        Conversion::Classic => rdp - ln_delta / (order - 1.0),
+        Conversion::Improved => {
+            rdp + (-1.0 / order).ln_1p() - (ln_delta + order.ln()) / (order - 1.0)
+        }
+    };
+    eps.max(0.0)
+}
+
+/// `ln delta` for validated input.
+pub(crate) fn ln_delta_unchecked(
+    order: f64,
+    rdp: f64,
+    epsilon: f64,
+    conversion: Conversion,
+) -> f64 {
+    match conversion {
+        Conversion::Classic => ((order - 1.0) * (rdp - epsilon)).min(0.0),
+        Conversion::Improved => {
+            let rdp_bound = (order - 1.0) * (rdp - epsilon + (-1.0 / order).ln_1p()) - order.ln();
+            // delta(eps) <= delta(0) = TV <= sqrt(1 - exp(-KL)) and KL <= D_a for a >= 1.
+            let kl_bound = if rdp == 0.0 {
+                f64::NEG_INFINITY
+            } else {
+                0.5 * (-(-rdp).exp()).ln_1p()
+            };
+            rdp_bound.min(kl_bound).min(0.0)
+        }
+    }
+}

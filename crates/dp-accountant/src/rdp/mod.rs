@@ -1,0 +1,246 @@
+//! Rényi-DP curves of the privacy events (Mironov 2017): per-step RDP at an order, curves over
+//! order lists, and composition.
+//!
+//! All functions return an **upper bound** on the Rényi divergence of the worst pair of
+//! neighbouring datasets under the event's relation; where a value is computed by a truncated
+//! series, the truncation is bounded rigorously and the bound is added (see the submodules).
+//!
+//! | event | formula | reference |
+//! |---|---|---|
+//! | Gaussian | `a / (2 sigma^2)` | Mironov 2017, Prop. 7 |
+//! | Poisson-subsampled, integer `a` | `log1p(sum_{k>=2} C(a,k) q^k (1-q)^(a-k) expm1((k^2-k)/(2 sigma^2)))/(a-1)` | Mironov, Talwar & Zhang 2019, Sec. 3.2 |
+//! | Poisson-subsampled, fractional `a <= 256` | two erfc series, Euler-bounded tails | MTZ 2019, Sec. 3.3 |
+//! | Poisson-subsampled, fractional `a > 256` | chord of the convex `(a-1) RDP(a)` between `floor(a)`, `ceil(a)` | convexity of the log-MGF |
+//! | `q = 1` | exactly `a / (2 sigma^2)` | |
+//! | fixed-size without replacement | Thm 27 / Thm 9, Cor. 10 | Wang, Balle & Kasiviswanathan 2019 |
+//! | `k`-fold composition | `k * RDP(a)` | Mironov 2017, Prop. 1 |
+
+mod poisson_frac;
+mod poisson_int;
+mod sample_wor;
+
+use crate::error::{AccountantError, check_order, check_positive, check_rate};
+use crate::events::PrivacyEvent;
+
+/// Fractional orders above this use the convexity chord between neighbouring integers.
+const MAX_SERIES_FRACTIONAL_ORDER: f64 = 256.0;
+
+/// RDP of the Gaussian mechanism at `order`: `order / (2 sigma^2)` (Mironov 2017, Prop. 7).
+///
+/// # Example
+/// ```
+/// let r = dp_accountant::rdp::rdp_gaussian(2.0, 4.0)?;
+/// assert_eq!(r, 0.5);
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for `noise_multiplier` not finite and positive, or
+/// `order` not finite and `> 1`.
+///
+/// # Privacy
+/// Exact for the Gaussian mechanism with noise std `noise_multiplier` times the L2 sensitivity
+/// under the stated neighbouring relation.
+pub fn rdp_gaussian(noise_multiplier: f64, order: f64) -> Result<f64, AccountantError> {
+    check_positive("noise_multiplier", noise_multiplier)?;
+    check_order(order)?;
+    Ok(gaussian(noise_multiplier, order))
+}
+
+/// RDP of the Poisson-subsampled Gaussian mechanism (add/remove-one) at `order`.
+///
+/// Integer orders by the cancellation-free binomial expansion, fractional orders by the
+/// two-series erfc form with a rigorous truncation bound (MTZ 2019, Sec. 3.2-3.3), `q = 1`
+/// exactly `order / (2 sigma^2)`.
+///
+/// # Example
+/// ```
+/// use dp_accountant::rdp::rdp_poisson_subsampled_gaussian;
+/// let r = rdp_poisson_subsampled_gaussian(1.1, 0.01, 8.0)?;
+/// assert!(r > 0.0 && r < 8.0 / (2.0 * 1.1 * 1.1));
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for a bad noise multiplier, a rate outside `(0, 1]`,
+/// or an order that is not finite and `> 1`.
+///
+/// # Privacy
+/// An upper bound (never below the exact value, up to the rounding margin that is added) for
+/// Poisson sampling with inclusion probability `sampling_rate` under add/remove-one neighbours.
+pub fn rdp_poisson_subsampled_gaussian(
+    noise_multiplier: f64,
+    sampling_rate: f64,
+    order: f64,
+) -> Result<f64, AccountantError> {
+    check_positive("noise_multiplier", noise_multiplier)?;
+    check_rate("sampling_rate", sampling_rate)?;
+    check_order(order)?;
+    Ok(poisson(noise_multiplier, sampling_rate, order))
+}
+
+/// RDP bound of the fixed-size (without replacement) subsampled Gaussian mechanism, replace-one
+/// neighbours (Wang, Balle & Kasiviswanathan 2019, Thm 27; Cor. 10 for fractional orders).
+///
+/// # Example
+/// ```
+/// use dp_accountant::rdp::rdp_fixed_size_subsampled_gaussian;
+/// let r = rdp_fixed_size_subsampled_gaussian(0.8, 6, 60_000, 4.0)?;
+/// assert!(r > 0.0 && r < 4.0 / (2.0 * 0.8 * 0.8));
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for a bad noise multiplier or order;
+/// [`AccountantError::InvalidSampleSize`] unless `1 <= sample_size <= population`.
+///
+/// # Privacy
+/// An upper bound on the RDP of one step that draws exactly `sample_size` of the `population`
+/// records uniformly without replacement, under replace-one neighbours, with the noise
+/// multiplier relative to the replace-one L2 sensitivity.
+pub fn rdp_fixed_size_subsampled_gaussian(
+    noise_multiplier: f64,
+    sample_size: u64,
+    population: u64,
+    order: f64,
+) -> Result<f64, AccountantError> {
+    PrivacyEvent::fixed_size_subsampled_gaussian(noise_multiplier, sample_size, population)?;
+    check_order(order)?;
+    Ok(fixed_size(noise_multiplier, sample_size, population, order))
+}
+
+/// RDP of any event at `order` (compositions add order by order).
+///
+/// # Example
+/// ```
+/// use dp_accountant::{PrivacyEvent, rdp::rdp_event};
+/// let step = PrivacyEvent::poisson_subsampled_gaussian(1.1, 0.01)?;
+/// let one = rdp_event(&step, 16.0)?;
+/// let run = rdp_event(&step.clone().self_composed(1000)?, 16.0)?;
+/// assert!((run - 1000.0 * one).abs() <= 1e-12 * run);
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
+///
+/// # Errors
+/// Any validation error of the event (including mixed neighbouring relations) or a bad order.
+///
+/// # Privacy
+/// An upper bound on the RDP of the event under its neighbouring relation.
+pub fn rdp_event(event: &PrivacyEvent, order: f64) -> Result<f64, AccountantError> {
+    event.validate()?;
+    check_order(order)?;
+    Ok(rdp_valid(event, order))
+}
+
+/// The RDP curve of an event over `orders`.
+///
+/// # Errors
+/// As [`rdp_event`], for the event and for every order.
+///
+/// # Privacy
+/// As [`rdp_event`], order by order.
+pub fn rdp_curve(event: &PrivacyEvent, orders: &[f64]) -> Result<Vec<f64>, AccountantError> {
+    event.validate()?;
+    for &a in orders {
+        check_order(a)?;
+    }
+    Ok(orders.iter().map(|&a| rdp_valid(event, a)).collect())
+}
+
+/// Composition of RDP curves computed on the same orders: their sum, order by order
+/// (Mironov 2017, Prop. 1).
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] if the curves have different lengths or hold a
+/// negative or NaN value; [`AccountantError::Empty`] for no curves.
+///
+/// # Privacy
+/// Valid for adaptive composition of mechanisms under the same neighbouring relation.
+pub fn compose_rdp(curves: &[&[f64]]) -> Result<Vec<f64>, AccountantError> {
+    let first = curves
+        .first()
+        .ok_or(AccountantError::Empty("no RDP curves to compose"))?;
+    let mut out = vec![0.0; first.len()];
+    for c in curves {
+        if c.len() != out.len() {
+            return Err(AccountantError::InvalidParameter {
+                name: "curves",
+                value: c.len() as f64,
+                reason: "all curves must be computed on the same orders",
+            });
+        }
+        for (o, &v) in out.iter_mut().zip(c.iter()) {
+            if v.is_nan() || v < 0.0 {
+                return Err(AccountantError::InvalidParameter {
+                    name: "rdp",
+                    value: v,
+                    reason: "RDP values must be >= 0 (and not NaN)",
+                });
+            }
+            *o += v;
+        }
+    }
+    Ok(out)
+}
+
+/// RDP of a validated event at a validated order.
+pub(crate) fn rdp_valid(event: &PrivacyEvent, order: f64) -> f64 {
+    match event {
+        PrivacyEvent::Gaussian {
+            noise_multiplier, ..
+        } => gaussian(*noise_multiplier, order),
+        PrivacyEvent::PoissonSubsampledGaussian {
+            noise_multiplier,
+            sampling_rate,
+        } => poisson(*noise_multiplier, *sampling_rate, order),
+        PrivacyEvent::FixedSizeSubsampledGaussian {
+            noise_multiplier,
+            sample_size,
+            population,
+        } => fixed_size(*noise_multiplier, *sample_size, *population, order),
+        PrivacyEvent::SelfComposed { event, count } => *count as f64 * rdp_valid(event, order),
+        PrivacyEvent::Composed { events } => events.iter().map(|e| rdp_valid(e, order)).sum(),
+    }
+}
+
+fn gaussian(sigma: f64, order: f64) -> f64 {
+    order / (2.0 * sigma * sigma)
+}
+
+/// `ln A_a` of the Poisson-subsampled Gaussian, `0 < q < 1`, any order `a >= 1`.
+fn poisson_ln_a(sigma: f64, q: f64, order: f64) -> f64 {
+    if order == 1.0 {
+        return 0.0;
+    }
+    if order.fract() == 0.0 {
+        return poisson_int::ln_a(q, sigma, order as u64);
+    }
+    if order <= MAX_SERIES_FRACTIONAL_ORDER {
+        return poisson_frac::ln_a_upper(q, sigma, order);
+    }
+    // Convexity of a -> ln A_a (a log-moment-generating function): the chord lies above.
+    let lo = order.floor();
+    let t = order - lo;
+    (1.0 - t) * poisson_int::ln_a(q, sigma, lo as u64)
+        + t * poisson_int::ln_a(q, sigma, lo as u64 + 1)
+}
+
+fn poisson(sigma: f64, q: f64, order: f64) -> f64 {
+    if q == 1.0 {
+        return gaussian(sigma, order);
+    }
+    if order.fract() == 0.0 {
+        return poisson_int::rdp(q, sigma, order as u64);
+    }
+    poisson_ln_a(sigma, q, order) / (order - 1.0)
+}
+
+fn fixed_size(sigma: f64, m: u64, n: u64, order: f64) -> f64 {
+    if m == n {
+        return gaussian(sigma, order);
+    }
+    sample_wor::ln_a(m as f64 / n as f64, sigma, order) / (order - 1.0)
+}
+
+#[cfg(test)]
+mod tests;

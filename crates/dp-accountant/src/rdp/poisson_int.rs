@@ -1,0 +1,50 @@
+//! Poisson-subsampled Gaussian at integer orders: the binomial expansion of Mironov, Talwar &
+//! Zhang (2019), Sec. 3.2, in its cancellation-free form.
+//!
+//! For integer `a >= 2`, with `mu0 = N(0, sigma^2)` and `mu = (1-q) mu0 + q N(1, sigma^2)`,
+//!
+//! ```text
+//! A_a = E_{mu0}[(mu/mu0)^a] = sum_{k=0}^{a} C(a,k) q^k (1-q)^(a-k) exp((k^2-k)/(2 sigma^2)).
+//! ```
+//!
+//! Because `sum_k C(a,k) q^k (1-q)^(a-k) = 1` and the `k = 0, 1` exponents vanish,
+//!
+//! ```text
+//! A_a - 1 = sum_{k=2}^{a} C(a,k) q^k (1-q)^(a-k) expm1((k^2-k)/(2 sigma^2)),
+//! ```
+//!
+//! a sum of positive terms, evaluated in log space; `RDP(a) = log1p(A_a - 1)/(a - 1)`.
+//! No term cancels, so the relative error is a few ulps times the number of terms.
+
+use crate::numeric::{LogSignedSum, ln_binom_int, ln_expm1, log1p_exp};
+
+/// `ln(A_a - 1)` for integer order `a >= 2`, `0 < q < 1`.
+pub(crate) fn ln_a_minus_one(q: f64, sigma: f64, order: u64) -> f64 {
+    let ln_q = q.ln();
+    let ln_1mq = (-q).ln_1p();
+    let inv_two_var = 1.0 / (2.0 * sigma * sigma);
+    let mut sum = LogSignedSum::new();
+    for k in 2..=order {
+        let kf = k as f64;
+        let c = (kf * kf - kf) * inv_two_var;
+        let term = ln_binom_int(order, k) + kf * ln_q + (order - k) as f64 * ln_1mq + ln_expm1(c);
+        sum.add(term, true);
+    }
+    sum.value().0
+}
+
+/// `ln A_a` for integer order `a >= 2`, `0 < q < 1`.
+pub(crate) fn ln_a(q: f64, sigma: f64, order: u64) -> f64 {
+    log1p_exp(ln_a_minus_one(q, sigma, order))
+}
+
+/// RDP at integer order `a >= 2` for `0 < q < 1`.
+pub(crate) fn rdp(q: f64, sigma: f64, order: u64) -> f64 {
+    let l = ln_a_minus_one(q, sigma, order);
+    let ln_a = if l < -30.0 {
+        l.exp().ln_1p()
+    } else {
+        log1p_exp(l)
+    };
+    ln_a / (order - 1) as f64
+}

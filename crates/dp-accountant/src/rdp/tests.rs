@@ -1,0 +1,54 @@
+use super::*;
+
+#[test]
+fn q_one_is_exactly_gaussian() {
+    for a in [1.5, 2.0, 7.25, 64.0] {
+        assert_eq!(
+            rdp_poisson_subsampled_gaussian(1.3, 1.0, a).unwrap(),
+            a / (2.0 * 1.3 * 1.3)
+        );
+    }
+}
+
+#[test]
+fn order_two_closed_form() {
+    // A_2 = 1 + q^2 expm1(1/sigma^2)
+    let (s, q) = (1.5f64, 0.03f64);
+    let exact = (q * q * (1.0 / (s * s)).exp_m1()).ln_1p();
+    let got = rdp_poisson_subsampled_gaussian(s, q, 2.0).unwrap();
+    assert!((got - exact).abs() <= 1e-14 * exact, "{got} vs {exact}");
+}
+
+#[test]
+fn fractional_sits_between_integers() {
+    for (s, q) in [(0.7, 0.2), (1.1, 0.01), (3.0, 0.5), (0.9, 0.8)] {
+        for a in [2.0, 3.0, 5.0, 9.0] {
+            let lo = rdp_poisson_subsampled_gaussian(s, q, a).unwrap();
+            let mid = rdp_poisson_subsampled_gaussian(s, q, a + 0.5).unwrap();
+            let hi = rdp_poisson_subsampled_gaussian(s, q, a + 1.0).unwrap();
+            assert!(
+                lo <= mid * (1.0 + 1e-12) && mid <= hi * (1.0 + 1e-12),
+                "{s} {q} {a}: {lo} {mid} {hi}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_typed() {
+    assert!(rdp_poisson_subsampled_gaussian(0.0, 0.1, 2.0).is_err());
+    assert!(rdp_poisson_subsampled_gaussian(1.0, 0.0, 2.0).is_err());
+    assert!(rdp_poisson_subsampled_gaussian(1.0, 0.1, 1.0).is_err());
+    assert!(rdp_poisson_subsampled_gaussian(1.0, 0.1, f64::NAN).is_err());
+    assert!(rdp_fixed_size_subsampled_gaussian(1.0, 10, 5, 2.0).is_err());
+    assert!(compose_rdp(&[]).is_err());
+}
+
+#[test]
+fn fixed_size_is_below_full_batch() {
+    for a in [1.5, 2.0, 3.0, 10.0, 40.0, 300.0] {
+        let full = a / (2.0 * 0.8 * 0.8);
+        let sub = rdp_fixed_size_subsampled_gaussian(0.8, 6, 60_000, a).unwrap();
+        assert!(sub > 0.0 && sub < full, "{a}: {sub}");
+    }
+}
