@@ -1,0 +1,342 @@
+//! Exact samplers for `J*(h, z) = 4 PG(h, 2z)` (Devroye 2009; Polson, Scott & Windle 2013;
+//! Windle, Polson & Scott 2014), for one shape `h`:
+//!
+//! * `h = 1`: Devroye's method with truncation point `t = 0.64` (both of Devroye's series).
+//! * `1 < h <= 4`: the alternate method: left envelope `a_0(x)` on `(0, t]`, right envelope
+//!   `k(x) = (pi/2)^h x^{h-1} e^{-pi^2 x / 8} / Gamma(h)` on `(t, oo)`, with the **(pi/2)^h**
+//!   constant (polyagamma issue #133: `(pi/2)^{h/2}` there under-covers the density).
+//! * `0 < h < 1`: a new exact method (docs/polya-gamma.md): left envelope `a_0(x)` on `(0, T]`,
+//!   a step envelope built from certified upper brackets of the density on `[T, T + 8]`,
+//!   and a Chernoff tail beyond; valid because `J*(h)` is self-decomposable, hence unimodal
+//!   (Yamazato 1978), with mode `<= h + sqrt(2h) <= T` (Johnson & Rogers 1951).
+//!
+//! All mixing weights are computed in log space, so every finite `z` works.
+
+use rand::Rng;
+
+use crate::proposals::{LeftMethod, MAX_TRIES, exp1, right_gamma, uniform};
+use crate::series::{
+    Verdict, decide_left_series, density_upper_bracket, ln_first_term, monotone_from_start_bound,
+};
+use crate::special_fn::{ln_gamma, ln_norm_cdf, ln_upper_gamma_q, log_add_exp};
+
+const PI: f64 = core::f64::consts::PI;
+/// `pi^2 / 8`, the decay rate of the `J*` density.
+const PI2_8: f64 = PI * PI / 8.0;
+/// Devroye's truncation point for `J*(1)`.
+const DEVROYE_T: f64 = 0.64;
+/// Optimal truncation points `t(h)` for `h = 1, 1.25, ..., 4` (minimising the envelope mass
+/// at `z = 0`; computed by `tests/data/reference.py`-style golden search in mpmath). Linear
+/// interpolation keeps `t < T_h`, which is all validity needs.
+const ALT_T: [f64; 13] = [
+    0.636_619_754_7,
+    1.140_997_246,
+    1.455_210_836,
+    1.741_382_703,
+    2.016_769_847,
+    2.286_718_904,
+    2.553_508_830,
+    2.818_291_142,
+    3.081_714_969,
+    3.344_175_253,
+    3.605_927_037,
+    3.867_142_301,
+    4.127_941_385,
+];
+/// Number of steps of the small-shape right envelope.
+const STEPS: usize = 16;
+/// Width of each step.
+const STEP_WIDTH: f64 = 0.5;
+
+/// Truncation point of the alternate method for `1 <= h <= 4`.
+fn alternate_truncation(h: f64) -> f64 {
+    let pos = ((h - 1.0) * 4.0).clamp(0.0, 12.0);
+    let i = (pos.floor() as usize).min(11);
+    let frac = pos - i as f64;
+    ALT_T[i] + frac * (ALT_T[i + 1] - ALT_T[i])
+}
+
+/// Right envelope of the small-shape method (untilted `J*(h)` density units).
+#[derive(Debug, Clone)]
+struct StepEnvelope {
+    /// Heights `U_i >= f_h(T + i w)`, valid on `[T + i w, T + (i+1) w)` since `f_h` decreases.
+    heights: [f64; STEPS],
+    /// Cumulative masses; the last entry includes the tail.
+    cumulative: [f64; STEPS + 1],
+    /// Chernoff tail `C e^{-s x}` beyond `T + STEPS w`: `ln C`.
+    ln_tail_c: f64,
+    /// Chernoff rate `s`.
+    tail_rate: f64,
+}
+
+impl StepEnvelope {
+    fn new(h: f64, t: f64) -> Self {
+        let mut heights = [0.0; STEPS];
+        let mut cumulative = [0.0; STEPS + 1];
+        let mut acc = 0.0;
+        for i in 0..STEPS {
+            let x = t + i as f64 * STEP_WIDTH;
+            // Safety factor for rounding in the (mildly cancelling) series.
+            heights[i] = density_upper_bracket(h, x) * (1.0 + 1e-9);
+            acc += heights[i] * STEP_WIDTH;
+            cumulative[i] = acc;
+        }
+        // For a density decreasing on [x - 1/s, x]: f(x) <= s P(X >= x - 1/s)
+        // <= s e E[e^{sX}] e^{-s x}, and E[e^{sX}] = cos(sqrt(2 s))^{-h} for s < pi^2/8.
+        let s = 0.9 * PI2_8;
+        let ln_tail_c = s.ln() + 1.0 - h * (2.0 * s).sqrt().cos().ln();
+        let x_end = t + STEPS as f64 * STEP_WIDTH;
+        acc += (ln_tail_c - s * x_end).exp() / s;
+        cumulative[STEPS] = acc;
+        StepEnvelope {
+            heights,
+            cumulative,
+            ln_tail_c,
+            tail_rate: s,
+        }
+    }
+
+    fn total(&self) -> f64 {
+        self.cumulative[STEPS]
+    }
+
+    /// Draws from the envelope; returns `(x, envelope(x))`.
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, t: f64) -> (f64, f64) {
+        let v = uniform(rng) * self.total();
+        for i in 0..STEPS {
+            if v < self.cumulative[i] {
+                let x = t + (i as f64 + uniform(rng)) * STEP_WIDTH;
+                return (x, self.heights[i]);
+            }
+        }
+        let x = t + STEPS as f64 * STEP_WIDTH + exp1(rng) / self.tail_rate;
+        (x, (self.ln_tail_c - self.tail_rate * x).exp())
+    }
+}
+
+/// Which of the three exact methods serves a shape.
+#[derive(Debug, Clone)]
+enum Method {
+    Devroye,
+    Alternate {
+        gamma_h: rand_distr::Gamma<f64>,
+        ln_gamma_h: f64,
+    },
+    Small(Box<StepEnvelope>),
+}
+
+/// Everything about a `J*(h, .)` sampler that does not depend on the tilt.
+#[derive(Debug, Clone)]
+pub(crate) struct ShapeSampler {
+    h: f64,
+    ln_h: f64,
+    t: f64,
+    method: Method,
+}
+
+/// Tilt-dependent constants for one `z` (J* scale).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tilt {
+    z: f64,
+    rate: f64,
+    p_left: f64,
+    left: LeftMethod,
+}
+
+impl ShapeSampler {
+    /// Setup for shape `h > 0` (`h <= 4`).
+    pub(crate) fn new(h: f64) -> Self {
+        let ln_h = h.ln();
+        if h == 1.0 {
+            return ShapeSampler {
+                h,
+                ln_h,
+                t: DEVROYE_T,
+                method: Method::Devroye,
+            };
+        }
+        if h > 1.0 {
+            let gamma_h = rand_distr::Gamma::new(h, 1.0).expect("shape in (1, 4] is valid");
+            return ShapeSampler {
+                h,
+                ln_h,
+                t: alternate_truncation(h),
+                method: Method::Alternate {
+                    gamma_h,
+                    ln_gamma_h: ln_gamma(h),
+                },
+            };
+        }
+        // Small shape: T above the mode bound h + sqrt(2h) and below T_h (2.414 < 2.885).
+        let t = (h + (2.0 * h).sqrt())
+            .max(DEVROYE_T)
+            .min(0.999 * monotone_from_start_bound(h));
+        ShapeSampler {
+            h,
+            ln_h,
+            t,
+            method: Method::Small(Box::new(StepEnvelope::new(h, t))),
+        }
+    }
+
+    /// Constants for tilt `z >= 0` (J* scale, `z = z_PG / 2`), all in log space.
+    pub(crate) fn tilt(&self, z: f64) -> Tilt {
+        let (h, t) = (self.h, self.t);
+        let half_z2 = 0.5 * z * z;
+        let rate = PI2_8 + half_z2;
+        let sqrt_t = t.sqrt();
+        // ln IGcdf(t; h/z, h^2) = ln[Phi((zt - h)/sqrt t) + e^{2hz} Phi(-(zt + h)/sqrt t)]
+        let ln_ig_cdf = log_add_exp(
+            ln_norm_cdf((z * t - h) / sqrt_t),
+            2.0 * h * z + ln_norm_cdf(-(z * t + h) / sqrt_t),
+        );
+        // Left mass p = 2^h e^{-hz} IGcdf(t).
+        let ln_p = h * core::f64::consts::LN_2 - h * z + ln_ig_cdf;
+        let ln_q = match &self.method {
+            Method::Devroye => (0.5 * PI).ln() - rate * t - rate.ln(),
+            Method::Alternate { .. } => {
+                h * (0.5 * PI).ln() - h * rate.ln() + ln_upper_gamma_q(h, rate * t)
+            }
+            Method::Small(env) => env.total().ln() - half_z2 * t,
+        };
+        // p / (p + q) = 1 / (1 + e^{ln q - ln p}); -inf - finite = -inf gives 1.
+        let p_left = 1.0 / (1.0 + (ln_q - ln_p).exp());
+        Tilt {
+            z,
+            rate,
+            p_left,
+            left: LeftMethod::new(h, z, t, ln_ig_cdf),
+        }
+    }
+
+    /// One draw of `J*(h, z)`.
+    pub(crate) fn sample<R: Rng + ?Sized>(&self, rng: &mut R, tilt: &Tilt) -> f64 {
+        let (h, t) = (self.h, self.t);
+        let mut x = t;
+        for _ in 0..MAX_TRIES {
+            let left = uniform(rng) < tilt.p_left;
+            x = if left {
+                tilt.left.sample(rng, h, tilt.z, t)
+            } else {
+                match &self.method {
+                    Method::Devroye => t + exp1(rng) / tilt.rate,
+                    Method::Alternate { gamma_h, .. } => right_gamma(rng, gamma_h, h, tilt.rate, t),
+                    Method::Small(env) => {
+                        let (x, env_x) = env.sample(rng, t);
+                        let u = uniform(rng);
+                        let ln_x = x.ln();
+                        let scale = (ln_first_term(h, self.ln_h, x, ln_x)
+                            - env_x.ln()
+                            - 0.5 * tilt.z * tilt.z * (x - t))
+                            .exp();
+                        if decide_left_series(h, x, scale, u) == Verdict::Accept {
+                            return x;
+                        }
+                        continue;
+                    }
+                }
+            };
+            if x <= 0.0 || !x.is_finite() {
+                continue;
+            }
+            let u = uniform(rng);
+            let accepted = match &self.method {
+                Method::Devroye => devroye_accepts(x, u),
+                Method::Alternate { ln_gamma_h, .. } => {
+                    if left {
+                        decide_left_series(h, x, 1.0, u) == Verdict::Accept
+                    } else {
+                        let ln_x = x.ln();
+                        let ln_k = h * (0.5 * PI).ln() + (h - 1.0) * ln_x - PI2_8 * x - ln_gamma_h;
+                        let scale = (ln_first_term(h, self.ln_h, x, ln_x) - ln_k).exp();
+                        decide_left_series(h, x, scale, u) == Verdict::Accept
+                    }
+                }
+                Method::Small(_) => decide_left_series(h, x, 1.0, u) == Verdict::Accept,
+            };
+            if accepted {
+                return x;
+            }
+        }
+        x
+    }
+}
+
+/// Devroye's acceptance test for `J*(1)` against `u a_0(x)`: for `x <= 0.64` the terms
+/// `(2n+1) e^{-2n(n+1)/x}` of the small-x series, else `(2n+1) e^{-n(n+1) pi^2 x / 2}`;
+/// both decrease from `n = 0` on their side (Devroye 2009, Lemma), so the partial sums
+/// alternate around the density. The terms fall below one ulp within 8 steps for every `x`;
+/// the loop is capped at 64.
+#[inline]
+fn devroye_accepts(x: f64, u: f64) -> bool {
+    let mut s = 1.0;
+    if x <= DEVROYE_T {
+        let c = -2.0 / x;
+        for n in 1..64u32 {
+            let nf = f64::from(n);
+            let term = (2.0 * nf + 1.0) * (c * nf * (nf + 1.0)).exp();
+            if n % 2 == 1 {
+                s -= term;
+                if u <= s {
+                    return true;
+                }
+            } else {
+                s += term;
+                if u > s {
+                    return false;
+                }
+            }
+        }
+    } else {
+        let c = -0.5 * PI * PI * x;
+        for n in 1..64u32 {
+            let nf = f64::from(n);
+            let term = (2.0 * nf + 1.0) * (c * nf * (nf + 1.0)).exp();
+            if n % 2 == 1 {
+                s -= term;
+                if u <= s {
+                    return true;
+                }
+            } else {
+                s += term;
+                if u > s {
+                    return false;
+                }
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_points_are_valid() {
+        for i in 0..=300 {
+            let h = 1.0 + i as f64 * 0.01;
+            assert!(alternate_truncation(h) < monotone_from_start_bound(h));
+        }
+        for i in 1..1000 {
+            let h = i as f64 * 0.001;
+            let s = ShapeSampler::new(h);
+            assert!(s.t < monotone_from_start_bound(h));
+            assert!(s.t >= h + (2.0 * h).sqrt());
+        }
+    }
+
+    #[test]
+    fn mixing_weight_is_finite_for_every_z() {
+        for &h in &[0.3, 1.0, 2.5, 4.0] {
+            let s = ShapeSampler::new(h);
+            for &z in &[0.0, 1e-8, 1.0, 88.7, 200.0, 1e5, 1e150, 1e300] {
+                let tl = s.tilt(z);
+                assert!(
+                    tl.p_left.is_finite() && (0.0..=1.0).contains(&tl.p_left),
+                    "h={h} z={z}"
+                );
+            }
+        }
+    }
+}
