@@ -21,21 +21,26 @@
 //! (it rounds toward the private side), under the neighbouring relation each event states.
 
 mod accounting;
+pub mod baselines;
 mod budget;
+pub mod calibrate;
 pub mod conversion;
 mod error;
 mod events;
 mod ledger;
+pub mod moments;
 mod numeric;
 mod optimize;
 mod orders;
 pub mod pld;
 pub mod rdp;
+pub mod zcdp;
 
 pub use accounting::{
     AccountantConfig, DeltaReport, EpsilonReport, delta_for_event, epsilon_for_event,
 };
 pub use budget::Budget;
+pub use calibrate::{Calibration, Sampling, StepsReport, calibrate_noise_multiplier, max_steps};
 pub use conversion::Conversion;
 pub use error::AccountantError;
 pub use events::{Neighbouring, PrivacyEvent};
