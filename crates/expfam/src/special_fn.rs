@@ -1,0 +1,168 @@
+//! Guarded special functions: `digamma`, `trigamma`, `ln_gamma`.
+//!
+//! These wrap the `special` crate (0.14) and never call it outside its domain: `special`'s
+//! `digamma` recurses once per unit step towards `x > 8`, so on `-inf` or a large negative
+//! argument it recurses without bound and overflows the stack. Here NaN, `-inf`, poles and
+//! (for `ln_gamma`) non-positive arguments return [`ExpFamError::SpecialFunctionDomain`] or
+//! [`ExpFamError::NonFinite`]; negative non-integer arguments of `digamma`/`trigamma` go through
+//! the reflection formulas.
+
+use crate::error::{ExpFamError, Result};
+use special::Gamma as _;
+use std::f64::consts::PI;
+
+fn domain(function: &'static str, value: f64) -> ExpFamError {
+    ExpFamError::SpecialFunctionDomain { function, value }
+}
+
+/// The digamma function `psi(x) = d/dx ln Gamma(x)` for `x > 0` without checks.
+///
+/// The caller guarantees `x > 0` and finite (recursion depth is then at most 9).
+#[inline]
+pub(crate) fn digamma_pos(x: f64) -> f64 {
+    debug_assert!(x > 0.0 && x.is_finite());
+    x.digamma()
+}
+
+/// `ln Gamma(x)` for `x > 0` without checks.
+#[inline]
+pub(crate) fn ln_gamma_pos(x: f64) -> f64 {
+    debug_assert!(x > 0.0);
+    special::Gamma::ln_gamma(x).0
+}
+
+/// The digamma function `psi(x) = Gamma'(x) / Gamma(x)`.
+///
+/// Defined for every finite `x` except the poles `0, -1, -2, ...`; `psi(+inf) = +inf`.
+/// Negative arguments use the reflection `psi(x) = psi(1 - x) - pi / tan(pi x)`.
+///
+/// # Errors
+/// [`ExpFamError::NonFinite`] for NaN, [`ExpFamError::SpecialFunctionDomain`] for `-inf` and the poles.
+///
+/// # Example
+/// ```
+/// let euler = 0.577_215_664_901_532_9;
+/// assert!((expfam::digamma(1.0).unwrap() + euler).abs() < 1e-15);
+/// assert!(expfam::digamma(f64::NEG_INFINITY).is_err());
+/// assert!(expfam::digamma(-3.0).is_err());
+/// ```
+pub fn digamma(x: f64) -> Result<f64> {
+    if x.is_nan() {
+        return Err(ExpFamError::NonFinite {
+            name: "digamma argument",
+            value: x,
+        });
+    }
+    if x == f64::INFINITY {
+        return Ok(f64::INFINITY);
+    }
+    if x > 0.0 {
+        return Ok(digamma_pos(x));
+    }
+    if x == f64::NEG_INFINITY || x == x.floor() {
+        return Err(domain("digamma", x));
+    }
+    let t = (PI * x).tan();
+    Ok(digamma_pos(1.0 - x) - PI / t)
+}
+
+/// The trigamma function `psi'(x)`.
+///
+/// Defined for every finite `x` except the poles `0, -1, -2, ...`; `psi'(+inf) = 0`.
+/// Negative arguments use `psi'(x) = pi^2 / sin^2(pi x) - psi'(1 - x)`.
+///
+/// # Errors
+/// [`ExpFamError::NonFinite`] for NaN, [`ExpFamError::SpecialFunctionDomain`] for `-inf` and the poles.
+///
+/// # Example
+/// ```
+/// let pi2_6 = std::f64::consts::PI.powi(2) / 6.0;
+/// assert!((expfam::trigamma(1.0).unwrap() - pi2_6).abs() < 1e-14);
+/// assert!(expfam::trigamma(0.0).is_err());
+/// ```
+pub fn trigamma(x: f64) -> Result<f64> {
+    if x.is_nan() {
+        return Err(ExpFamError::NonFinite {
+            name: "trigamma argument",
+            value: x,
+        });
+    }
+    if x == f64::INFINITY {
+        return Ok(0.0);
+    }
+    if x > 0.0 {
+        return Ok(x.trigamma());
+    }
+    if x == f64::NEG_INFINITY || x == x.floor() {
+        return Err(domain("trigamma", x));
+    }
+    let s = (PI * x).sin();
+    Ok((PI / s).powi(2) - (1.0 - x).trigamma())
+}
+
+/// `ln Gamma(x)` for `x > 0` (`ln Gamma(+inf) = +inf`).
+///
+/// Only the positive half-line is supported: that is where every exponential-family
+/// log-partition in this crate needs it.
+///
+/// # Errors
+/// [`ExpFamError::NonFinite`] for NaN, [`ExpFamError::SpecialFunctionDomain`] for `x <= 0`.
+///
+/// # Example
+/// ```
+/// assert!((expfam::ln_gamma(5.0).unwrap() - 24f64.ln()).abs() < 1e-14);
+/// assert!(expfam::ln_gamma(-0.5).is_err());
+/// ```
+pub fn ln_gamma(x: f64) -> Result<f64> {
+    if x.is_nan() {
+        return Err(ExpFamError::NonFinite {
+            name: "ln_gamma argument",
+            value: x,
+        });
+    }
+    if x <= 0.0 {
+        return Err(domain("ln_gamma", x));
+    }
+    if x == f64::INFINITY {
+        return Ok(f64::INFINITY);
+    }
+    Ok(ln_gamma_pos(x))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digamma_guards() {
+        assert!(digamma(f64::NAN).is_err());
+        assert!(digamma(f64::NEG_INFINITY).is_err());
+        assert!(digamma(-1e300).is_err());
+        assert!(digamma(0.0).is_err());
+        assert!(digamma(-2.0).is_err());
+        assert_eq!(digamma(f64::INFINITY), Ok(f64::INFINITY));
+        // psi(-0.5) = psi(0.5) + 2 = -gamma - 2 ln 2 + 2
+        let want = -0.577_215_664_901_532_9 - 2.0 * 2f64.ln() + 2.0;
+        assert!((digamma(-0.5).unwrap() - want).abs() < 1e-13);
+        // Large negative non-integers do not recurse.
+        assert!(digamma(-1e6 - 0.5).unwrap().is_finite());
+    }
+
+    #[test]
+    fn trigamma_guards() {
+        assert!(trigamma(f64::NAN).is_err());
+        assert!(trigamma(f64::NEG_INFINITY).is_err());
+        assert!(trigamma(-4.0).is_err());
+        // psi'(-0.5) = pi^2 / 1 - psi'(1.5) = pi^2 - (pi^2/2 - 4)
+        let want = PI * PI - (PI * PI / 2.0 - 4.0);
+        assert!((trigamma(-0.5).unwrap() - want).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ln_gamma_guards() {
+        assert!(ln_gamma(0.0).is_err());
+        assert!(ln_gamma(f64::NAN).is_err());
+        assert_eq!(ln_gamma(f64::INFINITY), Ok(f64::INFINITY));
+        assert!((ln_gamma(0.5).unwrap() - PI.sqrt().ln()).abs() < 1e-15);
+    }
+}
