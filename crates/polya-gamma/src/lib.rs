@@ -22,7 +22,11 @@
 //! assert!((mean(1.0, 0.0).unwrap() - 0.25).abs() < 1e-16);
 //! ```
 
+mod complex;
+mod density;
+mod density_series;
 mod error;
+mod fourier;
 mod hurwitz;
 mod jstar;
 mod moments;
@@ -32,6 +36,7 @@ mod series;
 mod shape;
 mod special_fn;
 
+pub use density::{cdf, density};
 pub use error::Error;
 pub use moments::{MAX_CUMULANT_ORDER, cumulant, mean, variance};
 pub use polya_gamma::PolyaGamma;
