@@ -29,6 +29,7 @@ mod error;
 mod fourier;
 mod hurwitz;
 mod jstar;
+mod large;
 mod moments;
 mod polya_gamma;
 mod proposals;

@@ -4,9 +4,8 @@ use rand::Rng;
 use rand::distr::Distribution;
 
 use crate::error::{Error, check_shape, check_tilt};
-use crate::jstar::Tilt;
 use crate::moments::{cumulant_unchecked, mean_unchecked, variance_unchecked};
-use crate::shape::Plan;
+use crate::shape::{Plan, Tilted};
 
 /// The Pólya-Gamma distribution `PG(b, z)`, `b > 0`, `z` real (Polson, Scott & Windle 2013):
 /// the law of `(1 / (2 pi^2)) sum_{k>=1} g_k / ((k - 1/2)^2 + z^2 / (4 pi^2))` with
@@ -16,8 +15,10 @@ use crate::shape::Plan;
 ///
 /// Every draw is exact (no truncated sums, no normal or saddle-point approximation):
 /// Devroye's method for `b = 1`, sums of it for `b = 2, 3, 4`, the alternate method with the
-/// corrected `(pi/2)^h` constant for other `b >= 1` (in exact pieces of shape `<= 4`), and a
-/// new exact method for `b < 1`; see docs/polya-gamma.md.
+/// corrected `(pi/2)^h` constant for other `b >= 1` (in exact pieces of shape `<= 4`), a
+/// new exact method for `b < 1`, and for `b >= 24` an O(1)-in-`b` rejection sampler from a
+/// log-concave tangent envelope with acceptance against the Fourier density; see
+/// docs/polya-gamma.md.
 ///
 /// # Example
 /// ```
@@ -35,7 +36,7 @@ pub struct PolyaGamma {
     b: f64,
     z: f64,
     plan: Plan,
-    tilt: Option<Tilt>,
+    tilted: Tilted,
 }
 
 impl PolyaGamma {
@@ -47,12 +48,8 @@ impl PolyaGamma {
         let b = check_shape(b)?;
         let z = check_tilt(z)?;
         let plan = Plan::new(b);
-        let tilt = if z.is_finite() {
-            Some(plan.tilt(z))
-        } else {
-            None
-        };
-        Ok(PolyaGamma { b, z, plan, tilt })
+        let tilted = plan.tilted(z, true);
+        Ok(PolyaGamma { b, z, plan, tilted })
     }
 
     /// The shape `b`.
@@ -98,13 +95,8 @@ impl PolyaGamma {
     /// assert!((m - 2.5 / 4.0).abs() < 0.05);
     /// ```
     pub fn fill<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) {
-        match &self.tilt {
-            None => out.fill(0.0),
-            Some(t) => {
-                for o in out.iter_mut() {
-                    *o = self.plan.sample(rng, t);
-                }
-            }
+        for o in out.iter_mut() {
+            *o = self.plan.sample(rng, &self.tilted);
         }
     }
 }
@@ -112,9 +104,6 @@ impl PolyaGamma {
 impl Distribution<f64> for PolyaGamma {
     #[inline]
     fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
-        match &self.tilt {
-            None => 0.0,
-            Some(t) => self.plan.sample(rng, t),
-        }
+        self.plan.sample(rng, &self.tilted)
     }
 }

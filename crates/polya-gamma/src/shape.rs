@@ -4,17 +4,49 @@
 use rand::Rng;
 
 use crate::error::{Error, check_shape, check_tilt};
+use crate::fourier::Fourier;
 use crate::jstar::{ShapeSampler, Tilt};
+use crate::large::LargeSampler;
+use crate::moments::{mean_unchecked, variance_unchecked};
+use crate::proposals::normal;
 
-/// Largest number of exact pieces a draw is split into before the shape counts as "large".
+/// Largest shape of one exact piece (the alternate method's range).
 const MAX_CHUNK_SHAPE: f64 = 4.0;
+/// From this shape on, one `(b, z)` with many draws uses the O(1) large-shape sampler.
+pub(crate) const LARGE_SHAPE_FIXED_TILT: f64 = 24.0;
+/// From this shape on, a fresh tilt per draw also uses it (its setup costs ~7 Fourier sums).
+pub(crate) const LARGE_SHAPE_PER_DRAW: f64 = 1000.0;
+/// The large-shape sampler is used only while `mean / sd` is below this (its density loses
+/// about `1e-16 * mean / sd` relative accuracy).
+const LARGE_MAX_MEAN_OVER_SD: f64 = 1e5;
+/// Beyond this many exact pieces a draw would take too long; see [`Plan::tilted`].
+const MAX_PIECES: u64 = 1 << 20;
 
 /// How `PG(b, .)` is assembled from `J*` draws: `count` independent `J*(h)` with
 /// `h = b / count`.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
-    pub(crate) count: u64,
-    pub(crate) piece: ShapeSampler,
+    b: f64,
+    count: u64,
+    piece: ShapeSampler,
+}
+
+/// Everything needed to draw `PG(b, z)` for one tilt.
+#[derive(Debug, Clone)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "kept inline: no allocation per draw"
+)]
+pub(crate) enum Tilted {
+    /// `z = +-inf`: the point mass at 0.
+    Zero,
+    /// Sum of `count` exact `J*(h)` draws.
+    Pieces(Tilt),
+    /// The O(1) large-shape sampler.
+    Large(LargeSampler),
+    /// `sd / mean < 1e-14`: every exact draw rounds to within a few ulp of the mean, so a
+    /// normal draw with the exact mean and sd is exact to rounding.
+    Degenerate { mean: f64, sd: f64 },
 }
 
 impl Plan {
@@ -27,7 +59,7 @@ impl Plan {
         } else if b <= MAX_CHUNK_SHAPE {
             1
         } else {
-            (b / MAX_CHUNK_SHAPE).ceil() as u64
+            ((b / MAX_CHUNK_SHAPE).ceil()).min(u64::MAX as f64) as u64
         };
         let h = if count as f64 == b {
             1.0
@@ -35,24 +67,54 @@ impl Plan {
             b / count as f64
         };
         Plan {
+            b,
             count,
-            piece: ShapeSampler::new(h),
+            piece: ShapeSampler::new(h.clamp(f64::MIN_POSITIVE, MAX_CHUNK_SHAPE)),
         }
     }
 
-    /// Tilt constants for `PG(b, z)`, `z = |z| < inf` (the `J*` tilt is `z / 2`).
-    pub(crate) fn tilt(&self, z: f64) -> Tilt {
-        self.piece.tilt(0.5 * z)
+    /// Setup for `PG(b, z)`, `z = |z|`. `amortized` says many draws will share it.
+    pub(crate) fn tilted(&self, z: f64, amortized: bool) -> Tilted {
+        if z.is_infinite() {
+            return Tilted::Zero;
+        }
+        let b = self.b;
+        let threshold = if amortized {
+            LARGE_SHAPE_FIXED_TILT
+        } else {
+            LARGE_SHAPE_PER_DRAW
+        };
+        if b >= threshold || self.count > MAX_PIECES {
+            let mean = mean_unchecked(b, z);
+            let sd = variance_unchecked(b, z).sqrt();
+            if sd < 1e-14 * mean || sd.is_nan() || sd <= 0.0 {
+                return Tilted::Degenerate { mean, sd };
+            }
+            if mean <= LARGE_MAX_MEAN_OVER_SD * sd || self.count > MAX_PIECES {
+                let fourier = Fourier::new(b, z, mean, sd);
+                if let Some(large) = LargeSampler::new(fourier, mean, sd) {
+                    return Tilted::Large(large);
+                }
+            }
+        }
+        Tilted::Pieces(self.piece.tilt(0.5 * z))
     }
 
-    /// One draw of `PG(b, z)` given the tilt constants.
+    /// One draw of `PG(b, z)` given its setup.
     #[inline]
-    pub(crate) fn sample<R: Rng + ?Sized>(&self, rng: &mut R, tilt: &Tilt) -> f64 {
-        let mut total = 0.0;
-        for _ in 0..self.count {
-            total += self.piece.sample(rng, tilt);
+    pub(crate) fn sample<R: Rng + ?Sized>(&self, rng: &mut R, tilted: &Tilted) -> f64 {
+        match tilted {
+            Tilted::Zero => 0.0,
+            Tilted::Pieces(tilt) => {
+                let mut total = 0.0;
+                for _ in 0..self.count {
+                    total += self.piece.sample(rng, tilt);
+                }
+                0.25 * total
+            }
+            Tilted::Large(large) => large.sample(rng),
+            Tilted::Degenerate { mean, sd } => (mean + sd * normal(rng)).max(0.0),
         }
-        0.25 * total
     }
 }
 
@@ -110,11 +172,8 @@ impl PolyaGammaShape {
     /// Draw for a validated `z = |z|`.
     #[inline]
     pub(crate) fn sample_unchecked<R: Rng + ?Sized>(&self, rng: &mut R, z: f64) -> f64 {
-        if z.is_infinite() {
-            return 0.0;
-        }
-        let tilt = self.plan.tilt(z);
-        self.plan.sample(rng, &tilt)
+        let tilted = self.plan.tilted(z, false);
+        self.plan.sample(rng, &tilted)
     }
 
     /// Writes one draw of `PG(b, z[i])` into `out[i]` for every `i`.

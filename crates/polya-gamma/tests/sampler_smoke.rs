@@ -34,6 +34,10 @@ fn means_match_over_methods() {
         (2.5, 5.0),
         (4.5, 1.0),
         (13.0, 10.0),
+        (24.0, 0.0),
+        (50.0, 177.5),
+        (100.0, 0.0),
+        (1000.0, 1000.0),
     ];
     for (i, &(b, z)) in points.iter().enumerate() {
         let s = mean_z_score(b, z, 40_000, 100 + i as u64);
@@ -64,4 +68,30 @@ fn infinite_tilt_gives_zero_and_huge_tilt_is_tiny() {
         let x = pg.sample(&mut rng);
         assert!(x > 0.0 && x < 1e-290, "b={b}: {x}");
     }
+}
+
+#[test]
+fn huge_shapes_do_not_hang() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for &(b, z) in &[
+        (1e7, 0.0),
+        (1e12, 3.0),
+        (1e300, 0.0),
+        (1e300, 1e300),
+        (5e-324, 1.0),
+    ] {
+        let pg = PolyaGamma::new(b, z).unwrap();
+        let x = pg.sample(&mut rng);
+        assert!(x.is_finite() && x >= 0.0, "b={b} z={z}: {x}");
+        if b > 1e6 && b < 1e299 {
+            assert!(
+                (x - pg.mean()).abs() < 10.0 * pg.variance().sqrt(),
+                "b={b}: {x}"
+            );
+        }
+    }
+    let shape = PolyaGammaShape::new(2000.0).unwrap();
+    let x = shape.sample_with_tilt(&mut rng, 3.0).unwrap();
+    let pg = PolyaGamma::new(2000.0, 3.0).unwrap();
+    assert!((x - pg.mean()).abs() < 10.0 * pg.variance().sqrt());
 }
