@@ -1,0 +1,580 @@
+//! The privacy wall: the only way information about the records gets out.
+//!
+//! A [`PrivacyWall`] owns the sensitive records, a total [`Budget`], an accountant ledger, the
+//! sampling scheme and the noise RNG. Its one release operation
+//! ([`PrivacyWall::release`]):
+//! 1. checks that one more release fits the budget (else [`CoreError::BudgetExhausted`], nothing
+//!    released, ledger unchanged);
+//! 2. draws a batch with the wall's [`SamplingScheme`] (the sampler the accountant assumes);
+//! 3. evaluates the caller's per-record statistic on each sampled record, in parallel, into a
+//!    reusable [`ContributionBuffer`], clips each block of each record to the block's declared
+//!    bound and sums (per-thread accumulators, summed in a fixed order);
+//! 4. adds Gaussian noise by rescale-noise-rescale (003 Eq. 63): block `j` divided by its bound
+//!    `B_j` has norm `<= 1`, the concatenation of `k` blocks has add/remove sensitivity `sqrt(k)`
+//!    (`2 sqrt(k)` under replace-one), it gets noise `sigma x sensitivity`, and each block is
+//!    scaled back: noise std `B_j sigma f sqrt(k)` on the sum of block `j` (`f` = 1 or 2). One
+//!    noise multiplier, one accountant event per release. Symmetric blocks get Analyze-Gauss
+//!    noise (upper triangle incl. diagonal, mirrored);
+//! 5. divides by the **public expected** batch size (`qN`, `m` or `1`), projects symmetric
+//!    blocks with a floor onto the positive-definite cone, records the event with notes, and
+//!    returns the [`Release`].
+
+mod accumulate;
+mod buffer;
+mod calibrate;
+mod release;
+mod spec;
+
+use std::collections::BTreeMap;
+
+use dp_accountant::{Accountant, AccountantConfig, Budget, LedgerEntry, PrivacyEvent};
+use nalgebra::{DMatrix, DVector};
+use rand::rngs::ChaCha20Rng;
+use serde::{Deserialize, Serialize};
+
+pub use buffer::ContributionBuffer;
+pub use calibrate::calibrate_noise_multiplier;
+pub use release::{BlockValue, Release, ReleasedBlock};
+pub use spec::{BlockShape, BlockSpec, ReleaseSpec};
+
+use crate::analyze_gauss::{add_packed_symmetric, project_to_positive_definite};
+use crate::error::CoreError;
+use crate::gaussian::fill_standard_normal;
+use crate::rng::RngPolicy;
+use crate::sampling::SamplingScheme;
+
+/// How the wall chooses its noise multiplier.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseSetting {
+    /// A noise multiplier chosen by the caller (noise std / sensitivity of the rescaled
+    /// concatenation under the scheme's relation).
+    NoiseMultiplier(f64),
+    /// Calibrate through the accountant so that this many releases fit the budget
+    /// ([`calibrate_noise_multiplier`]).
+    CalibrateForReleases(u64),
+}
+
+/// A record of one release kept by the wall (private and non-private alike).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReleaseRecord {
+    /// Zero-based release number.
+    pub index: u64,
+    /// Whether noise was added.
+    pub private: bool,
+    /// The ledger notes of the release (mechanism, sampling, sensitivities, noise, RNG policy).
+    pub notes: BTreeMap<String, String>,
+    /// Records clipped in this release (a non-private diagnostic, see [`Release`]).
+    pub clipped_records: u64,
+}
+
+/// Builder of a [`PrivacyWall`]; see [`PrivacyWall::builder`].
+#[derive(Debug)]
+pub struct WallBuilder<R> {
+    records: Vec<R>,
+    scheme: Option<SamplingScheme>,
+    budget: Option<Budget>,
+    non_private: bool,
+    noise: Option<NoiseSetting>,
+    rng: RngPolicy,
+    public_population: Option<usize>,
+    config: AccountantConfig,
+    invalid: Option<CoreError>,
+}
+
+impl<R> WallBuilder<R> {
+    /// The sampling scheme every release uses (required).
+    pub fn sampling(mut self, scheme: SamplingScheme) -> Self {
+        self.scheme = Some(scheme);
+        self
+    }
+
+    /// The total budget (required unless [`Self::non_private`]).
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// The total budget as numbers; `epsilon = f64::INFINITY` selects non-private mode (the same
+    /// code path without noise; see [`Self::non_private`]).
+    pub fn epsilon_delta(mut self, epsilon: f64, delta: f64) -> Self {
+        if epsilon == f64::INFINITY {
+            self.non_private = true;
+        } else {
+            match Budget::new(epsilon, delta) {
+                Ok(b) => self.budget = Some(b),
+                Err(e) => self.invalid = Some(e.into()),
+            }
+        }
+        self
+    }
+
+    /// Non-private mode (`epsilon = infinity`): releases go through the same sampling, clipping,
+    /// clip counting and normalisation, without noise; each is logged as non-private in
+    /// [`PrivacyWall::release_log`] and nothing is charged to the ledger. For baselines only.
+    pub fn non_private(mut self) -> Self {
+        self.non_private = true;
+        self
+    }
+
+    /// A caller-chosen noise multiplier.
+    pub fn noise_multiplier(mut self, sigma: f64) -> Self {
+        self.noise = Some(NoiseSetting::NoiseMultiplier(sigma));
+        self
+    }
+
+    /// Calibrate the noise multiplier so that `planned_releases` releases fit the budget.
+    pub fn calibrate_for_releases(mut self, planned_releases: u64) -> Self {
+        self.noise = Some(NoiseSetting::CalibrateForReleases(planned_releases));
+        self
+    }
+
+    /// The RNG policy (default: ChaCha20 from OS entropy).
+    pub fn rng(mut self, policy: RngPolicy) -> Self {
+        self.rng = policy;
+        self
+    }
+
+    /// Shorthand for `rng(RngPolicy::Seeded { seed })`: reproducible noise, recorded as such.
+    pub fn seed(self, seed: u64) -> Self {
+        self.rng(RngPolicy::Seeded { seed })
+    }
+
+    /// The public population size `N` used in Poisson sampling's normaliser `qN`
+    /// (default: the number of records). Under add/remove-one neighbouring the exact count is
+    /// itself private; the papers treat it as public. Declare a public figure here if the count
+    /// must not be assumed public.
+    pub fn public_population_size(mut self, n: usize) -> Self {
+        self.public_population = Some(n);
+        self
+    }
+
+    /// The accountant's configuration (orders, conversion); default: the accountant's default.
+    pub fn accountant_config(mut self, config: AccountantConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Checks everything and builds the wall (calibrating the noise if asked).
+    ///
+    /// # Errors
+    /// [`CoreError::Misconfigured`] for a missing scheme, budget or noise setting, or both a
+    /// budget and non-private mode; [`CoreError::Empty`] for no records; the scheme's,
+    /// the noise multiplier's and the calibration's errors; [`CoreError::Entropy`] if the OS
+    /// cannot seed the RNG.
+    pub fn build(self) -> Result<PrivacyWall<R>, CoreError> {
+        if let Some(e) = self.invalid {
+            return Err(e);
+        }
+        let scheme = self
+            .scheme
+            .ok_or(CoreError::Misconfigured("no sampling scheme given"))?;
+        let n = self.records.len();
+        scheme.check_population(n)?;
+        let public_n = self.public_population.unwrap_or(n);
+        if public_n == 0 {
+            return Err(CoreError::Empty("public population size is zero"));
+        }
+        let normaliser = match scheme {
+            SamplingScheme::Poisson { rate } => rate * public_n as f64,
+            _ => scheme.expected_batch_size(n)?,
+        };
+        let mode = match (self.non_private, self.budget) {
+            (true, Some(_)) => {
+                return Err(CoreError::Misconfigured(
+                    "both a budget and non-private mode were given",
+                ));
+            }
+            (true, None) => Mode::NonPrivate,
+            (false, None) => return Err(CoreError::Misconfigured("no budget given")),
+            (false, Some(budget)) => {
+                let sigma = match self.noise {
+                    None => return Err(CoreError::Misconfigured("no noise setting given")),
+                    Some(NoiseSetting::NoiseMultiplier(s)) => {
+                        crate::error::check_positive("noise multiplier", s)?
+                    }
+                    Some(NoiseSetting::CalibrateForReleases(t)) => {
+                        calibrate_noise_multiplier(&budget, &scheme, n, t, &self.config)?
+                    }
+                };
+                let event = scheme.event(sigma, n)?;
+                Mode::Private {
+                    budget,
+                    sigma,
+                    event,
+                }
+            }
+        };
+        let (sampling_rng, noise_rng) = self.rng.streams()?;
+        Ok(PrivacyWall {
+            records: self.records,
+            scheme,
+            mode,
+            ledger: Accountant::with_config(self.config)?,
+            log: Vec::new(),
+            rng_policy: self.rng,
+            sampling_rng,
+            noise_rng,
+            normaliser,
+            batch: Vec::new(),
+            releases: 0,
+        })
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Mode {
+    Private {
+        budget: Budget,
+        sigma: f64,
+        event: PrivacyEvent,
+    },
+    NonPrivate,
+}
+
+/// The privacy wall (see the [module documentation](self)).
+///
+/// # Privacy
+/// Under the scheme's neighbouring relation (add/remove-one for Poisson sampling, replace-one for
+/// fixed-size and single draws), each release is the subsampled Gaussian mechanism recorded in
+/// the ledger: per-record contributions are clipped to the declared bounds (enforced, not
+/// assumed), the noise is calibrated to the clipped sum's sensitivity, and the result is divided
+/// by a public number. Releases are refused once the ledger would exceed the budget, so the whole
+/// sequence of releases is `(budget.epsilon, budget.delta)`-DP. The wall never exposes its
+/// records, the batch, the realised batch size, or the pre-noise sums. Exceptions, documented:
+/// the clip count of each release (a diagnostic, see [`Release`]); an error from a malformed
+/// contribution (a bug in the caller's statistic) reveals that some sampled record triggered it;
+/// a seeded RNG gives no privacy against whoever knows the seed; and floating-point Gaussian
+/// noise is not hardened against least-significant-bit attacks (Mironov 2012).
+///
+/// # Example
+/// ```
+/// use dp_core::{BlockSpec, PrivacyWall, ReleaseSpec, SamplingScheme};
+/// // records: feature vectors already in the unit ball
+/// let records: Vec<[f64; 2]> = (0..1000).map(|i| [(i as f64).sin(), 0.5]).collect();
+/// let mut wall = PrivacyWall::builder(records)
+///     .sampling(SamplingScheme::poisson(0.1)?)
+///     .epsilon_delta(2.0, 1e-5)
+///     .calibrate_for_releases(10)
+///     .build()?;
+/// let spec = ReleaseSpec::new(vec![BlockSpec::vector("mean", 2, 1.0)?])?;
+/// let release = wall.release(&spec, |x: &[f64; 2], buf| {
+///     buf.dense(0).copy_from_slice(x);
+/// })?;
+/// let mean = release.block("mean").unwrap().as_vector().unwrap();
+/// assert_eq!(mean.len(), 2);
+/// assert!(wall.spent_epsilon()? <= 2.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct PrivacyWall<R> {
+    records: Vec<R>,
+    scheme: SamplingScheme,
+    mode: Mode,
+    ledger: Accountant,
+    log: Vec<ReleaseRecord>,
+    rng_policy: RngPolicy,
+    sampling_rng: ChaCha20Rng,
+    noise_rng: ChaCha20Rng,
+    normaliser: f64,
+    batch: Vec<usize>,
+    releases: u64,
+}
+
+impl<R> PrivacyWall<R> {
+    /// Starts building a wall around `records` (the wall takes ownership).
+    pub fn builder(records: Vec<R>) -> WallBuilder<R> {
+        WallBuilder {
+            records,
+            scheme: None,
+            budget: None,
+            non_private: false,
+            noise: None,
+            rng: RngPolicy::default(),
+            public_population: None,
+            config: AccountantConfig::default(),
+            invalid: None,
+        }
+    }
+
+    /// The sampling scheme of every release.
+    pub fn sampling(&self) -> SamplingScheme {
+        self.scheme
+    }
+
+    /// The total budget (`None` in non-private mode).
+    pub fn budget(&self) -> Option<Budget> {
+        match &self.mode {
+            Mode::Private { budget, .. } => Some(*budget),
+            Mode::NonPrivate => None,
+        }
+    }
+
+    /// The noise multiplier (`None` in non-private mode).
+    pub fn noise_multiplier(&self) -> Option<f64> {
+        match &self.mode {
+            Mode::Private { sigma, .. } => Some(*sigma),
+            Mode::NonPrivate => None,
+        }
+    }
+
+    /// Whether the wall adds noise.
+    pub fn is_private(&self) -> bool {
+        matches!(self.mode, Mode::Private { .. })
+    }
+
+    /// The accountant event charged per release (`None` in non-private mode).
+    pub fn event_per_release(&self) -> Option<&PrivacyEvent> {
+        match &self.mode {
+            Mode::Private { event, .. } => Some(event),
+            Mode::NonPrivate => None,
+        }
+    }
+
+    /// The RNG policy.
+    pub fn rng_policy(&self) -> RngPolicy {
+        self.rng_policy
+    }
+
+    /// Number of records held (public under replace-one; see
+    /// [`WallBuilder::public_population_size`] for add/remove-one).
+    pub fn population(&self) -> usize {
+        self.records.len()
+    }
+
+    /// The public expected batch size every release is divided by.
+    pub fn expected_batch_size(&self) -> f64 {
+        self.normaliser
+    }
+
+    /// Number of releases made so far.
+    pub fn releases_made(&self) -> u64 {
+        self.releases
+    }
+
+    /// The accountant ledger (private releases only).
+    pub fn ledger(&self) -> &Accountant {
+        &self.ledger
+    }
+
+    /// Every release made, private or not, with its notes and clip count.
+    pub fn release_log(&self) -> &[ReleaseRecord] {
+        &self.log
+    }
+
+    /// Total records clipped over all releases (a non-private diagnostic).
+    pub fn total_clipped_records(&self) -> u64 {
+        self.log.iter().map(|r| r.clipped_records).sum()
+    }
+
+    /// The epsilon spent so far at the budget's delta (`0` before the first release and in
+    /// non-private mode, where nothing is charged).
+    ///
+    /// # Errors
+    /// [`CoreError::Accountant`] if the accountant fails.
+    pub fn spent_epsilon(&self) -> Result<f64, CoreError> {
+        match &self.mode {
+            Mode::Private { budget, .. } if !self.ledger.is_empty() => {
+                Ok(self.ledger.epsilon(budget.delta())?)
+            }
+            _ => Ok(0.0),
+        }
+    }
+
+    /// Whether one more release fits the budget (always `true` in non-private mode).
+    ///
+    /// # Errors
+    /// [`CoreError::Accountant`] if the accountant fails.
+    pub fn can_release(&self) -> Result<bool, CoreError> {
+        match &self.mode {
+            Mode::Private { budget, event, .. } => Ok(!self.ledger.would_exceed(event, budget)?),
+            Mode::NonPrivate => Ok(true),
+        }
+    }
+
+    /// Releases the noised, normalised sum of `statistic` over a freshly sampled batch.
+    ///
+    /// `statistic(record, buffer)` writes one record's contribution into `buffer` (zeroed for
+    /// each record; see [`ContributionBuffer`]); it runs in parallel on rayon's pool and must not
+    /// allocate per record if speed matters. Each block is clipped to its bound per record.
+    ///
+    /// # Privacy
+    /// See [`PrivacyWall`]. One release costs the wall's [`Self::event_per_release`].
+    ///
+    /// # Errors
+    /// [`CoreError::BudgetExhausted`] if the release would exceed the budget (checked first);
+    /// [`CoreError::InvalidContribution`] if the statistic wrote outside a block or a non-finite
+    /// value. On every error nothing is released and the ledger is unchanged.
+    pub fn release<F>(&mut self, spec: &ReleaseSpec, statistic: F) -> Result<Release, CoreError>
+    where
+        R: Sync,
+        F: Fn(&R, &mut ContributionBuffer) + Sync,
+    {
+        if let Mode::Private { budget, event, .. } = &self.mode
+            && self.ledger.would_exceed(event, budget)?
+        {
+            return Err(CoreError::BudgetExhausted {
+                total_epsilon: budget.epsilon(),
+                total_delta: budget.delta(),
+            });
+        }
+        let n = self.records.len();
+        self.scheme
+            .sample_into(n, &mut self.sampling_rng, &mut self.batch)?;
+        let (mut sums, clipped) =
+            accumulate::clipped_sums(&self.records, &self.batch, spec, &statistic)?;
+        self.batch.clear();
+
+        let factor = self.scheme.sensitivity_factor();
+        let sigma = self.noise_multiplier();
+        let rescaled = spec.rescaled_sensitivity() * factor;
+        let expected = self.normaliser;
+        let mut blocks = Vec::with_capacity(spec.len());
+        for (block, sum) in spec.blocks().iter().zip(sums.iter_mut()) {
+            let sum_std = sigma.map_or(0.0, |s| block.bound() * s * rescaled);
+            let value = self.noised_value(block, sum, sum_std, expected);
+            let (value, projection) = match value {
+                BlockValue::Symmetric(mut m) => {
+                    let projection = match block.eigenvalue_floor() {
+                        Some(floor) => Some(project_to_positive_definite(&mut m, floor)?),
+                        None => None,
+                    };
+                    (BlockValue::Symmetric(m), projection)
+                }
+                other => (other, None),
+            };
+            blocks.push(ReleasedBlock {
+                name: block.name().to_string(),
+                value,
+                bound: block.bound(),
+                noise_std: sum_std / expected,
+                sensitivity: factor * block.bound() / expected,
+                projection,
+            });
+        }
+
+        let notes = self.notes(spec, sigma, rescaled, &blocks);
+        let index = self.releases;
+        if let Mode::Private { event, .. } = &self.mode {
+            self.ledger.record_entry(LedgerEntry {
+                label: format!("release {index}"),
+                event: event.clone(),
+                notes: notes.clone(),
+            })?;
+        }
+        self.log.push(ReleaseRecord {
+            index,
+            private: sigma.is_some(),
+            notes,
+            clipped_records: clipped,
+        });
+        self.releases += 1;
+        Ok(Release {
+            index,
+            blocks,
+            clipped_records: clipped,
+            expected_batch_size: expected,
+            noise_multiplier: sigma,
+        })
+    }
+
+    /// Adds noise with std `sum_std` to a block's sum (Analyze-Gauss for symmetric blocks),
+    /// divides by `expected`, and shapes it.
+    fn noised_value(
+        &mut self,
+        block: &BlockSpec,
+        sum: &mut [f64],
+        sum_std: f64,
+        expected: f64,
+    ) -> BlockValue {
+        let mut z = vec![0.0; sum.len()];
+        if sum_std > 0.0 {
+            fill_standard_normal(&mut z, &mut self.noise_rng);
+        }
+        match block.shape() {
+            BlockShape::Vector { len } => {
+                let v = DVector::from_iterator(
+                    len,
+                    sum.iter()
+                        .zip(&z)
+                        .map(|(s, z)| (s + sum_std * z) / expected),
+                );
+                BlockValue::Vector(v)
+            }
+            BlockShape::Matrix { rows, cols } => {
+                let m = DMatrix::from_iterator(
+                    rows,
+                    cols,
+                    sum.iter()
+                        .zip(&z)
+                        .map(|(s, z)| (s + sum_std * z) / expected),
+                );
+                BlockValue::Matrix(m)
+            }
+            BlockShape::Symmetric { dim } => {
+                let mut m = DMatrix::zeros(dim, dim);
+                add_packed_symmetric(&mut m, sum, 1.0);
+                add_packed_symmetric(&mut m, &z, sum_std);
+                m /= expected;
+                BlockValue::Symmetric(m)
+            }
+        }
+    }
+
+    fn notes(
+        &self,
+        spec: &ReleaseSpec,
+        sigma: Option<f64>,
+        rescaled: f64,
+        blocks: &[ReleasedBlock],
+    ) -> BTreeMap<String, String> {
+        let mut notes = BTreeMap::new();
+        notes.insert(
+            "mechanism".into(),
+            match sigma {
+                Some(_) => format!(
+                    "Gaussian, rescale-noise-rescale over {} block(s) (VIPS 003 Eq. 63); \
+                     Analyze-Gauss on symmetric blocks",
+                    spec.len()
+                ),
+                None => "non-private (epsilon = infinity): clipped sums, no noise".into(),
+            },
+        );
+        notes.insert("sampling".into(), format!("{:?}", self.scheme));
+        notes.insert(
+            "neighbouring".into(),
+            format!("{:?}", self.scheme.neighbouring()),
+        );
+        notes.insert(
+            "noise_multiplier".into(),
+            sigma.map_or("none".into(), |s| format!("{s:e}")),
+        );
+        notes.insert(
+            "rescaled_sensitivity".into(),
+            format!("{rescaled:e} (sqrt(k) x relation factor)"),
+        );
+        notes.insert(
+            "normaliser".into(),
+            format!("{:e} (public expected batch size)", self.normaliser),
+        );
+        let described: Vec<String> = blocks
+            .iter()
+            .zip(spec.blocks())
+            .map(|(b, s)| {
+                format!(
+                    "{}: {:?}, bound {:e}, sensitivity {:e}, noise std {:e}{}",
+                    b.name,
+                    s.shape(),
+                    b.bound,
+                    b.sensitivity,
+                    b.noise_std,
+                    s.eigenvalue_floor()
+                        .map_or(String::new(), |f| format!(", eigenvalue floor {f:e}"))
+                )
+            })
+            .collect();
+        notes.insert("blocks".into(), described.join("; "));
+        notes.insert("rng".into(), self.rng_policy.describe());
+        notes
+    }
+}
