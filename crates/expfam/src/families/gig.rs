@@ -136,9 +136,12 @@ impl ExponentialFamily for Gig {
         ])
     }
 
-    /// Damped Newton iteration in `(p, ln a, ln b)` on the log-moment residuals, with a
-    /// central-difference Jacobian, started from a large-`w` approximation. Requires
-    /// `E[ln x] < ln E[x]` and `-E[ln x] < ln E[1/x]` (Jensen).
+    /// Minimises the convex function `F(eta) = A(eta) - <eta, mu>` (whose gradient is
+    /// `E_eta[T] - mu`) by Newton's method with backtracking, the Hessian `Cov[T]` formed by central
+    /// differences of the analytic mean map. Requires `E[ln x] < ln E[x]` and
+    /// `-E[ln x] < ln E[1/x]` (Jensen). Round trips reach about `1e-12` where the inverse is well
+    /// conditioned; when `sqrt(ab)` is small and `|p|` large the mean parameters barely depend on one
+    /// of `a, b` and the recovered value is correspondingly less precise.
     fn from_mean_parameters(mu: &DVector<f64>) -> Result<Self> {
         check::same_len("GIG mean parameters", 3, mu.len())?;
         check::all_finite("mu", mu.as_slice())?;
@@ -152,72 +155,102 @@ impl ExponentialFamily for Gig {
                 requirement: "in (-ln E[1/x], ln E[x]) (Jensen)",
             });
         }
-        let target = Vector3::new(mu[0], l1, l2);
-        let residual = |th: &Vector3<f64>| -> Option<Vector3<f64>> {
-            let g = Gig::new(th[0], th[1].exp(), th[2].exp()).ok()?;
-            let r =
-                Vector3::new(g.expected_log(), g.mean().ln(), g.expected_inverse().ln()) - target;
-            r.iter().all(|v| v.is_finite()).then_some(r)
-        };
-        // Initial guess: for large w, E[x] E[1/x] ~ 1 + 1/w and E[ln x] - ln s ~ p / w.
-        let ln_s0 = 0.5 * (l1 - l2);
-        let gap = (l1 + l2).exp_m1().max(1e-12);
-        let w0 = (1.0 / gap).clamp(1e-6, 1e8);
-        let p0 = ((mu[0] - ln_s0) * w0).clamp(-20.0, 20.0);
-        let mut th = Vector3::new(p0, w0.ln() - ln_s0, w0.ln() + ln_s0);
-        let mut r = residual(&th).ok_or(ExpFamError::NoConvergence {
-            what: "GIG mean -> natural (start)",
-            iterations: 0,
-            residual: f64::INFINITY,
-        })?;
-        let scale = 1.0 + target.amax();
-        let mut it = 0;
-        while r.amax() > 1e-14 * scale && it < 200 {
-            it += 1;
-            let mut jac = Matrix3::zeros();
-            for j in 0..3 {
-                let step = 1e-6 * (1.0 + th[j].abs());
-                let mut hi = th;
-                let mut lo = th;
-                hi[j] += step;
-                lo[j] -= step;
-                let (rh, rl) = match (residual(&hi), residual(&lo)) {
-                    (Some(a), Some(b)) => (a, b),
-                    _ => break,
-                };
-                jac.set_column(j, &((rh - rl) / (2.0 * step)));
-            }
-            let delta = match jac.lu().solve(&r) {
-                Some(d) if d.iter().all(|v| v.is_finite()) => d,
+        solve_gig_mean(mu[0], m1, m2)
+    }
+}
+
+/// Newton on the convex dual objective; see [`Gig::from_mean_parameters`].
+fn solve_gig_mean(m_log: f64, m1: f64, m2: f64) -> Result<Gig> {
+    let target = Vector3::new(m_log, m1, m2);
+    let scale = Vector3::new(1.0 + m_log.abs(), m1, m2);
+    let member = |eta: &Vector3<f64>| -> Option<Gig> {
+        if !(eta[1] < 0.0 && eta[2] < 0.0) {
+            return None;
+        }
+        Gig::new(eta[0] + 1.0, -2.0 * eta[1], -2.0 * eta[2]).ok()
+    };
+    let mean_of = |g: &Gig| Vector3::new(g.expected_log(), g.mean(), g.expected_inverse());
+    let objective = |g: &Gig, eta: &Vector3<f64>| g.log_partition() - eta.dot(&target);
+    let scaled = |r: &Vector3<f64>| r.component_div(&scale).amax();
+    // Start: for large w, E[x] E[1/x] ~ 1 + 1/w and E[ln x] - ln s ~ p / w.
+    let ln_s0 = 0.5 * (m1.ln() - m2.ln());
+    let gap = (m1.ln() + m2.ln()).exp_m1().max(1e-12);
+    let w0 = (1.0 / gap).clamp(1e-3, 1e8);
+    let p0 = ((m_log - ln_s0) * w0).clamp(-20.0, 20.0);
+    let mut eta = Vector3::new(
+        p0 - 1.0,
+        -0.5 * w0 * (-ln_s0).exp(),
+        -0.5 * w0 * ln_s0.exp(),
+    );
+    let no_start = ExpFamError::NoConvergence {
+        what: "GIG mean -> natural (start)",
+        iterations: 0,
+        residual: f64::INFINITY,
+    };
+    let mut g = member(&eta).ok_or(no_start)?;
+    let mut grad = mean_of(&g) - target;
+    let mut f = objective(&g, &eta);
+    let mut it = 0;
+    while it < 300 && scaled(&grad) > 1e-15 {
+        it += 1;
+        let mut hess = Matrix3::zeros();
+        for j in 0..3 {
+            let h = 1e-5 * eta[j].abs().max(1e-3);
+            let (mut hi, mut lo) = (eta, eta);
+            hi[j] += h;
+            lo[j] -= h;
+            match (member(&hi), member(&lo)) {
+                (Some(a), Some(b)) => {
+                    hess.set_column(j, &((mean_of(&a) - mean_of(&b)) / (2.0 * h)))
+                }
                 _ => break,
-            };
-            let mut t = 1.0;
-            let mut improved = false;
-            while t > 1e-10 {
-                let trial = th - delta * t;
-                if let Some(rt) = residual(&trial)
-                    && rt.norm() < r.norm()
-                {
-                    th = trial;
-                    r = rt;
-                    improved = true;
+            }
+        }
+        let hess = (hess + hess.transpose()) * 0.5;
+        let delta = match hess.cholesky() {
+            Some(c) => c.solve(&grad),
+            None => match hess.lu().solve(&grad) {
+                Some(d) => d,
+                None => break,
+            },
+        };
+        if !delta.iter().all(|v| v.is_finite()) {
+            break;
+        }
+        let decrement = grad.dot(&delta);
+        let mut t = 1.0;
+        let mut accepted = false;
+        while t > 1e-12 {
+            let trial = eta - delta * t;
+            if let Some(gt) = member(&trial) {
+                let ft = objective(&gt, &trial);
+                let grad_t = mean_of(&gt) - target;
+                let armijo = ft <= f - 1e-4 * t * decrement;
+                // Near the optimum F is flat to rounding: accept a smaller gradient instead.
+                if armijo || scaled(&grad_t) < scaled(&grad) {
+                    eta = trial;
+                    g = gt;
+                    grad = grad_t;
+                    f = ft;
+                    accepted = true;
                     break;
                 }
-                t *= 0.5;
             }
-            if !improved {
-                break;
-            }
+            t *= 0.5;
         }
-        if r.amax() > 1e-11 * scale {
-            return Err(ExpFamError::NoConvergence {
-                what: "GIG mean -> natural",
-                iterations: it,
-                residual: r.amax(),
-            });
+        if !accepted {
+            break;
         }
-        Gig::new(th[0], th[1].exp(), th[2].exp())
     }
+    let residual = scaled(&grad);
+    if residual > 1e-12 {
+        return Err(ExpFamError::NoConvergence {
+            what: "GIG mean -> natural",
+            iterations: it,
+            residual,
+        });
+    }
+    Ok(g)
 }
 
 impl SufficientStatistics for Gig {
