@@ -24,6 +24,7 @@ mod accounting;
 pub mod baselines;
 mod budget;
 pub mod calibrate;
+pub mod cli;
 pub mod conversion;
 mod error;
 mod events;

@@ -1,0 +1,378 @@
+//! The audit command line's logic, independent of argument parsing (the `dp-accountant` binary,
+//! feature `cli`, parses arguments with clap and calls [`execute`]). Kept in the library so it
+//! is tested without building the binary.
+
+use serde_json::{Value, json};
+
+use crate::accounting::{AccountantConfig, delta_for_event, epsilon_for_event};
+use crate::budget::Budget;
+use crate::calibrate::{Sampling, calibrate_noise_multiplier};
+use crate::conversion::Conversion;
+use crate::error::AccountantError;
+use crate::ledger::Accountant;
+use crate::orders::Orders;
+use crate::zcdp::{zcdp_epsilon_bun_steinke, zcdp_epsilon_cks};
+
+/// One audit question.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CliCommand {
+    /// Spent epsilon of `steps` steps at `delta`.
+    Epsilon {
+        /// Per-step sampling.
+        sampling: Sampling,
+        /// Noise std / L2 sensitivity.
+        noise_multiplier: f64,
+        /// Number of steps.
+        steps: u64,
+        /// Target delta.
+        delta: f64,
+        /// Orders and conversion.
+        config: AccountantConfig,
+    },
+    /// Delta of `steps` steps at `epsilon`.
+    Delta {
+        /// Per-step sampling.
+        sampling: Sampling,
+        /// Noise std / L2 sensitivity.
+        noise_multiplier: f64,
+        /// Number of steps.
+        steps: u64,
+        /// The epsilon.
+        epsilon: f64,
+        /// Orders and conversion.
+        config: AccountantConfig,
+    },
+    /// Smallest noise multiplier for a budget.
+    Calibrate {
+        /// Per-step sampling.
+        sampling: Sampling,
+        /// Number of steps.
+        steps: u64,
+        /// Target epsilon.
+        epsilon: f64,
+        /// Target delta.
+        delta: f64,
+        /// Orders and conversion.
+        config: AccountantConfig,
+    },
+    /// zCDP `rho` to `(epsilon, delta)`.
+    Zcdp {
+        /// The zCDP parameter.
+        rho: f64,
+        /// Target delta.
+        delta: f64,
+    },
+    /// Replay a ledger file's JSON and report its epsilon.
+    Replay {
+        /// The ledger's JSON text.
+        ledger_json: String,
+        /// Where it was read from (for the report).
+        source: String,
+        /// Target delta.
+        delta: f64,
+    },
+}
+
+/// A result in both forms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CliOutput {
+    /// One JSON object (`--json`).
+    pub json: Value,
+    /// A short readable report.
+    pub text: String,
+}
+
+/// Parses `--orders`: `continuous`, `default` (dp_accounting's list) or a comma-separated list.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for an unparsable or invalid order.
+pub fn parse_orders(s: &str) -> Result<Orders, AccountantError> {
+    match s.trim() {
+        "continuous" => Ok(Orders::Continuous),
+        "default" | "dp_accounting" => Ok(Orders::DpAccountingDefault),
+        list => {
+            let mut v = Vec::new();
+            for part in list.split(',') {
+                let a: f64 = part.trim().parse().map_err(|_| AccountantError::InvalidParameter {
+                    name: "orders",
+                    value: f64::NAN,
+                    reason: "expected `continuous`, `default` or a comma-separated list of numbers",
+                })?;
+                v.push(a);
+            }
+            Orders::custom(v)
+        }
+    }
+}
+
+/// The per-step sampling from the CLI's optional flags.
+///
+/// # Errors
+/// [`AccountantError::Other`] for an inconsistent combination (a rate together with a sample
+/// size, or a sample size without a population).
+pub fn sampling_from_flags(
+    sampling_rate: Option<f64>,
+    sample_size: Option<u64>,
+    population: Option<u64>,
+    replace_one: bool,
+) -> Result<Sampling, AccountantError> {
+    match (sampling_rate, sample_size, population) {
+        (Some(rate), None, None) => Ok(Sampling::Poisson { rate }),
+        (None, Some(sample_size), Some(population)) => Ok(Sampling::FixedSize {
+            sample_size,
+            population,
+        }),
+        (None, None, None) => Ok(Sampling::FullBatch {
+            neighbouring: if replace_one {
+                crate::Neighbouring::ReplaceOne
+            } else {
+                crate::Neighbouring::AddRemoveOne
+            },
+        }),
+        _ => Err(AccountantError::Other(
+            "give either --sampling-rate, or --sample-size with --population, or neither (full batch)"
+                .to_string(),
+        )),
+    }
+}
+
+fn sampling_json(s: &Sampling) -> Value {
+    serde_json::to_value(s).unwrap_or(Value::Null)
+}
+
+fn sampling_text(s: &Sampling) -> String {
+    match s {
+        Sampling::Poisson { rate } => format!("Poisson sampling q = {rate} (add/remove-one)"),
+        Sampling::FixedSize {
+            sample_size,
+            population,
+        } => format!(
+            "fixed-size batches of {sample_size} of {population} without replacement (replace-one)"
+        ),
+        Sampling::FullBatch { neighbouring } => format!("full batch ({neighbouring:?})"),
+    }
+}
+
+/// Answers one audit question.
+///
+/// # Errors
+/// Every validation error of the underlying functions, a corrupt ledger, an empty ledger.
+pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
+    let version = env!("CARGO_PKG_VERSION");
+    match cmd {
+        CliCommand::Epsilon {
+            sampling,
+            noise_multiplier,
+            steps,
+            delta,
+            config,
+        } => {
+            let event = sampling.run_event(*noise_multiplier, *steps)?;
+            let r = epsilon_for_event(&event, *delta, config)?;
+            Ok(CliOutput {
+                json: json!({
+                    "epsilon": r.epsilon, "delta": r.delta, "order": r.order, "rdp": r.rdp,
+                    "method": r.method, "accountant": "rdp", "noise_multiplier": noise_multiplier,
+                    "steps": steps, "sampling": sampling_json(sampling), "crate_version": version,
+                }),
+                text: format!(
+                    "epsilon = {:.6} at delta = {:e}\n  {} steps, noise multiplier {}, {}\n  optimal order {:.4} ({})",
+                    r.epsilon,
+                    r.delta,
+                    steps,
+                    noise_multiplier,
+                    sampling_text(sampling),
+                    r.order,
+                    r.method
+                ),
+            })
+        }
+        CliCommand::Delta {
+            sampling,
+            noise_multiplier,
+            steps,
+            epsilon,
+            config,
+        } => {
+            let event = sampling.run_event(*noise_multiplier, *steps)?;
+            let r = delta_for_event(&event, *epsilon, config)?;
+            Ok(CliOutput {
+                json: json!({
+                    "delta": r.delta, "epsilon": r.epsilon, "order": r.order, "method": r.method,
+                    "accountant": "rdp", "noise_multiplier": noise_multiplier, "steps": steps,
+                    "sampling": sampling_json(sampling), "crate_version": version,
+                }),
+                text: format!(
+                    "delta = {:e} at epsilon = {}\n  {} steps, noise multiplier {}, {}\n  optimal order {:.4} ({})",
+                    r.delta,
+                    r.epsilon,
+                    steps,
+                    noise_multiplier,
+                    sampling_text(sampling),
+                    r.order,
+                    r.method
+                ),
+            })
+        }
+        CliCommand::Calibrate {
+            sampling,
+            steps,
+            epsilon,
+            delta,
+            config,
+        } => {
+            let budget = Budget::new(*epsilon, *delta)?;
+            let c = calibrate_noise_multiplier(*sampling, *steps, &budget, config)?;
+            Ok(CliOutput {
+                json: json!({
+                    "noise_multiplier": c.noise_multiplier, "epsilon": c.epsilon, "delta": delta,
+                    "target_epsilon": epsilon, "order": c.order, "method": c.method,
+                    "tolerance": c.tolerance, "accountant": "rdp", "steps": steps,
+                    "sampling": sampling_json(sampling), "crate_version": version,
+                }),
+                text: format!(
+                    "noise multiplier = {:.6} (relative tolerance {:e})\n  achieves epsilon = {:.6} <= {} at delta = {:e}\n  {} steps, {}\n  order {:.4} ({})",
+                    c.noise_multiplier,
+                    c.tolerance,
+                    c.epsilon,
+                    epsilon,
+                    delta,
+                    steps,
+                    sampling_text(sampling),
+                    c.order,
+                    c.method
+                ),
+            })
+        }
+        CliCommand::Zcdp { rho, delta } => {
+            let tight = zcdp_epsilon_cks(*rho, *delta)?;
+            let bs = zcdp_epsilon_bun_steinke(*rho, *delta)?;
+            Ok(CliOutput {
+                json: json!({
+                    "epsilon": tight.epsilon, "delta": delta, "order": tight.order,
+                    "method": tight.method, "epsilon_bun_steinke": bs, "rho": rho,
+                    "crate_version": version,
+                }),
+                text: format!(
+                    "epsilon = {:.6} at delta = {:e} for rho = {} (CKS 2020, order {:.4})\n  Bun-Steinke Prop. 1.3: epsilon = {:.6}",
+                    tight.epsilon, delta, rho, tight.order, bs
+                ),
+            })
+        }
+        CliCommand::Replay {
+            ledger_json,
+            source,
+            delta,
+        } => {
+            let ledger = Accountant::from_json(ledger_json)?;
+            let r = ledger.epsilon_report(*delta)?;
+            let hash = ledger.content_hash()?;
+            Ok(CliOutput {
+                json: json!({
+                    "epsilon": r.epsilon, "delta": r.delta, "order": r.order, "rdp": r.rdp,
+                    "method": r.method, "accountant": "rdp", "entries": ledger.len(),
+                    "content_hash": hash, "written_by": ledger.written_by(),
+                    "crate_version": version, "ledger": source,
+                }),
+                text: format!(
+                    "ledger {source}: {} entries, {hash} (written by dp-accountant {})\n  epsilon = {:.6} at delta = {:e}, order {:.4} ({})",
+                    ledger.len(),
+                    ledger.written_by().unwrap_or("?"),
+                    r.epsilon,
+                    r.delta,
+                    r.order,
+                    r.method
+                ),
+            })
+        }
+    }
+}
+
+/// Orders and conversion for the CLI.
+///
+/// # Errors
+/// As [`parse_orders`].
+pub fn config_from_flags(orders: &str, classic: bool) -> Result<AccountantConfig, AccountantError> {
+    AccountantConfig::new(
+        parse_orders(orders)?,
+        if classic {
+            Conversion::Classic
+        } else {
+            Conversion::Improved
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orders_parse() {
+        assert_eq!(parse_orders("continuous").unwrap(), Orders::Continuous);
+        assert_eq!(
+            parse_orders("default").unwrap(),
+            Orders::DpAccountingDefault
+        );
+        assert_eq!(
+            parse_orders("2, 4,8.5").unwrap(),
+            Orders::Custom(vec![2.0, 4.0, 8.5])
+        );
+        assert!(parse_orders("2,x").is_err());
+        assert!(parse_orders("1,2").is_err());
+    }
+
+    #[test]
+    fn sampling_flags() {
+        assert!(sampling_from_flags(Some(0.1), Some(3), None, false).is_err());
+        assert!(sampling_from_flags(None, Some(3), None, false).is_err());
+        assert_eq!(
+            sampling_from_flags(None, Some(6), Some(60), false).unwrap(),
+            Sampling::FixedSize {
+                sample_size: 6,
+                population: 60
+            }
+        );
+    }
+
+    #[test]
+    fn epsilon_command_reports_order_and_method() {
+        let out = execute(&CliCommand::Epsilon {
+            sampling: Sampling::Poisson { rate: 0.01 },
+            noise_multiplier: 1.1,
+            steps: 1000,
+            delta: 1e-5,
+            config: AccountantConfig::default(),
+        })
+        .unwrap();
+        let eps = out.json["epsilon"].as_f64().unwrap();
+        assert!(eps > 1.0 && eps < 2.5);
+        assert!(out.json["order"].as_f64().unwrap() > 1.0);
+        assert_eq!(out.json["method"], "rdp/improved/continuous");
+    }
+
+    #[test]
+    fn bad_values_are_errors() {
+        let bad = execute(&CliCommand::Epsilon {
+            sampling: Sampling::Poisson { rate: 1.5 },
+            noise_multiplier: 1.1,
+            steps: 10,
+            delta: 1e-5,
+            config: AccountantConfig::default(),
+        });
+        assert!(bad.is_err());
+        assert!(
+            execute(&CliCommand::Zcdp {
+                rho: 0.1,
+                delta: 0.0
+            })
+            .is_err()
+        );
+        let corrupt = execute(&CliCommand::Replay {
+            ledger_json: "{not json".into(),
+            source: "x".into(),
+            delta: 1e-5,
+        });
+        assert!(matches!(corrupt, Err(AccountantError::CorruptLedger(_))));
+    }
+}
