@@ -1,0 +1,49 @@
+//! The topic-matrix functions agree with the single-Dirichlet ones, sequential and parallel alike.
+
+use expfam::*;
+use nalgebra::DMatrix;
+
+fn lambda(k: usize, v: usize) -> DMatrix<f64> {
+    DMatrix::from_fn(k, v, |i, j| {
+        0.01 + ((i * 7919 + j * 104_729) % 1000) as f64 / 37.0
+    })
+}
+
+#[test]
+fn rows_match_single_dirichlet() {
+    let l = lambda(7, 300);
+    let e = dirichlet_expectation_rows(&l).unwrap();
+    let p = par_dirichlet_expectation_rows(&l).unwrap();
+    assert_eq!(e, p, "parallel and sequential must be identical");
+    let ex = par_exp_dirichlet_expectation_rows(&l).unwrap();
+    let ln_b = dirichlet_log_normalizer_rows(&l).unwrap();
+    let kl = dirichlet_kl_rows_to_symmetric(&l, 0.3).unwrap();
+    let prior = Dirichlet::new(vec![0.3; 300]).unwrap();
+    for k in 0..7 {
+        let row: Vec<f64> = l.row(k).iter().cloned().collect();
+        let d = Dirichlet::new(row.clone()).unwrap();
+        let want = d.expected_log();
+        let single = dirichlet_expectation(&row).unwrap();
+        for v in 0..300 {
+            assert!((e[(k, v)] - want[v]).abs() <= 1e-14 * (1.0 + want[v].abs()));
+            assert_eq!(single[v], e[(k, v)]);
+            assert!((ex[(k, v)] - want[v].exp()).abs() <= 1e-14 * want[v].exp());
+        }
+        assert!((ln_b[k] - d.log_partition()).abs() <= 1e-11 * (1.0 + ln_b[k].abs()));
+        let kl_single = d.kl_divergence(&prior).unwrap();
+        assert!((kl[k] - kl_single).abs() <= 1e-10 * (1.0 + kl_single));
+    }
+}
+
+#[test]
+fn posterior_update() {
+    let counts = DMatrix::from_fn(3, 5, |i, j| (i + j) as f64);
+    let l = dirichlet_rows_posterior(0.1, &counts, 2.0).unwrap();
+    assert_eq!(l[(2, 4)], 0.1 + 2.0 * 6.0);
+    let d = Dirichlet::new(vec![0.1; 5]).unwrap();
+    let row: Vec<f64> = counts.row(1).iter().map(|c| 2.0 * c).collect();
+    assert_eq!(
+        d.posterior(&row).unwrap().alpha().as_slice(),
+        l.row(1).transpose().as_slice()
+    );
+}
