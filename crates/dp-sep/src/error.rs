@@ -1,0 +1,82 @@
+//! The crate's one error type.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in `dp-sep`. Public functions that can fail return
+/// `Result<_, SepError>`; bad input never panics, hangs or yields NaN.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum SepError {
+    /// A parameter is NaN, infinite, or outside its domain.
+    #[error("invalid parameter `{name}` = {value}: {reason}")]
+    InvalidParameter {
+        /// Parameter name as it appears in the API.
+        name: &'static str,
+        /// The offending value.
+        value: f64,
+        /// The valid domain.
+        reason: &'static str,
+    },
+    /// Vectors or matrices whose sizes do not agree.
+    #[error("dimension mismatch in {context}: expected {expected}, got {got}")]
+    DimensionMismatch {
+        /// Where the mismatch was found.
+        context: &'static str,
+        /// Expected length.
+        expected: usize,
+        /// Actual length.
+        got: usize,
+    },
+    /// No records where at least one is needed.
+    #[error("empty data: {0}")]
+    EmptyData(&'static str),
+    /// A non-finite value in the input data.
+    #[error("non-finite value in {context} at row {row}, column {column}")]
+    NonFinite {
+        /// Which input.
+        context: String,
+        /// 0-based row.
+        row: usize,
+        /// 0-based column.
+        column: usize,
+    },
+    /// A file that could not be parsed.
+    #[error("corrupt file {path}: {reason}")]
+    Corrupt {
+        /// The file.
+        path: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// An I/O error, with the path it happened on.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A natural-parameter vector that is not a valid distribution (e.g. a negative precision).
+    #[error("invalid natural parameters: {0}")]
+    InvalidNaturalParameters(String),
+    /// An error from the privacy accountant.
+    #[error("accountant: {0}")]
+    Accountant(#[from] dp_accountant::AccountantError),
+    /// An error from the privacy layer (wall, budget, noise).
+    #[error("privacy: {0}")]
+    Privacy(String),
+}
+
+/// Checks `value` is finite and `> 0`.
+pub(crate) fn check_positive(name: &'static str, value: f64) -> Result<f64, SepError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(SepError::InvalidParameter {
+            name,
+            value,
+            reason: "must be finite and > 0",
+        })
+    }
+}

@@ -1,0 +1,45 @@
+//! Test metrics of a PBP posterior in the original target units (PBP protocol).
+
+use serde::{Deserialize, Serialize};
+
+use super::model::PbpModel;
+use crate::data::{Dataset, Standardizer};
+use crate::error::SepError;
+
+/// Test RMSE and mean test log-likelihood in original target units.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// Root mean squared error of the predictive mean.
+    pub rmse: f64,
+    /// Mean log density of the targets under `N(mean, var_weights + beta/(alpha-1))`.
+    pub log_likelihood: f64,
+}
+
+/// Evaluates `posterior` on `test` (raw units), standardising inputs with `scaler`.
+///
+/// # Errors
+/// [`SepError::InvalidNaturalParameters`] for an improper posterior, dimension errors for a test
+/// set of the wrong width.
+pub fn evaluate(
+    model: &PbpModel,
+    posterior: &[f64],
+    scaler: &Standardizer,
+    test: &Dataset,
+) -> Result<Metrics, SepError> {
+    let z = scaler.transform(test);
+    let s = scaler.target_std();
+    let (mut se, mut ll) = (0.0, 0.0);
+    for i in 0..test.len() {
+        let (m, v, noise) = model.predict(posterior, z.row(i))?;
+        let mean = scaler.target_to_original(m);
+        let var = (v + noise) * s * s;
+        let r = test.target(i) - mean;
+        se += r * r;
+        ll += -0.5 * (2.0 * std::f64::consts::PI * var).ln() - 0.5 * r * r / var;
+    }
+    let n = test.len() as f64;
+    Ok(Metrics {
+        rmse: (se / n).sqrt(),
+        log_likelihood: ll / n,
+    })
+}

@@ -1,0 +1,13 @@
+//! Probabilistic backpropagation (Hernández-Lobato & Adams 2015) for Bayesian neural network
+//! regression, fitted by ADF, EP, SEP or DP-SEP (002 Sec. 6.2).
+
+mod evaluate;
+mod experiment;
+mod model;
+mod network;
+mod relu;
+
+pub use evaluate::{Metrics, evaluate};
+pub use experiment::{Method, PbpConfig, PbpOutcome, run_pbp};
+pub use model::{GAMMA_PRIOR, Labelled, PbpModel, records};
+pub use network::Architecture;

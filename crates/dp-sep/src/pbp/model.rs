@@ -1,0 +1,292 @@
+//! PBP as a [`SepModel`]: factorised Gaussian weights, a Gamma posterior on the noise precision
+//! inside the natural-parameter vector, and a Gamma prior on the weight precision refined by EP
+//! (Hernández-Lobato & Adams 2015, Sec. 3).
+//!
+//! Natural-parameter layout (length `2W + 2`): for weight `i`, `(m_i / v_i, -1 / (2 v_i))` at
+//! `2i, 2i + 1`; then the noise-precision Gamma `(alpha - 1, -beta)`.
+
+use rand::Rng;
+use rand_distr::{Distribution, StandardNormal};
+
+use super::network::{Architecture, Tape, backward, forward};
+use crate::data::Dataset;
+use crate::error::SepError;
+use crate::model::SepModel;
+use crate::sep::SepState;
+
+/// One regression record: features and target (standardised).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Labelled {
+    /// Features.
+    pub x: Vec<f64>,
+    /// Target.
+    pub y: f64,
+}
+
+/// The records of a data set.
+pub fn records(data: &Dataset) -> Vec<Labelled> {
+    (0..data.len())
+        .map(|i| Labelled {
+            x: data.row(i).to_vec(),
+            y: data.target(i),
+        })
+        .collect()
+}
+
+/// Prior shape and rate of both Gamma priors (noise and weight precision), as in PBP.
+pub const GAMMA_PRIOR: (f64, f64) = (6.0, 6.0);
+
+/// The PBP Bayesian neural network.
+///
+/// # Example
+/// ```
+/// use dp_sep::pbp::PbpModel;
+/// let model = PbpModel::new(3, &[5]);
+/// assert_eq!(model.architecture().n_weights(), 5 * 4 + 6);
+/// ```
+#[derive(Clone, Debug)]
+pub struct PbpModel {
+    arch: Architecture,
+    /// Posterior Gamma on the weight precision `lambda` (shape, rate).
+    lambda: (f64, f64),
+    /// Per-weight EP factors on `lambda`: their contribution `(d shape, d rate)`.
+    lambda_hat: Vec<(f64, f64)>,
+    /// Floor on posterior precisions used to repair a noised posterior.
+    min_precision: f64,
+}
+
+/// A weight's mean and variance from its natural parameters.
+#[inline]
+fn mv(h: f64, k: f64) -> (f64, f64) {
+    let v = -0.5 / k;
+    (h * v, v)
+}
+
+impl PbpModel {
+    /// A network with `d` inputs and the given hidden ReLU layers.
+    pub fn new(d: usize, hidden: &[usize]) -> Self {
+        let arch = Architecture::new(d, hidden);
+        let w = arch.n_weights();
+        Self {
+            arch,
+            lambda: GAMMA_PRIOR,
+            lambda_hat: vec![(0.0, 0.0); w],
+            min_precision: 1.0,
+        }
+    }
+
+    /// The architecture.
+    pub fn architecture(&self) -> &Architecture {
+        &self.arch
+    }
+
+    /// Current posterior Gamma `(shape, rate)` on the weight precision.
+    pub fn weight_precision(&self) -> (f64, f64) {
+        self.lambda
+    }
+
+    /// The prior natural parameters `theta_0`: weights `N(0, 1/E[lambda])`, noise Gamma(6, 6).
+    pub fn prior(&self) -> Vec<f64> {
+        let w = self.arch.n_weights();
+        let prec = self.lambda.0 / self.lambda.1;
+        let mut p = Vec::with_capacity(2 * w + 2);
+        for _ in 0..w {
+            p.push(0.0);
+            p.push(-0.5 * prec);
+        }
+        p.push(GAMMA_PRIOR.0 - 1.0);
+        p.push(-GAMMA_PRIOR.1);
+        p
+    }
+
+    /// The initial SEP state for `n` records: the factor carries random means
+    /// `N(0, 1/(n_in + 1))` (PBP's initialisation, to break the symmetry between hidden units),
+    /// so that the initial posterior is `N(m_rand, 1)` per weight. The factor is public
+    /// (data-independent) randomness.
+    ///
+    /// # Errors
+    /// [`SepError::EmptyData`] for `n == 0`.
+    pub fn initial_state<R: Rng + ?Sized>(
+        &self,
+        n: usize,
+        rng: &mut R,
+    ) -> Result<SepState, SepError> {
+        let prior = self.prior();
+        let mut factor = vec![0.0; prior.len()];
+        let sizes = self.arch.sizes();
+        let mut i = 0;
+        let nf = n.max(1) as f64;
+        for l in 0..sizes.len() - 1 {
+            let n_in = sizes[l] + 1;
+            for _ in 0..sizes[l + 1] * n_in {
+                let z: f64 = StandardNormal.sample(rng);
+                let m = z / (n_in as f64).sqrt();
+                // posterior precision = prior precision (-2 * prior[2i+1]); h = m * precision.
+                factor[2 * i] = m * (-2.0 * prior[2 * i + 1]) / nf;
+                i += 1;
+            }
+        }
+        SepState::new(prior, factor, n)
+    }
+
+    fn noise_var(theta: &[f64], w: usize) -> (f64, f64) {
+        (theta[2 * w] + 1.0, -theta[2 * w + 1])
+    }
+
+    /// Predictive mean, variance from the weights, and expected noise variance
+    /// `beta / (alpha - 1)` for input `x` (standardised units).
+    ///
+    /// # Errors
+    /// [`SepError::InvalidNaturalParameters`] if `posterior` is improper;
+    /// [`SepError::DimensionMismatch`] for a wrong input length.
+    pub fn predict(&self, posterior: &[f64], x: &[f64]) -> Result<(f64, f64, f64), SepError> {
+        if !self.is_valid(posterior) {
+            return Err(SepError::InvalidNaturalParameters(
+                "improper PBP posterior".into(),
+            ));
+        }
+        if x.len() != self.arch.input_dim() {
+            return Err(SepError::DimensionMismatch {
+                context: "PbpModel::predict input",
+                expected: self.arch.input_dim(),
+                got: x.len(),
+            });
+        }
+        let w = self.arch.n_weights();
+        let (m, v) = self.moments(posterior);
+        let (mo, vo) = forward(&self.arch, &m, &v, x, &mut Tape::default());
+        let (a, b) = Self::noise_var(posterior, w);
+        Ok((mo, vo, b / (a - 1.0)))
+    }
+
+    fn moments(&self, theta: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let w = self.arch.n_weights();
+        let mut m = Vec::with_capacity(w);
+        let mut v = Vec::with_capacity(w);
+        for i in 0..w {
+            let (mi, vi) = mv(theta[2 * i], theta[2 * i + 1]);
+            m.push(mi);
+            v.push(vi);
+        }
+        (m, v)
+    }
+}
+
+fn log_norm(r: f64, var: f64) -> f64 {
+    -0.5 * (2.0 * std::f64::consts::PI * var).ln() - 0.5 * r * r / var
+}
+
+/// Moment matching of a Gamma(a, b) tilted by `Z_k = E_{Gamma(a + k, b)}[t]` (PBP Eq. 21-22).
+fn gamma_update(a: f64, b: f64, log_z: [f64; 3]) -> Option<(f64, f64)> {
+    let a_new = 1.0 / ((log_z[2] - 2.0 * log_z[1] + log_z[0]).exp() * (a + 1.0) / a - 1.0);
+    let b_new =
+        1.0 / ((log_z[2] - log_z[1]).exp() * (a + 1.0) / b - (log_z[1] - log_z[0]).exp() * a / b);
+    (a_new.is_finite() && b_new.is_finite() && a_new > 1.0 && b_new > 0.0).then_some((a_new, b_new))
+}
+
+impl SepModel for PbpModel {
+    type Record = Labelled;
+
+    fn dim(&self) -> usize {
+        2 * self.arch.n_weights() + 2
+    }
+
+    fn tilted(&self, cavity: &[f64], record: &Labelled, out: &mut [f64]) -> bool {
+        let w = self.arch.n_weights();
+        if record.x.len() != self.arch.input_dim() || !self.is_valid(cavity) {
+            return false;
+        }
+        let (m, v) = self.moments(cavity);
+        let mut tape = Tape::default();
+        let (mo, vo) = forward(&self.arch, &m, &v, &record.x, &mut tape);
+        let (a, b) = Self::noise_var(cavity, w);
+        let r = record.y - mo;
+        let log_z = [0.0, 1.0, 2.0].map(|k| log_norm(r, vo + b / (a + k - 1.0)));
+        let var = vo + b / (a - 1.0);
+        let g_m = r / var;
+        let g_v = -0.5 / var + 0.5 * r * r / (var * var);
+        let (mut gm, mut gv) = (vec![0.0; w], vec![0.0; w]);
+        backward(&self.arch, &m, &v, &tape, g_m, g_v, &mut gm, &mut gv);
+        for i in 0..w {
+            let m_new = m[i] + v[i] * gm[i];
+            let v_new = v[i] - v[i] * v[i] * (gm[i] * gm[i] - 2.0 * gv[i]);
+            if v_new > 1e-100 && v_new.is_finite() && m_new.is_finite() {
+                out[2 * i] = m_new / v_new;
+                out[2 * i + 1] = -0.5 / v_new;
+            } else {
+                out[2 * i] = cavity[2 * i];
+                out[2 * i + 1] = cavity[2 * i + 1];
+            }
+        }
+        let (a_new, b_new) = gamma_update(a, b, log_z).unwrap_or((a, b));
+        out[2 * w] = a_new - 1.0;
+        out[2 * w + 1] = -b_new;
+        true
+    }
+
+    fn is_valid(&self, theta: &[f64]) -> bool {
+        let w = self.arch.n_weights();
+        theta.len() == 2 * w + 2
+            && theta.iter().all(|t| t.is_finite())
+            && (0..w).all(|i| theta[2 * i + 1] < 0.0)
+            && theta[2 * w] > 0.0
+            && theta[2 * w + 1] < 0.0
+    }
+
+    fn repair(&self, theta: &mut [f64]) {
+        let w = self.arch.n_weights();
+        let k_max = -0.5 * self.min_precision;
+        for i in 0..w {
+            if !theta[2 * i].is_finite() {
+                theta[2 * i] = 0.0;
+            }
+            if theta[2 * i + 1].is_nan() || theta[2 * i + 1] > k_max {
+                theta[2 * i + 1] = k_max;
+            }
+        }
+        if theta[2 * w].is_nan() || theta[2 * w] < 1.0 {
+            theta[2 * w] = 1.0;
+        }
+        if theta[2 * w + 1].is_nan() || theta[2 * w + 1] > -1e-3 {
+            theta[2 * w + 1] = -1e-3;
+        }
+    }
+
+    /// One EP sweep over the prior factors `N(w_i | 0, 1/lambda) Gamma(lambda)` (PBP Sec. 3.3).
+    fn refine_prior(&mut self, prior: &mut [f64], posterior: &[f64]) {
+        let w = self.arch.n_weights();
+        let mut post = posterior.to_vec();
+        for i in 0..w {
+            let prec_q = -2.0 * post[2 * i + 1];
+            let prec_hat = -2.0 * prior[2 * i + 1];
+            let prec_cav = prec_q - prec_hat;
+            let h_cav = post[2 * i] - prior[2 * i];
+            let (a_hat, b_hat) = self.lambda_hat[i];
+            let a_cav = self.lambda.0 - a_hat;
+            let b_cav = self.lambda.1 - b_hat;
+            if !(prec_cav > 1e-6 && b_cav > 0.0 && a_cav > 1.0) {
+                continue;
+            }
+            let v_cav = 1.0 / prec_cav;
+            let m_cav = h_cav * v_cav;
+            let vs = [0.0, 1.0, 2.0].map(|k| v_cav + b_cav / (a_cav + k - 1.0));
+            let log_z = [0, 1, 2].map(|k| log_norm(m_cav, vs[k]));
+            let g_m = -m_cav / vs[0];
+            let g_v = -0.5 / vs[0] + 0.5 * m_cav * m_cav / (vs[0] * vs[0]);
+            let m_new = m_cav + v_cav * g_m;
+            let v_new = v_cav - v_cav * v_cav * (g_m * g_m - 2.0 * g_v);
+            let Some((a_new, b_new)) = gamma_update(a_cav, b_cav, log_z) else {
+                continue;
+            };
+            if !(v_new > 0.0 && v_new.is_finite() && m_new.is_finite()) {
+                continue;
+            }
+            prior[2 * i] = m_new / v_new - h_cav;
+            prior[2 * i + 1] = -0.5 * (1.0 / v_new - prec_cav);
+            post[2 * i] = m_new / v_new;
+            post[2 * i + 1] = -0.5 / v_new;
+            self.lambda_hat[i] = (a_new - a_cav, b_new - b_cav);
+            self.lambda = (a_new, b_new);
+        }
+    }
+}
