@@ -93,7 +93,8 @@ pub(crate) struct LogSignedSum {
     sum: f64,
     comp: f64,
     abs_sum: f64,
-    count: u32,
+    /// Sum of `|term| * ulps` of the terms' own evaluation errors.
+    err_sum: f64,
 }
 
 impl LogSignedSum {
@@ -104,16 +105,20 @@ impl LogSignedSum {
             sum: 0.0,
             comp: 0.0,
             abs_sum: 0.0,
-            count: 0,
+            err_sum: 0.0,
         }
     }
 
-    /// Adds `sign * exp(log_mag)`.
+    /// Adds `sign * exp(log_mag)`, a term computed to within a few ulps.
     pub(crate) fn add(&mut self, log_mag: f64, positive: bool) {
+        self.add_with_ulps(log_mag, positive, 4.0);
+    }
+
+    /// Adds `sign * exp(log_mag)` whose own relative error is at most `ulps` ulps.
+    pub(crate) fn add_with_ulps(&mut self, log_mag: f64, positive: bool, ulps: f64) {
         if log_mag == f64::NEG_INFINITY {
             return;
         }
-        self.count += 1;
         if log_mag > self.scale {
             if self.scale == f64::NEG_INFINITY {
                 self.scale = log_mag;
@@ -122,6 +127,7 @@ impl LogSignedSum {
                 self.sum *= f;
                 self.comp *= f;
                 self.abs_sum *= f;
+                self.err_sum *= f;
                 self.scale = log_mag;
             }
         }
@@ -135,6 +141,7 @@ impl LogSignedSum {
         }
         self.sum = t;
         self.abs_sum += v.abs();
+        self.err_sum += v.abs() * ulps;
     }
 
     /// `(ln |sum|, sum >= 0)`; `ln 0 = -inf`.
@@ -146,13 +153,13 @@ impl LogSignedSum {
         (self.scale + s.abs().ln(), s >= 0.0)
     }
 
-    /// `ln` of a bound on the accumulated rounding error (a few ulps per term of the magnitudes).
+    /// `ln` of a bound on the accumulated error: the terms' own errors plus the compensated
+    /// summation's (at most `2 eps |S| + O(n eps^2) sum |x|`, bounded by `4 eps sum |x|`).
     pub(crate) fn ln_rounding_bound(&self) -> f64 {
         if self.scale == f64::NEG_INFINITY {
             return f64::NEG_INFINITY;
         }
-        let ulps = 8.0 * f64::EPSILON * (f64::from(self.count) + 4.0);
-        self.scale + (self.abs_sum * ulps).ln()
+        self.scale + (f64::EPSILON * (4.0 * self.abs_sum + self.err_sum)).ln()
     }
 }
 

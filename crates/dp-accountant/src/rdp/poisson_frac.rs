@@ -27,6 +27,8 @@ use crate::numeric::{LogSignedSum, ln_expm1, ln_ndtr, log1p_exp};
 
 /// Number of tail terms fed to the Euler transform (bound `2^-(K+1)` of the first tail term).
 const EULER_TERMS: usize = 56;
+/// At most this many terms past `ceil(a)` are summed exactly before the tails start.
+const MAX_EXTRA_HEAD: usize = 48;
 
 /// Encloses the alternating tail `sum_{j>=0} (-1)^j T_j` of a completely monotone sequence,
 /// given `ln T_0, ..., ln T_K`. Returns `(ln lower, ln upper)`.
@@ -47,11 +49,13 @@ fn euler_tail(ln_terms: &[f64]) -> (f64, f64) {
         }
     }
     // The last difference D_K = ((-Delta)^K T)_0 bounds every later one, so the Euler series
-    // after its first K terms lies in [D_K w, 2 D_K w] with w = 2^-(K+1). Each computed
-    // difference carries at most 2^k (k+1) ulps of T_0 and is weighted by 2^-(k+1): the
-    // accumulated rounding is below K^2 ulps of the scale.
+    // after its first K terms lies in [D_K w, 2 D_K w] with w = 2^-(K+1). The exact
+    // intermediate differences of a completely monotone sequence lie in [0, T_0]; each pass
+    // doubles the inherited error and adds one rounding, so the k-th computed difference is off
+    // by at most (2^k - 1) ulps of T_0 and, weighted by 2^-(k+1), contributes half an ulp: the
+    // accumulated rounding is below K ulps of the scale (with a factor 2 to spare).
     let last = d[0].max(0.0);
-    let rounding = (k_max * k_max) as f64 * f64::EPSILON;
+    let rounding = 2.0 * k_max as f64 * f64::EPSILON;
     let upper = lower + 2.0 * last * weight + rounding;
     lower = (lower + last * weight - rounding).max(0.0);
     let ln_lower = if lower > 0.0 {
@@ -60,6 +64,12 @@ fn euler_tail(ln_terms: &[f64]) -> (f64, f64) {
         f64::NEG_INFINITY
     };
     (ln_lower, scale + upper.ln())
+}
+
+/// Relative error (in ulps) of a term `exp(sum of logs)`: each log component carries an
+/// absolute error of a few ulps of its magnitude, the running binomial `i` accumulated steps.
+fn term_ulps(i: usize, components: &[f64]) -> f64 {
+    8.0 + 4.0 * i as f64 + 4.0 * components.iter().map(|c| c.abs()).sum::<f64>()
 }
 
 /// Parameters shared by the term evaluations.
@@ -118,15 +128,25 @@ impl Setup {
 
     /// `ln` of the full series-2 term magnitude divided by `|C(a,i)|`.
     fn ln_s2(&self, i: f64) -> f64 {
+        self.s2_components(i).iter().sum()
+    }
+
+    /// The log components of [`Setup::ln_s2`] (for the error model).
+    fn s2_components(&self, i: f64) -> [f64; 4] {
         let m = self.alpha - i;
-        i * self.ln_1mq + m * self.ln_q + self.c(m) + ln_ndtr((m - self.z0) / self.sigma)
+        [
+            i * self.ln_1mq,
+            m * self.ln_q,
+            self.c(m),
+            ln_ndtr((m - self.z0) / self.sigma),
+        ]
     }
 }
 
 /// Upper bound on `ln A_a` for fractional `a > 1` and `0 < q < 1`.
 pub(crate) fn ln_a_upper(q: f64, sigma: f64, alpha: f64) -> f64 {
     let s = Setup::new(q, sigma, alpha);
-    let binoms = s.ln_abs_binoms(s.n0 as usize + EULER_TERMS);
+    let binoms = s.ln_abs_binoms(s.n0 as usize + MAX_EXTRA_HEAD + EULER_TERMS);
     if q <= 0.5
         && let Some(v) = ln_a_via_a_minus_one(&s, &binoms)
     {
@@ -144,7 +164,10 @@ fn tail_range(s: &Setup) -> std::ops::RangeInclusive<usize> {
 /// Adds the whole second series (head exactly, tail by its Euler upper bound).
 fn add_second_series(s: &Setup, binoms: &[f64], total: &mut LogSignedSum) {
     for (i, lb) in binoms.iter().enumerate().take(s.n0 as usize) {
-        total.add(lb + s.ln_s2(i as f64), true);
+        let parts = s.s2_components(i as f64);
+        let l2: f64 = parts.iter().sum();
+        let ulps = term_ulps(i, &[*lb, parts[0], parts[1], parts[2], parts[3]]);
+        total.add_with_ulps(lb + l2, true, ulps);
     }
     let tail: Vec<f64> = tail_range(s)
         .map(|i| binoms[i] + s.ln_s2(i as f64))
@@ -161,25 +184,52 @@ fn first_series_tail(s: &Setup, binoms: &[f64]) -> (f64, f64) {
 }
 
 /// `ln A` summed as `A - 1` (for `q <= 1/2`), or `None` if rounding left no positive value.
+///
+/// The head runs past `ceil(a)` (with alternating signs) until the binomial weights are far
+/// below the running sum, so that the two Euler-bounded tails, which nearly cancel when
+/// `A - 1` is tiny, are negligible against it.
 fn ln_a_via_a_minus_one(s: &Setup, binoms: &[f64]) -> Option<f64> {
+    let n0 = s.n0 as usize;
     let mut total = LogSignedSum::new();
     add_second_series(s, binoms, &mut total);
-    for (i, lb) in binoms.iter().enumerate().take(s.n0 as usize) {
+    let mut i = 0;
+    loop {
         let fi = i as f64;
-        let lw = lb + s.ln_w1(fi);
+        let lw = binoms[i] + s.ln_w1(fi);
+        if i >= n0 && (i >= n0 + MAX_EXTRA_HEAD || lw < total.value().0 - 32.0) {
+            break;
+        }
+        // sign of C(a, i): + below ceil(a), then alternating
+        let positive = i < n0 || (i - n0) % 2 == 0;
         let u = (s.z0 - fi) / s.sigma;
         let c = s.c(fi);
+        let ulps = term_ulps(
+            i,
+            &[binoms[i], fi * s.ln_q, (s.alpha - fi) * s.ln_1mq, c, 1.0],
+        );
         if c > 0.0 {
-            total.add(lw + ln_expm1(c) + ln_ndtr(u), true);
+            total.add_with_ulps(lw + ln_expm1(c) + ln_ndtr(u), positive, ulps);
         }
-        total.add(lw + ln_ndtr(-u), false);
+        total.add_with_ulps(lw + ln_ndtr(-u), !positive, ulps);
+        i += 1;
     }
-    // Tail: sum_j (-1)^j [T1_j - B_j], enclosed from above by U(T1) - L(B).
-    total.add(first_series_tail(s, binoms).1, true);
-    let tail_b: Vec<f64> = tail_range(s)
-        .map(|i| binoms[i] + s.ln_w1(i as f64))
+    // Tail from i: sign (-1)^(i - n0) times sum_j (-1)^j [T1_j - B_j].
+    let tail_positive = (i - n0) % 2 == 0;
+    let range = i..=i + EULER_TERMS;
+    let t1: Vec<f64> = range
+        .clone()
+        .map(|k| binoms[k] + s.ln_w1(k as f64) + s.ln_i1(k as f64))
         .collect();
-    total.add(euler_tail(&tail_b).0, false);
+    let tb: Vec<f64> = range.map(|k| binoms[k] + s.ln_w1(k as f64)).collect();
+    let (t1_lo, t1_hi) = euler_tail(&t1);
+    let (b_lo, b_hi) = euler_tail(&tb);
+    if tail_positive {
+        total.add(t1_hi, true);
+        total.add(b_lo, false);
+    } else {
+        total.add(t1_lo, false);
+        total.add(b_hi, true);
+    }
     let rounding = total.ln_rounding_bound();
     total.add(rounding, true);
     match total.value() {
@@ -194,7 +244,9 @@ fn ln_a_direct(s: &Setup, binoms: &[f64]) -> f64 {
     add_second_series(s, binoms, &mut total);
     for (i, lb) in binoms.iter().enumerate().take(s.n0 as usize) {
         let fi = i as f64;
-        total.add(lb + s.ln_w1(fi) + s.ln_i1(fi), true);
+        let (w, i1) = (s.ln_w1(fi), s.ln_i1(fi));
+        let ulps = term_ulps(i, &[*lb, fi * s.ln_q, (s.alpha - fi) * s.ln_1mq, i1]);
+        total.add_with_ulps(lb + w + i1, true, ulps);
     }
     total.add(first_series_tail(s, binoms).1, true);
     let rounding = total.ln_rounding_bound();

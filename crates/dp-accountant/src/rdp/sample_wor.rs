@@ -18,7 +18,7 @@
 //! Fractional orders use Corollary 10 of the same paper: `(a-1) RDP(a)` is interpolated linearly
 //! between `floor(a)` and `ceil(a)` (with value 0 at `a = 1`).
 
-use crate::numeric::{LogSignedSum, ln_binom_int, ln_expm1};
+use crate::numeric::{LogSignedSum, ln_binom_int, ln_expm1, log1p_exp};
 use std::f64::consts::LN_2;
 
 /// Orders above this use only the second branch of the minimum (Thm 9), which is valid but
@@ -52,8 +52,8 @@ pub(crate) fn ln_a_int(ratio: f64, sigma: f64, order: u64) -> f64 {
     let c = 1.0 / (2.0 * sigma * sigma);
     let eps = |x: f64| x * c;
     let ln_g = ratio.ln();
+    // A - 1 as a sum of positive terms (then log1p), so tiny values keep their relative accuracy.
     let mut total = LogSignedSum::new();
-    total.add(0.0, true);
     // j = 2
     let t2 = (2.0 * LN_2 + ln_expm1(eps(2.0))).min(eps(2.0) + LN_2);
     total.add(2.0 * ln_g + ln_binom_int(order, 2) + t2, true);
@@ -77,7 +77,7 @@ pub(crate) fn ln_a_int(ratio: f64, sigma: f64, order: u64) -> f64 {
     }
     let rounding = total.ln_rounding_bound();
     total.add(rounding, true);
-    total.value().0
+    log1p_exp(total.value().0)
 }
 
 /// `(a-1) RDP(a)` bound at any order `a > 1` (Corollary 10 interpolation for fractional `a`).
