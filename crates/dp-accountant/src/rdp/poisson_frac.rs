@@ -200,7 +200,7 @@ fn ln_a_via_a_minus_one(s: &Setup, binoms: &[f64]) -> Option<f64> {
             break;
         }
         // sign of C(a, i): + below ceil(a), then alternating
-        let positive = i < n0 || (i - n0) % 2 == 0;
+        let positive = i < n0 || (i - n0).is_multiple_of(2);
         let u = (s.z0 - fi) / s.sigma;
         let c = s.c(fi);
         let ulps = term_ulps(
@@ -214,7 +214,7 @@ fn ln_a_via_a_minus_one(s: &Setup, binoms: &[f64]) -> Option<f64> {
         i += 1;
     }
     // Tail from i: sign (-1)^(i - n0) times sum_j (-1)^j [T1_j - B_j].
-    let tail_positive = (i - n0) % 2 == 0;
+    let tail_positive = (i - n0).is_multiple_of(2);
     let range = i..=i + EULER_TERMS;
     let t1: Vec<f64> = range
         .clone()
