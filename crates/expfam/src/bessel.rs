@@ -10,7 +10,8 @@
 //! 1. locate the maximiser `t*` of `psi(t) = -x cosh t + ln cosh(nu t)` (unimodal on `t >= 0`),
 //! 2. centre the grid `t_k = t* + k h` on it with `h = min(0.1, 0.5 / (x^2 + (|nu|+1)^2)^(1/4))`,
 //!    fine enough for the peak's width and for the strip of analyticity,
-//! 3. sum `exp(psi(|t_k|) - psi(t*))` outwards until terms fall below `e^-46` of the peak, with
+//! 3. sum `exp(psi(|t_k|) - psi(t*))` outwards until terms fall below `e^-46` of the peak (through
+//!    the mirror image at `-t*` when the integrand at `t = 0` is not negligible), with
 //!    every exponent formed as a *difference* (`cosh a - cosh b = 2 sinh((a+b)/2) sinh((a-b)/2)`)
 //!    so nothing cancels.
 //!
@@ -156,7 +157,9 @@ pub fn bessel_k_values(nu: f64, x: f64) -> Result<BesselKValues> {
         k += 1;
     }
     k = -1;
+    let mut crossed_zero = false;
     loop {
+        crossed_zero |= ts + k as f64 * h < 0.0;
         let (d0, up, dn) = add(k);
         max_up = max_up.max(up);
         max_dn = max_dn.max(dn);
@@ -166,8 +169,11 @@ pub fn bessel_k_values(nu: f64, x: f64) -> Result<BesselKValues> {
         }
         k -= 1;
     }
-    // Full-line trapezoid of the even integrand, halved.
-    let ln_scaled = psi_peak + (0.5 * h * s0).ln();
+    // If the walk crossed t = 0 it summed the even integrand over the whole line (peak and
+    // mirror image): halve. Otherwise the integrand is negligible near 0, the mirror image is a
+    // separate, equal peak, and the sum over the right-hand peak alone is the half-line integral.
+    let weight = if crossed_zero { 0.5 * h } else { h };
+    let ln_scaled = psi_peak + (weight * s0).ln();
     Ok(BesselKValues {
         ln_scaled,
         ratio_up: s_up / s0,

@@ -51,8 +51,7 @@ pub fn dirichlet_expectation(alpha: &[f64]) -> Result<Vec<f64>> {
     check::all_positive("alpha", alpha)?;
     let s: f64 = alpha.iter().sum();
     check::finite("sum of alpha", s)?;
-    let p0 = digamma_pos(s);
-    Ok(alpha.iter().map(|&a| digamma_pos(a) - p0).collect())
+    Ok(crate::families::dirichlet::expected_log_slice(alpha, s))
 }
 
 /// Row-wise `E[ln beta_kv] = psi(lambda_kv) - psi(sum_v lambda_kv)` for a `K x V` matrix.

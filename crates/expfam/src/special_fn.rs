@@ -166,3 +166,76 @@ mod tests {
         assert!((ln_gamma(0.5).unwrap() - PI.sqrt().ln()).abs() < 1e-15);
     }
 }
+
+/// `psi(a + delta) - psi(a)` for `a > 0`, `delta >= 0`, accurate to a few ulps of the *result* even
+/// when `delta << a` (where the plain difference cancels).
+///
+/// Uses `psi(z + d) - psi(z) = sum_{n<N} d / ((z+n)(z+n+d)) + [psi(z+N+d) - psi(z+N)]` and, for
+/// `z + N >= 10`, the asymptotic series (DLMF 5.11.2) differenced term by term with `ln_1p` / `exp_m1`.
+pub(crate) fn digamma_increment(a: f64, delta: f64) -> f64 {
+    debug_assert!(a > 0.0 && delta >= 0.0);
+    if delta == 0.0 {
+        return 0.0;
+    }
+    if delta >= 0.25 * a || !delta.is_finite() {
+        return digamma_pos(a + delta) - digamma_pos(a);
+    }
+    let mut z = a;
+    let mut acc = 0.0;
+    while z < 10.0 {
+        acc += delta / (z * (z + delta));
+        z += 1.0;
+    }
+    // psi(z+d) - psi(z) = ln(1+d/z) - [1/(2(z+d)) - 1/(2z)] - sum_k B_2k/(2k) [(z+d)^-2k - z^-2k]
+    let l = (delta / z).ln_1p();
+    let mut s = l + delta / (2.0 * z * (z + delta));
+    // B_2k / (2k) for k = 1..7
+    const C: [f64; 7] = [
+        1.0 / 12.0,
+        -1.0 / 120.0,
+        1.0 / 252.0,
+        -1.0 / 240.0,
+        1.0 / 132.0,
+        -691.0 / 32760.0,
+        1.0 / 12.0,
+    ];
+    let z2 = 1.0 / (z * z);
+    let mut zk = 1.0;
+    for (k, c) in C.iter().enumerate() {
+        zk *= z2;
+        let two_k = 2.0 * (k as f64 + 1.0);
+        // (z+d)^-2k - z^-2k = z^-2k (exp(-2k ln(1 + d/z)) - 1)
+        s -= c * zk * (-two_k * l).exp_m1();
+    }
+    acc + s
+}
+
+#[cfg(test)]
+mod increment_tests {
+    use super::*;
+
+    #[test]
+    fn increment_matches_difference_where_that_is_accurate() {
+        for &a in &[1e-3, 0.5, 1.5, 7.0, 30.0, 1e4] {
+            for &d in &[0.01, 0.1, 0.2] {
+                let d = d * a;
+                let want = digamma_pos(a + d) - digamma_pos(a);
+                let got = digamma_increment(a, d);
+                assert!(
+                    (got - want).abs() <= 1e-12 * want.abs(),
+                    "a={a} d={d}: {got} vs {want}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn increment_for_tiny_delta_is_delta_times_trigamma() {
+        for &a in &[0.3, 1.5, 12.0, 1e5] {
+            let d = 1e-9 * a;
+            let want = d * special::Gamma::trigamma(&a);
+            let got = digamma_increment(a, d);
+            assert!((got - want).abs() <= 1e-8 * want, "a={a}: {got} vs {want}");
+        }
+    }
+}

@@ -4,7 +4,7 @@ use crate::check;
 use crate::error::Result;
 use crate::families::dirichlet::sample_ln_gamma;
 use crate::families::generic;
-use crate::special_fn::{digamma_pos, ln_gamma_pos};
+use crate::special_fn::ln_gamma_pos;
 use crate::traits::{Entropy, ExponentialFamily, KlDivergence, SufficientStatistics};
 use nalgebra::DVector;
 use rand::Rng;
@@ -61,12 +61,12 @@ impl Beta {
 
     /// `E[ln x] = psi(a) - psi(a + b)`.
     pub fn expected_log(&self) -> f64 {
-        digamma_pos(self.a) - digamma_pos(self.a + self.b)
+        crate::families::dirichlet::expected_log_slice(&[self.a, self.b], self.a + self.b)[0]
     }
 
     /// `E[ln(1 - x)] = psi(b) - psi(a + b)`.
     pub fn expected_log1m(&self) -> f64 {
-        digamma_pos(self.b) - digamma_pos(self.a + self.b)
+        crate::families::dirichlet::expected_log_slice(&[self.a, self.b], self.a + self.b)[1]
     }
 }
 

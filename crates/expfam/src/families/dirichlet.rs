@@ -3,7 +3,7 @@
 use crate::check;
 use crate::error::{ExpFamError, Result};
 use crate::families::generic;
-use crate::special_fn::{digamma_pos, ln_gamma_pos};
+use crate::special_fn::{digamma_increment, digamma_pos, ln_gamma_pos};
 use crate::traits::{Entropy, ExponentialFamily, KlDivergence, SufficientStatistics};
 use nalgebra::DVector;
 use rand::Rng;
@@ -76,9 +76,11 @@ impl Dirichlet {
     }
 
     /// `E[ln theta_k] = psi(alpha_k) - psi(alpha_0)` (same as the mean parameters).
+    ///
+    /// Accurate to a few ulps of the result even when one `alpha_k` dominates `alpha_0` (the
+    /// plain difference would cancel); see [`dirichlet_expectation`](crate::dirichlet_expectation).
     pub fn expected_log(&self) -> DVector<f64> {
-        let p0 = digamma_pos(self.alpha0);
-        self.alpha.map(|a| digamma_pos(a) - p0)
+        DVector::from_vec(expected_log_slice(self.alpha.as_slice(), self.alpha0))
     }
 
     /// The posterior after observing category counts `counts` (Dirichlet-categorical conjugacy):
@@ -98,6 +100,29 @@ impl Dirichlet {
         );
         Self::from_dvector(alpha)
     }
+}
+
+/// `psi(alpha_k) - psi(alpha_0)` for every `k`; the entry holding more than half of `alpha_0`
+/// (at most one) goes through `-(psi(alpha_k + rest) - psi(alpha_k))` with `rest` summed directly.
+pub(crate) fn expected_log_slice(alpha: &[f64], alpha0: f64) -> Vec<f64> {
+    let p0 = digamma_pos(alpha0);
+    alpha
+        .iter()
+        .enumerate()
+        .map(|(k, &a)| {
+            if a > 0.5 * alpha0 {
+                let rest: f64 = alpha
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != k)
+                    .map(|(_, &x)| x)
+                    .sum();
+                -digamma_increment(a, rest)
+            } else {
+                digamma_pos(a) - p0
+            }
+        })
+        .collect()
 }
 
 impl ExponentialFamily for Dirichlet {

@@ -184,10 +184,18 @@ impl SufficientStatistics for Gamma {
 }
 
 impl Entropy for Gamma {
-    /// `a - ln b + ln Gamma(a) + (1 - a) psi(a)`.
+    /// `a - ln b + ln Gamma(a) + (1 - a) psi(a)`; for `a >= 100` the large cancelling terms are
+    /// replaced by their Stirling expansion
+    /// `(1 + ln 2 pi + ln a)/2 - 1/(3a) - 1/(12a^2) - 1/(90a^3) + 1/(120a^4) + 1/(210a^5)`.
     fn entropy(&self) -> f64 {
         let a = self.shape;
-        a - self.rate.ln() + ln_gamma_pos(a) + (1.0 - a) * digamma_pos(a)
+        if a < 100.0 {
+            return a - self.rate.ln() + ln_gamma_pos(a) + (1.0 - a) * digamma_pos(a);
+        }
+        let r = 1.0 / a;
+        let series = r
+            * (-1.0 / 3.0 + r * (-1.0 / 12.0 + r * (-1.0 / 90.0 + r * (1.0 / 120.0 + r / 210.0))));
+        0.5 * (1.0 + (2.0 * std::f64::consts::PI).ln() + a.ln()) + series - self.rate.ln()
     }
 }
 
