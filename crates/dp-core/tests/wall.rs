@@ -16,10 +16,14 @@ fn records(n: usize) -> Vec<Vec<f64>> {
         .collect()
 }
 
+type Triples = Vec<(usize, usize, f64)>;
+type Statistic = dyn Fn(&Triples, &mut ContributionBuffer) + Sync;
+
 fn vector_spec(bound: f64) -> ReleaseSpec {
     ReleaseSpec::new(vec![BlockSpec::vector("x", 3, bound).unwrap()]).unwrap()
 }
 
+#[allow(clippy::ptr_arg)] // the wall hands the closure `&R` with `R = Vec<f64>`
 fn dense(r: &Vec<f64>, buf: &mut ContributionBuffer) {
     buf.dense(0).copy_from_slice(r);
 }
@@ -181,24 +185,22 @@ fn sparse_and_dense_writes_agree_and_threads_do_not_matter() {
             buf.dense(1)[b * (b + 1) / 2 + a] += v;
         }
     };
-    let go =
-        |threads: usize,
-         f: &(dyn Fn(&Vec<(usize, usize, f64)>, &mut ContributionBuffer) + Sync)| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
+    let go = |threads: usize, f: &Statistic| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut wall = PrivacyWall::builder(recs.clone())
+                .sampling(SamplingScheme::poisson(0.9).unwrap())
+                .epsilon_delta(5.0, 1e-5)
+                .noise_multiplier(1.0)
+                .seed(77)
                 .build()
                 .unwrap();
-            pool.install(|| {
-                let mut wall = PrivacyWall::builder(recs.clone())
-                    .sampling(SamplingScheme::poisson(0.9).unwrap())
-                    .epsilon_delta(5.0, 1e-5)
-                    .noise_multiplier(1.0)
-                    .seed(77)
-                    .build()
-                    .unwrap();
-                wall.release(&spec, f).unwrap()
-            })
-        };
+            wall.release(&spec, f).unwrap()
+        })
+    };
     let s1 = go(1, &sparse);
     let s4 = go(4, &sparse);
     assert_eq!(s1, s4, "thread count changed the release");
