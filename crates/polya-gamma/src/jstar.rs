@@ -340,3 +340,33 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod efficiency_tests {
+    use super::*;
+
+    /// Envelope mass (p + q) at z = 0 relative to the density's mass 1: its inverse is the
+    /// acceptance rate of a proposal.
+    fn envelope_mass(h: f64) -> f64 {
+        let s = ShapeSampler::new(h);
+        let t = s.tilt(0.0);
+        let ln_p = h * core::f64::consts::LN_2 + (2.0f64).ln() + ln_norm_cdf(-h / s.t.sqrt());
+        ln_p.exp() / t.p_left
+    }
+
+    #[test]
+    fn small_and_alternate_envelopes_are_tight() {
+        let mut worst: f64 = 0.0;
+        for i in 1..100 {
+            let h = i as f64 * 0.01;
+            worst = worst.max(envelope_mass(h));
+        }
+        eprintln!("worst small-shape envelope mass {worst}");
+        assert!(worst < 1.3, "{worst}");
+        for i in 0..=12 {
+            let h = 1.0 + 0.25 * i as f64;
+            let m = envelope_mass(h);
+            assert!(m < 1.5, "h={h}: {m}");
+        }
+    }
+}

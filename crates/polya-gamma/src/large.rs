@@ -5,7 +5,7 @@
 //! `u g(x) <= f(x)` against the Fourier density of [`crate::fourier`] when the squeeze is
 //! inconclusive.
 //!
-//! Tangents are taken at `mean + sd * {-3, ..., 3}`; their values and slopes come from the
+//! Tangents are taken at `mean + sd * {-3.5, -3, ..., 3.5}`; their values and slopes come from the
 //! Fourier series (relative accuracy ~1e-14). To absorb that error the envelope is raised and
 //! the squeeze lowered by `1e-10` in log space, so both stay on the right side of the true
 //! density. The acceptance test itself uses the density to ~1e-14 relative near the centre
@@ -18,7 +18,9 @@ use crate::fourier::Fourier;
 use crate::proposals::{MAX_TRIES, exp1, uniform};
 
 /// Number of tangent points.
-const POINTS: usize = 7;
+const POINTS: usize = 15;
+/// Spacing of the tangent points in standard deviations (centred on the mean).
+const SPACING: f64 = 0.5;
 /// Log-space safety margin on the envelope and the squeeze.
 const MARGIN: f64 = 1e-10;
 
@@ -46,7 +48,7 @@ impl LargeSampler {
         let mut lf = [0.0; POINTS];
         let mut slope = [0.0; POINTS];
         for j in 0..POINTS {
-            let x = mean + sd * (j as f64 - 3.0);
+            let x = mean + sd * SPACING * (j as f64 - (POINTS - 1) as f64 / 2.0);
             if x <= 0.0 {
                 return None;
             }
@@ -183,5 +185,25 @@ fn piece_mass(
         at(a) * w
     } else {
         at(a) * (s * w).exp_m1() / s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::moments::{mean_unchecked, variance_unchecked};
+
+    #[test]
+    fn envelope_is_tight() {
+        for &(b, z) in &[(100.0, 0.0), (24.0, 0.0), (1000.0, 1000.0), (50.0, 177.5)] {
+            let (m, sd) = (mean_unchecked(b, z), variance_unchecked(b, z).sqrt());
+            let s = LargeSampler::new(Fourier::new(b, z, m, sd), m, sd).unwrap();
+            let mass = s.cumulative[POINTS - 1] * s.ln_ref.exp();
+            eprintln!(
+                "b={b} z={z}: envelope mass {mass} knots {:?} c {:?}",
+                s.knots, s.c
+            );
+            assert!(mass > 1.0 && mass < 1.2, "b={b} z={z}: {mass}");
+        }
     }
 }

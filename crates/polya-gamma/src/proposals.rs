@@ -33,6 +33,17 @@ pub(crate) fn normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
 /// Standard normal conditioned on `N >= a`, `a >= 0` (Robert 1995, exponential proposal with
 /// rate `alpha = (a + sqrt(a^2 + 4)) / 2`; acceptance probability >= 0.76 for every `a >= 0`).
 pub(crate) fn normal_tail<R: Rng + ?Sized>(rng: &mut R, a: f64, alpha: f64) -> f64 {
+    if a >= 1.0 {
+        // Marsaglia (1964): x ~ Exp(a), accept if 2 E > x^2; no exp() call, acceptance
+        // a sqrt(2 pi) e^{a^2/2} Phi(-a) >= 0.65 for a >= 1.
+        for _ in 0..MAX_TRIES {
+            let x = exp1(rng) / a;
+            if 2.0 * exp1(rng) > x * x {
+                return a + x;
+            }
+        }
+        return a;
+    }
     let mut n = a;
     for _ in 0..MAX_TRIES {
         n = a + exp1(rng) / alpha;
