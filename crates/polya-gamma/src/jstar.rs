@@ -18,7 +18,7 @@ use crate::proposals::{LeftMethod, MAX_TRIES, exp1, right_gamma, uniform};
 use crate::series::{
     Verdict, decide_left_series, density_upper_bracket, ln_first_term, monotone_from_start_bound,
 };
-use crate::special_fn::{ln_gamma, ln_norm_cdf, ln_upper_gamma_q, log_add_exp};
+use crate::special_fn::{ln_gamma, ln_norm_cdf, ln_upper_gamma_q, log_add_exp, norm_cdf};
 
 const PI: f64 = core::f64::consts::PI;
 /// `pi^2 / 8`, the decay rate of the `J*` density.
@@ -130,6 +130,7 @@ enum Method {
 pub(crate) struct ShapeSampler {
     h: f64,
     ln_h: f64,
+    two_pow_h: f64,
     t: f64,
     method: Method,
 }
@@ -151,6 +152,7 @@ impl ShapeSampler {
             return ShapeSampler {
                 h,
                 ln_h,
+                two_pow_h: 2.0,
                 t: DEVROYE_T,
                 method: Method::Devroye,
             };
@@ -160,6 +162,7 @@ impl ShapeSampler {
             return ShapeSampler {
                 h,
                 ln_h,
+                two_pow_h: h.exp2(),
                 t: alternate_truncation(h),
                 method: Method::Alternate {
                     gamma_h,
@@ -174,24 +177,51 @@ impl ShapeSampler {
         ShapeSampler {
             h,
             ln_h,
+            two_pow_h: h.exp2(),
             t,
             method: Method::Small(Box::new(StepEnvelope::new(h, t))),
         }
     }
 
-    /// Constants for tilt `z >= 0` (J* scale, `z = z_PG / 2`), all in log space.
+    /// Constants for tilt `z >= 0` (J* scale, `z = z_PG / 2`).
+    ///
+    /// For `h z < 300` the masses are formed directly (no factor can overflow: `e^{2hz} <
+    /// e^{600}`, and an underflowing `Phi` there is the correct 0); beyond, everything is in
+    /// log space, so every finite `z` works.
     pub(crate) fn tilt(&self, z: f64) -> Tilt {
         let (h, t) = (self.h, self.t);
         let half_z2 = 0.5 * z * z;
         let rate = PI2_8 + half_z2;
         let sqrt_t = t.sqrt();
+        let hz = h * z;
+        if hz < 300.0 {
+            // IGcdf(t; h/z, h^2) = Phi((zt - h)/sqrt t) + e^{2hz} Phi(-(zt + h)/sqrt t)
+            let phi_b = norm_cdf((z * t - h) / sqrt_t);
+            let phi_a = norm_cdf(-(z * t + h) / sqrt_t);
+            let e = (-hz).exp();
+            let ig_cdf = phi_b + phi_a / (e * e);
+            let p = self.two_pow_h * e * ig_cdf;
+            let q = match &self.method {
+                Method::Devroye => 0.5 * PI * (-rate * t).exp() / rate,
+                Method::Alternate { .. } => {
+                    (h * (0.5 * PI / rate).ln() + ln_upper_gamma_q(h, rate * t)).exp()
+                }
+                Method::Small(env) => env.total() * (-half_z2 * t).exp(),
+            };
+            return Tilt {
+                z,
+                rate,
+                p_left: p / (p + q),
+                left: LeftMethod::new(h, z, t, (-half_z2 * t).exp() >= ig_cdf),
+            };
+        }
         // ln IGcdf(t; h/z, h^2) = ln[Phi((zt - h)/sqrt t) + e^{2hz} Phi(-(zt + h)/sqrt t)]
         let ln_ig_cdf = log_add_exp(
             ln_norm_cdf((z * t - h) / sqrt_t),
-            2.0 * h * z + ln_norm_cdf(-(z * t + h) / sqrt_t),
+            2.0 * hz + ln_norm_cdf(-(z * t + h) / sqrt_t),
         );
         // Left mass p = 2^h e^{-hz} IGcdf(t).
-        let ln_p = h * core::f64::consts::LN_2 - h * z + ln_ig_cdf;
+        let ln_p = h * core::f64::consts::LN_2 - hz + ln_ig_cdf;
         let ln_q = match &self.method {
             Method::Devroye => (0.5 * PI).ln() - rate * t - rate.ln(),
             Method::Alternate { .. } => {
@@ -205,7 +235,7 @@ impl ShapeSampler {
             z,
             rate,
             p_left,
-            left: LeftMethod::new(h, z, t, ln_ig_cdf),
+            left: LeftMethod::new(h, z, t, -half_z2 * t >= ln_ig_cdf),
         }
     }
 

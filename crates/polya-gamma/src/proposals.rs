@@ -89,10 +89,11 @@ pub(crate) enum LeftMethod {
 
 impl LeftMethod {
     /// Chooses the branch with the larger guaranteed acceptance probability:
-    /// Lévy when `exp(-z^2 t / 2) >= IGcdf(t)`. Both are positive for every finite `z`
-    /// (the IG CDF tends to 1 as `z` grows), so each loop has a positive acceptance bound.
-    pub(crate) fn new(h: f64, z: f64, t: f64, ln_ig_cdf_t: f64) -> Self {
-        if z == 0.0 || -0.5 * z * z * t >= ln_ig_cdf_t {
+    /// Lévy when `levy_wins`, i.e. `exp(-z^2 t / 2) >= IGcdf(t)`. Both are positive for every
+    /// finite `z` (the IG CDF tends to 1 as `z` grows), so each loop has a positive acceptance
+    /// bound.
+    pub(crate) fn new(h: f64, z: f64, t: f64, levy_wins: bool) -> Self {
+        if z == 0.0 || levy_wins {
             let a = h / t.sqrt();
             LeftMethod::Levy {
                 a,

@@ -8,6 +8,12 @@ pub(crate) fn ln_gamma(x: f64) -> f64 {
     special::Gamma::ln_gamma(x).0
 }
 
+/// `Phi(x)`, the standard normal CDF (full relative accuracy in the lower tail).
+#[inline]
+pub(crate) fn norm_cdf(x: f64) -> f64 {
+    0.5 * (-x * core::f64::consts::FRAC_1_SQRT_2).compl_error()
+}
+
 /// `ln Phi(x)`, the log of the standard normal CDF, accurate in both tails.
 pub(crate) fn ln_norm_cdf(x: f64) -> f64 {
     if x.is_nan() {
