@@ -10,9 +10,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use dp_core::RngPolicy;
 use dp_sep::Sampling;
 use dp_sep::data::uci::UciDataset;
-use dp_sep::pbp::{Method, PbpConfig, run_pbp};
+use dp_sep::pbp::{Method, PbpConfig, Privacy, run_pbp};
 
 #[derive(Parser, Debug)]
 #[command(about = "PBP Bayesian neural network regression with (DP-)SEP")]
@@ -44,9 +45,17 @@ struct Args {
     /// Hidden units (default: the folder's n_hidden).
     #[arg(long)]
     hidden: Option<usize>,
-    /// Seed for initialisation, visiting order and (for reproducible runs only) the noise.
+    /// Seed for the public initialisation and the non-private visiting order.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Seed the privacy noise and the private record draws (reproducible experiments only;
+    /// default: ChaCha20 from OS entropy).
+    #[arg(long)]
+    noise_seed: Option<u64>,
+    /// Visiting order: `uniform` (independent draw per step; default with --epsilon) or
+    /// `shuffled` (permutation per epoch; default without; accounted without amplification).
+    #[arg(long)]
+    sampling: Option<String>,
     /// Print one JSON object (always on; kept for the documented command line).
     #[arg(long)]
     json: bool,
@@ -82,14 +91,27 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         "ep" => Method::Ep,
         other => return Err(format!("unknown method {other:?} (sep, adf, ep)").into()),
     };
+    let sampling = match (args.sampling.as_deref(), args.epsilon) {
+        (Some("uniform"), _) | (None, Some(_)) => Sampling::IndependentUniform,
+        (Some("shuffled"), _) | (None, None) => Sampling::ShuffledEpoch,
+        (Some(other), _) => return Err(format!("unknown sampling {other:?}").into()),
+    };
+    let privacy = args.epsilon.map(|epsilon| Privacy {
+        epsilon,
+        delta: args.delta,
+        rng: args
+            .noise_seed
+            .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed }),
+    });
     let config = PbpConfig {
         method,
         hidden: vec![args.hidden.unwrap_or(data.n_hidden())],
         epochs: args.epochs.unwrap_or(data.n_epochs()),
         gamma: args.gamma,
         clip: args.clip,
-        sampling: Sampling::ShuffledEpoch,
+        sampling,
         seed: args.seed,
+        privacy,
     };
     let out = run_pbp(&train, &test, &config)?;
     Ok(serde_json::json!({
@@ -106,6 +128,11 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         "test_rmse": out.metrics.rmse,
         "test_log_likelihood": out.metrics.log_likelihood,
         "seconds": out.seconds,
+        "sampling": sampling,
         "counts": out.counts,
+        "noise_multiplier": out.privacy.as_ref().map(|p| p.noise_multiplier),
+        "theta_noise_std": out.privacy.as_ref().map(|p| p.theta_noise_std),
+        "epsilon_accounted": out.privacy.as_ref().map(|p| p.epsilon),
+        "noise_rng": privacy.map(|p| p.rng.describe()),
     }))
 }

@@ -11,15 +11,20 @@
 //! The mathematics, with equation numbers, is in `docs/dp-sep.md` of the workspace.
 
 pub mod data;
+pub mod dpsep;
 pub mod ep;
 mod error;
 pub mod model;
+pub mod mog;
 pub mod natural;
 pub mod pbp;
 pub mod sampling;
 pub mod sep;
+pub mod wall;
 
+pub use dpsep::{DpSepConfig, DpSepReport, run_dp_sep};
 pub use error::SepError;
 pub use model::SepModel;
 pub use sampling::Sampling;
 pub use sep::{SepConfig, SepState, StepCounts};
+pub use wall::{CoreWall, FactorRelease, SepWall};

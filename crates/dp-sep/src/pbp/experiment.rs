@@ -10,10 +10,12 @@ use serde::{Deserialize, Serialize};
 use super::evaluate::{Metrics, evaluate};
 use super::model::{PbpModel, records};
 use crate::data::{Dataset, Standardizer};
+use crate::dpsep::{DpSepConfig, DpSepReport, run_dp_sep};
 use crate::ep::{EpState, run_adf, run_ep};
 use crate::error::SepError;
 use crate::sampling::Sampling;
 use crate::sep::{SepConfig, StepCounts, run_sep};
+use crate::wall::SepWall;
 
 /// The inference method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,6 +46,19 @@ pub struct PbpConfig {
     pub sampling: Sampling,
     /// Seed of the (public) initialisation and visiting order.
     pub seed: u64,
+    /// `Some` for DP-SEP (requires `method = Sep` and `clip`).
+    pub privacy: Option<Privacy>,
+}
+
+/// The privacy settings of a DP-SEP run.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Privacy {
+    /// Target epsilon.
+    pub epsilon: f64,
+    /// Target delta.
+    pub delta: f64,
+    /// Noise RNG (OS entropy by default; a seed only for reproducible experiments).
+    pub rng: dp_core::RngPolicy,
 }
 
 impl Default for PbpConfig {
@@ -56,6 +71,7 @@ impl Default for PbpConfig {
             clip: None,
             sampling: Sampling::ShuffledEpoch,
             seed: 0,
+            privacy: None,
         }
     }
 }
@@ -71,6 +87,8 @@ pub struct PbpOutcome {
     pub counts: StepCounts,
     /// The fitted posterior natural parameters.
     pub posterior: Vec<f64>,
+    /// DP-SEP's report (private runs only).
+    pub privacy: Option<DpSepReport>,
 }
 
 /// Fits PBP on `train` and evaluates on `test` (both raw units).
@@ -98,8 +116,47 @@ pub fn run_pbp(
     let start = Instant::now();
     let state0 = model.initial_state(n, &mut rng)?;
     let mut counts = StepCounts::default();
-    let posterior = match config.method {
-        Method::Sep => {
+    let mut report = None;
+    let posterior = match (config.method, config.privacy) {
+        (Method::Sep, Some(privacy)) => {
+            let clip = config.clip.ok_or(SepError::InvalidParameter {
+                name: "clip",
+                value: f64::NAN,
+                reason: "DP-SEP needs a clip norm C",
+            })?;
+            let dp = DpSepConfig {
+                gamma: config.gamma.unwrap_or(n as f64),
+                clip,
+                epochs: config.epochs,
+            };
+            let steps = (config.epochs * n) as u64;
+            let mut wall = SepWall::new(
+                recs,
+                privacy.epsilon,
+                privacy.delta,
+                clip,
+                steps,
+                config.sampling,
+                privacy.rng,
+            )?;
+            let mut state = state0;
+            let r = run_dp_sep(&mut model, &mut state, &mut wall, &dp)?;
+            counts = r.counts;
+            report = Some(r);
+            let mut post = state.posterior();
+            if !crate::SepModel::is_valid(&model, &post) {
+                crate::SepModel::repair(&model, &mut post);
+            }
+            post
+        }
+        (_, Some(_)) => {
+            return Err(SepError::InvalidParameter {
+                name: "method",
+                value: f64::NAN,
+                reason: "privacy is only available with Method::Sep",
+            });
+        }
+        (Method::Sep, None) => {
             let sep = SepConfig {
                 gamma: config.gamma.unwrap_or(n as f64),
                 clip: config.clip,
@@ -116,7 +173,7 @@ pub fn run_pbp(
             )?;
             state.posterior()
         }
-        Method::Adf => {
+        (Method::Adf, None) => {
             let mut prior = state0.prior().to_vec();
             let mut post = state0.posterior();
             run_adf(
@@ -129,7 +186,7 @@ pub fn run_pbp(
             )?;
             post
         }
-        Method::Ep => {
+        (Method::Ep, None) => {
             let mut ep = EpState::with_factor(state0.prior().to_vec(), state0.factor(), n)?;
             run_ep(&mut model, &mut ep, &recs, config.epochs, 1.0, &mut rng)?;
             ep.posterior().to_vec()
@@ -142,5 +199,6 @@ pub fn run_pbp(
         seconds,
         counts,
         posterior,
+        privacy: report,
     })
 }

@@ -1,0 +1,105 @@
+//! Ground truth for the mixture-of-Gaussians posterior: a long Gibbs sampler over the
+//! assignments and the means (the authors used NUTS; Gibbs is exact for this conjugate model).
+//!
+//! `p(z_n = j | mu, x_n) ∝ exp(-||x_n - mu_j||^2 / (2 s^2))`;
+//! `mu_j | z, x ~ N(V_j (m0 + S_j / s^2), V_j)`, `V_j = I / (1 + n_j / s^2)`, where `n_j` and `S_j`
+//! are the count and sum of the points assigned to `j`.
+
+use nalgebra::{DMatrix, DVector};
+use rand::Rng;
+use rand::RngExt;
+use rand_distr::{Distribution, StandardNormal};
+
+use super::model::Moments;
+use crate::error::SepError;
+
+/// Settings of the Gibbs run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GibbsConfig {
+    /// Sweeps discarded at the start.
+    pub burn_in: usize,
+    /// Sweeps kept.
+    pub samples: usize,
+}
+
+/// Posterior mean and covariance of every component mean, estimated by Gibbs sampling with the
+/// components started at `init` (e.g. well-separated public guesses).
+///
+/// # Errors
+/// [`SepError::EmptyData`] for no data or no kept samples; [`SepError::DimensionMismatch`] for
+/// ragged input.
+pub fn gibbs_posterior<R: Rng + ?Sized>(
+    data: &[Vec<f64>],
+    init: &[Vec<f64>],
+    s: f64,
+    config: GibbsConfig,
+    rng: &mut R,
+) -> Result<Vec<Moments>, SepError> {
+    if data.is_empty() || init.is_empty() || config.samples == 0 {
+        return Err(SepError::EmptyData(
+            "Gibbs needs data, components and samples",
+        ));
+    }
+    let d = init[0].len();
+    if let Some(bad) = data.iter().chain(init).find(|x| x.len() != d) {
+        return Err(SepError::DimensionMismatch {
+            context: "gibbs_posterior",
+            expected: d,
+            got: bad.len(),
+        });
+    }
+    let j = init.len();
+    let s2 = s * s;
+    let mut mu: Vec<Vec<f64>> = init.to_vec();
+    let mut sum_mean = vec![DVector::<f64>::zeros(d); j];
+    let mut sum_outer = vec![DMatrix::<f64>::zeros(d, d); j];
+    let mut logp = vec![0.0; j];
+    for sweep in 0..config.burn_in + config.samples {
+        let mut counts = vec![0usize; j];
+        let mut sums = vec![vec![0.0; d]; j];
+        for x in data {
+            for k in 0..j {
+                let dist: f64 = x.iter().zip(&mu[k]).map(|(a, b)| (a - b) * (a - b)).sum();
+                logp[k] = -dist / (2.0 * s2);
+            }
+            let mx = logp.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let total: f64 = logp.iter().map(|l| (l - mx).exp()).sum();
+            let mut u: f64 = rng.random::<f64>() * total;
+            let mut pick = j - 1;
+            for (k, l) in logp.iter().enumerate() {
+                u -= (l - mx).exp();
+                if u <= 0.0 {
+                    pick = k;
+                    break;
+                }
+            }
+            counts[pick] += 1;
+            for (a, b) in sums[pick].iter_mut().zip(x) {
+                *a += b;
+            }
+        }
+        for k in 0..j {
+            let prec = 1.0 + counts[k] as f64 / s2;
+            let sd = (1.0 / prec).sqrt();
+            for (i, m) in mu[k].iter_mut().enumerate() {
+                let z: f64 = StandardNormal.sample(rng);
+                *m = sums[k][i] / s2 / prec + sd * z;
+            }
+        }
+        if sweep >= config.burn_in {
+            for k in 0..j {
+                let v = DVector::from_column_slice(&mu[k]);
+                sum_outer[k] += &v * v.transpose();
+                sum_mean[k] += v;
+            }
+        }
+    }
+    let n = config.samples as f64;
+    Ok((0..j)
+        .map(|k| {
+            let mean = &sum_mean[k] / n;
+            let cov = &sum_outer[k] / n - &mean * mean.transpose();
+            Moments { mean, cov }
+        })
+        .collect())
+}

@@ -1,0 +1,90 @@
+//! Accuracy of an estimated mixture posterior against ground truth (002 Table 1): components
+//! paired by mean location, the Frobenius norm of the paired mean differences, and the average
+//! KL divergence between paired Gaussians (the "KL proxy").
+
+use serde::{Deserialize, Serialize};
+
+use super::model::Moments;
+use crate::error::SepError;
+
+/// Table-1 style accuracy figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MogAccuracy {
+    /// `||M_est - M_true||_F` over the `J x d` matrix of paired posterior means.
+    pub f_norm: f64,
+    /// `sqrt(sum_j ||V_est_j - V_true_j||_F^2)` over paired posterior covariances.
+    pub f_norm_cov: f64,
+    /// Mean over pairs of `KL(N_true_j || N_est_j)`.
+    pub kl_proxy: f64,
+    /// `pairing[j]` = estimated component paired with true component `j`.
+    pub pairing: Vec<usize>,
+}
+
+/// `KL(N(m0, S0) || N(m1, S1))`.
+pub fn kl_gaussian(p: &Moments, q: &Moments) -> Option<f64> {
+    let d = p.mean.len() as f64;
+    let chol_q = q.cov.clone().cholesky()?;
+    let chol_p = p.cov.clone().cholesky()?;
+    let tr = chol_q.solve(&p.cov).trace();
+    let dm = &q.mean - &p.mean;
+    let maha = dm.dot(&chol_q.solve(&dm));
+    let logdet =
+        |l: &nalgebra::DMatrix<f64>| 2.0 * l.diagonal().iter().map(|v| v.ln()).sum::<f64>();
+    Some(0.5 * (tr + maha - d + logdet(&chol_q.l()) - logdet(&chol_p.l())))
+}
+
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for p in permutations(n - 1) {
+        for pos in 0..=p.len() {
+            let mut q = p.clone();
+            q.insert(pos, n - 1);
+            out.push(q);
+        }
+    }
+    out
+}
+
+/// Pairs components one-to-one by minimum total squared distance between means (exhaustive over
+/// permutations; `J <= 8`) and computes the figures.
+///
+/// # Errors
+/// [`SepError::DimensionMismatch`] if the component counts differ or `J > 8`;
+/// [`SepError::InvalidNaturalParameters`] if a covariance is not positive definite.
+pub fn compare(truth: &[Moments], estimate: &[Moments]) -> Result<MogAccuracy, SepError> {
+    let j = truth.len();
+    if estimate.len() != j || j > 8 {
+        return Err(SepError::DimensionMismatch {
+            context: "mog::compare components (and J <= 8)",
+            expected: j,
+            got: estimate.len(),
+        });
+    }
+    let dist = |a: usize, b: usize| (&truth[a].mean - &estimate[b].mean).norm_squared();
+    let pairing = permutations(j)
+        .into_iter()
+        .min_by(|p, q| {
+            let cp: f64 = p.iter().enumerate().map(|(a, &b)| dist(a, b)).sum();
+            let cq: f64 = q.iter().enumerate().map(|(a, &b)| dist(a, b)).sum();
+            cp.total_cmp(&cq)
+        })
+        .unwrap_or_default();
+    let mut f2 = 0.0;
+    let mut c2 = 0.0;
+    let mut kl = 0.0;
+    for (a, &b) in pairing.iter().enumerate() {
+        f2 += dist(a, b);
+        c2 += (&truth[a].cov - &estimate[b].cov).norm_squared();
+        kl += kl_gaussian(&truth[a], &estimate[b])
+            .ok_or_else(|| SepError::InvalidNaturalParameters("covariance not PD".into()))?;
+    }
+    Ok(MogAccuracy {
+        f_norm: f2.sqrt(),
+        f_norm_cov: c2.sqrt(),
+        kl_proxy: kl / j as f64,
+        pairing,
+    })
+}

@@ -1,0 +1,12 @@
+//! Mixture-of-Gaussians clustering (002 Sec. 6.1): the model, synthetic data, the Gibbs ground
+//! truth and the Table-1 accuracy figures.
+
+mod gibbs;
+mod metrics;
+mod model;
+mod synthetic;
+
+pub use gibbs::{GibbsConfig, gibbs_posterior};
+pub use metrics::{MogAccuracy, compare, kl_gaussian};
+pub use model::{Family, MogModel, Moments};
+pub use synthetic::{MogData, generate};
