@@ -1,0 +1,25 @@
+//! The experiments behind the report: each reproduces one figure or table of the papers.
+
+pub mod accountant;
+
+use crate::context::Context;
+use crate::report::Section;
+
+/// One experiment of `cargo xtask bench`.
+pub struct Experiment {
+    /// Name used by `--only` and as the report anchor.
+    pub name: &'static str,
+    /// What it reproduces.
+    pub about: &'static str,
+    /// Runs it.
+    pub run: fn(&Context) -> anyhow::Result<Section>,
+}
+
+/// Every experiment, in report order.
+pub fn all() -> Vec<Experiment> {
+    vec![Experiment {
+        name: "accountant",
+        about: "epsilon against iterations: RDP, moments accountant, advanced and linear composition",
+        run: accountant::run,
+    }]
+}
