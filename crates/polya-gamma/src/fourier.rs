@@ -55,6 +55,8 @@ pub(crate) struct Fourier {
     start: f64,
     /// Window width `P`.
     width: f64,
+    /// Exact mean `b tanh(z/2) / (2z)`, used to remove the linear phase for `z >= 1`.
+    mean: f64,
 }
 
 impl Fourier {
@@ -77,6 +79,7 @@ impl Fourier {
             half_one_minus_t: e / (1.0 + e),
             start,
             width: hi - start,
+            mean,
         }
     }
 
@@ -110,6 +113,25 @@ impl Fourier {
             0.5 * (2.0 * w.re + w.re * w.re + w.im * w.im).ln_1p(),
             w.im.atan2(1.0 + w.re),
         );
+        if self.half_z >= 0.5 {
+            // Remove the linear term D'(0) w = -i w tanh(z/2) / (2z) analytically, so the phase
+            // w * mean (up to ~w mean ~ 10 mean / sd) is never formed and then cancelled:
+            // D - D_lin = (i w/2) d / (z (v + z/2)) - i w (1 - t) / (2z) + ln1p(w').
+            let z = 2.0 * self.half_z;
+            let q = Complex::new(0.0, 0.5 * omega).mul(d);
+            let den2 = Complex::new(z * den.re, z * den.im);
+            let n2b = den2.re * den2.re + den2.im * den2.im;
+            let first = Complex::new(
+                (q.re * den2.re + q.im * den2.im) / n2b,
+                (q.im * den2.re - q.re * den2.im) / n2b,
+            );
+            let middle_im = -omega * self.half_one_minus_t / z;
+            let dd = Complex::new(first.re + l1p.re, first.im + middle_im + l1p.im);
+            return Complex::new(
+                -self.b * dd.re,
+                -self.b * dd.im + omega * (self.mean - self.start),
+            );
+        }
         let dd = Complex::new(d.re + l1p.re, d.im + l1p.im);
         Complex::new(-self.b * dd.re, -self.b * dd.im - omega * self.start)
     }

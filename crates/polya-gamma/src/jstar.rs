@@ -240,7 +240,11 @@ impl ShapeSampler {
     }
 
     /// One draw of `J*(h, z)`.
+    #[inline]
     pub(crate) fn sample<R: Rng + ?Sized>(&self, rng: &mut R, tilt: &Tilt) -> f64 {
+        if let Method::Devroye = self.method {
+            return sample_devroye(rng, tilt);
+        }
         let (h, t) = (self.h, self.t);
         let mut x = t;
         for _ in 0..MAX_TRIES {
@@ -290,6 +294,24 @@ impl ShapeSampler {
         }
         x
     }
+}
+
+/// Devroye's `J*(1, z)` sampler (the hot path of the Gibbs workload), same envelope and test
+/// as the general loop with `h = 1`, `t = 0.64`.
+#[inline]
+fn sample_devroye<R: Rng + ?Sized>(rng: &mut R, tilt: &Tilt) -> f64 {
+    let mut x = DEVROYE_T;
+    for _ in 0..MAX_TRIES {
+        x = if uniform(rng) < tilt.p_left {
+            tilt.left.sample(rng, 1.0, tilt.z, DEVROYE_T)
+        } else {
+            DEVROYE_T + exp1(rng) / tilt.rate
+        };
+        if x > 0.0 && x.is_finite() && devroye_accepts(x, uniform(rng)) {
+            return x;
+        }
+    }
+    x
 }
 
 /// Devroye's acceptance test for `J*(1)` against `u a_0(x)`: for `x <= 0.64` the terms
@@ -397,6 +419,42 @@ mod efficiency_tests {
             let h = 1.0 + 0.25 * i as f64;
             let m = envelope_mass(h);
             assert!(m < 1.5, "h={h}: {m}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod envelope_tests {
+    use super::*;
+
+    /// The small-shape right envelope lies above the (certified, upper-bracketed) density on a
+    /// fine grid, and the left envelope a_0 lies above it on (0, T].
+    #[test]
+    fn small_shape_envelope_covers_density() {
+        for i in 1..20 {
+            let h = i as f64 * 0.05;
+            let s = ShapeSampler::new(h);
+            let Method::Small(env) = &s.method else {
+                panic!("small method expected")
+            };
+            let t = s.t;
+            for k in 0..2000 {
+                let x = t + k as f64 * 0.006;
+                let f = density_upper_bracket(h, x);
+                let step = ((x - t) / STEP_WIDTH).floor() as usize;
+                let e = if step < STEPS {
+                    env.heights[step]
+                } else {
+                    (env.ln_tail_c - env.tail_rate * x).exp()
+                };
+                assert!(f <= e * (1.0 + 1e-12), "h={h} x={x}: f={f} env={e}");
+            }
+            for k in 1..1000 {
+                let x = t * k as f64 / 1000.0;
+                let f = density_upper_bracket(h, x);
+                let a0 = ln_first_term(h, h.ln(), x, x.ln()).exp();
+                assert!(f <= a0 * (1.0 + 1e-12), "h={h} x={x}: f={f} a0={a0}");
+            }
         }
     }
 }
