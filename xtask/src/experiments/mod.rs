@@ -1,6 +1,7 @@
 //! The experiments behind the report: each reproduces one figure or table of the papers.
 
 pub mod accountant;
+pub mod sampler;
 
 use crate::context::Context;
 use crate::report::Section;
@@ -17,9 +18,16 @@ pub struct Experiment {
 
 /// Every experiment, in report order.
 pub fn all() -> Vec<Experiment> {
-    vec![Experiment {
-        name: "accountant",
-        about: "epsilon against iterations: RDP, moments accountant, advanced and linear composition",
-        run: accountant::run,
-    }]
+    vec![
+        Experiment {
+            name: "accountant",
+            about: "epsilon against iterations: RDP, moments accountant, advanced and linear composition",
+            run: accountant::run,
+        },
+        Experiment {
+            name: "pg_throughput",
+            about: "Polya-Gamma sampler draws per second over shapes and tilts",
+            run: sampler::run,
+        },
+    ]
 }
