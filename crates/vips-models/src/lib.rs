@@ -1,10 +1,16 @@
 //! # vips-models
 //!
 //! Variational Bayes in private settings (VIPS): private stochastic variational Bayes for
-//! conjugate-exponential models behind a privacy wall, with LDA, Bayesian logistic regression and
-//! sigmoid belief networks.
+//! conjugate-exponential models behind a privacy wall (Park, Foulds, Chaudhuri & Welling), with
+//! LDA, Bayesian logistic regression and sigmoid belief networks.
+//!
+//! - [`engine`]: the model trait [`engine::VipsModel`] and the SVI driver [`engine::fit`].
+//! - [`lda`]: private LDA (003 Sec. 4, Algorithm 3) and its held-out evaluation.
+//! - [`data`]: bag-of-words corpora (UCI loader, synthetic LDA corpora, fixed-length resampling).
+//! - [`blr`], [`sbn`]: Bayesian logistic regression and sigmoid belief networks.
 
 pub mod blr;
+pub mod data;
 pub mod engine;
 pub mod lda;
 pub mod sbn;

@@ -1,1 +1,23 @@
-//! The VIPS engine: private stochastic variational Bayes for conjugate-exponential models (003 Algorithm 2).
+//! The VIPS engine: private stochastic variational Bayes for conjugate-exponential models
+//! (003 Algorithm 2; Algorithm 4 with Pólya-Gamma augmentation).
+//!
+//! A model implements [`VipsModel`] (E-step per record with declared per-record bounds, M-step
+//! from released statistics, SVI blend); [`fit`] drives it: Poisson batches from dp-core's
+//! sampler, releases through the privacy wall, `rho_t = (tau0 + t)^-kappa`, a non-private mode
+//! through the same path, stopping by iterations, passes or budget, and a serialisable
+//! [`FitResult`] with the ledger and a per-iteration trace.
+
+mod config;
+mod driver;
+mod error;
+mod model;
+mod pool;
+mod result;
+mod schedule;
+
+pub use config::{Privacy, Stop, SviConfig, SviConfigBuilder};
+pub use driver::fit;
+pub use error::EngineError;
+pub use model::VipsModel;
+pub use result::{FitResult, IterationReport, PrivacySummary, process_cpu_seconds};
+pub use schedule::StepSize;

@@ -1,0 +1,72 @@
+//! Criterion benchmarks of the LDA E-step and M-step expectations.
+//!
+//! Uses `../shared/data/news` when present (K = 50, 256 training documents), otherwise a synthetic
+//! corpus of the same shape (V = 5000, ~236 tokens per document).
+//!
+//! ```text
+//! cargo bench -p vips-models --bench lda_estep
+//! ```
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use rand::SeedableRng;
+use rand::rngs::ChaCha8Rng;
+use vips_models::data::{Document, SyntheticConfig, load_uci_bow};
+use vips_models::lda::{DocScratch, LdaConfig, Topics, infer_document};
+
+fn documents() -> (Vec<Document>, usize) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/news/docword.train.txt.gz");
+    match load_uci_bow(&path) {
+        Ok(c) => {
+            let v = c.vocab_size();
+            (c.into_docs().into_iter().take(256).collect(), v)
+        }
+        Err(_) => {
+            eprintln!(
+                "news corpus absent at {}; using a synthetic corpus",
+                path.display()
+            );
+            let s = SyntheticConfig {
+                num_docs: 256,
+                vocab_size: 5000,
+                num_topics: 50,
+                doc_length: 236,
+                ..Default::default()
+            }
+            .generate()
+            .expect("valid config");
+            (s.corpus.into_docs(), 5000)
+        }
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let (docs, v) = documents();
+    let k = 50;
+    let cfg = LdaConfig::builder(k, v).build().expect("valid");
+    let topics = Topics::random_init(k, v, &mut ChaCha8Rng::seed_from_u64(0));
+    let expected = topics.expected();
+    let mut scratch = DocScratch::new(k);
+    c.bench_function("lda_estep_256_docs_k50", |b| {
+        b.iter(|| {
+            let mut iters = 0;
+            for d in &docs {
+                iters += infer_document(&expected, &cfg, d, &mut scratch);
+            }
+            black_box(iters)
+        })
+    });
+    c.bench_function("lda_expected_k50_v5000", |b| {
+        b.iter(|| black_box(topics.expected()))
+    });
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = bench
+}
+criterion_main!(benches);

@@ -1,0 +1,279 @@
+//! The UCI "Bag of Words" format: `docword.*.txt[.gz]` (header `D`, `W`, `NNZ`, then
+//! `docID wordID count` lines, 1-based ids, sorted by document then word) and `vocab.*.txt`.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use flate2::read::MultiGzDecoder;
+
+use super::{Corpus, DataError, Document};
+
+fn open(path: &Path) -> Result<Box<dyn BufRead>, DataError> {
+    let io = |source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(io)?;
+    let mut magic = [0u8; 2];
+    let n = file.read(&mut magic).map_err(io)?;
+    let file = File::open(path).map_err(io)?;
+    if n == 2 && magic == [0x1f, 0x8b] {
+        Ok(Box::new(BufReader::new(MultiGzDecoder::new(file))))
+    } else {
+        Ok(Box::new(BufReader::new(file)))
+    }
+}
+
+fn parse_int(field: Option<&str>, line: usize, what: &str) -> Result<i64, DataError> {
+    let field = field.ok_or_else(|| DataError::Parse {
+        line,
+        reason: format!("missing {what}"),
+    })?;
+    field.parse::<i64>().map_err(|_| DataError::Parse {
+        line,
+        reason: format!("{what} `{field}` is not an integer"),
+    })
+}
+
+fn header_value(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    line: usize,
+    what: &str,
+    path: &Path,
+) -> Result<usize, DataError> {
+    let text = match lines.next() {
+        Some(Ok(t)) => t,
+        Some(Err(source)) => {
+            return Err(DataError::Io {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+        None => {
+            return Err(DataError::Parse {
+                line,
+                reason: format!("file ends before the header's {what}"),
+            });
+        }
+    };
+    let v = parse_int(Some(text.trim()), line, what)?;
+    usize::try_from(v).map_err(|_| DataError::Parse {
+        line,
+        reason: format!("{what} {v} is negative"),
+    })
+}
+
+/// Reads a UCI bag-of-words `docword` file (gzipped or plain; detected from the content).
+///
+/// Word ids become 0-based. Every document `1..=D` must have at least one entry.
+///
+/// # Errors
+/// A [`DataError`] naming the line for: a malformed line, a word or document id out of range, a
+/// count that is not positive, entries out of order or repeated, an empty document, a file with
+/// fewer or more entries than its header's `NNZ`; [`DataError::Io`] if the file cannot be read.
+///
+/// # Example
+/// ```
+/// use vips_models::data::load_uci_bow;
+/// let dir = std::env::temp_dir().join("vips_models_doc_uci");
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("docword.txt");
+/// std::fs::write(&path, "2\n3\n3\n1 1 2\n1 3 1\n2 2 5\n").unwrap();
+/// let corpus = load_uci_bow(&path)?;
+/// assert_eq!(corpus.len(), 2);
+/// assert_eq!(corpus.docs()[1].words(), &[1]);
+/// # Ok::<(), vips_models::data::DataError>(())
+/// ```
+pub fn load_uci_bow(path: impl AsRef<Path>) -> Result<Corpus, DataError> {
+    let path = path.as_ref();
+    let reader = open(path)?;
+    let mut lines = reader.lines();
+    let num_docs = header_value(&mut lines, 1, "D", path)?;
+    let vocab_size = header_value(&mut lines, 2, "W", path)?;
+    let nnz = header_value(&mut lines, 3, "NNZ", path)?;
+    if vocab_size == 0 {
+        return Err(DataError::Parse {
+            line: 2,
+            reason: "W must be positive".into(),
+        });
+    }
+    let mut docs: Vec<Document> = Vec::with_capacity(num_docs);
+    let mut cur_doc: usize = 0; // 1-based id of the document being read; 0 = none yet
+    let mut words: Vec<u32> = Vec::new();
+    let mut counts: Vec<u32> = Vec::new();
+    let mut found = 0usize;
+    let mut line_no = 3usize;
+    let finish =
+        |docs: &mut Vec<Document>,
+         words: &mut Vec<u32>,
+         counts: &mut Vec<u32>,
+         line: usize|
+         -> Result<(), DataError> {
+            let doc = Document::from_sorted(std::mem::take(words), std::mem::take(counts))
+                .map_err(|e| DataError::Parse {
+                    line,
+                    reason: e.to_string(),
+                })?;
+            docs.push(doc);
+            Ok(())
+        };
+    for text in lines {
+        line_no += 1;
+        let text = text.map_err(|source| DataError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if found == nnz {
+            return Err(DataError::TooManyEntries {
+                line: line_no,
+                expected: nnz,
+            });
+        }
+        let mut fields = trimmed.split_ascii_whitespace();
+        let doc = parse_int(fields.next(), line_no, "docID")?;
+        let word = parse_int(fields.next(), line_no, "wordID")?;
+        let count = parse_int(fields.next(), line_no, "count")?;
+        if fields.next().is_some() {
+            return Err(DataError::Parse {
+                line: line_no,
+                reason: "more than three fields".into(),
+            });
+        }
+        if doc < 1 || doc as u64 > num_docs as u64 {
+            return Err(DataError::DocOutOfRange {
+                line: line_no,
+                doc,
+                num_docs,
+            });
+        }
+        if word < 1 || word as u64 > vocab_size as u64 {
+            return Err(DataError::WordOutOfRange {
+                line: line_no,
+                word,
+                vocab_size,
+            });
+        }
+        if count < 1 || count > i64::from(u32::MAX) {
+            return Err(DataError::BadCount {
+                line: line_no,
+                count,
+            });
+        }
+        let (doc, word, count) = (doc as usize, (word - 1) as u32, count as u32);
+        if doc < cur_doc || (doc == cur_doc && words.last().is_some_and(|&w| w >= word)) {
+            return Err(DataError::Unsorted { line: line_no });
+        }
+        if doc > cur_doc {
+            if cur_doc > 0 {
+                finish(&mut docs, &mut words, &mut counts, line_no)?;
+            }
+            if doc > cur_doc + 1 {
+                return Err(DataError::EmptyDocument {
+                    line: line_no,
+                    doc: cur_doc + 1,
+                });
+            }
+            cur_doc = doc;
+        }
+        words.push(word);
+        counts.push(count);
+        found += 1;
+    }
+    if found < nnz {
+        return Err(DataError::Truncated {
+            line: line_no,
+            expected: nnz,
+            found,
+        });
+    }
+    if cur_doc > 0 {
+        finish(&mut docs, &mut words, &mut counts, line_no)?;
+    }
+    if cur_doc < num_docs {
+        return Err(DataError::EmptyDocument {
+            line: line_no,
+            doc: cur_doc + 1,
+        });
+    }
+    Corpus::new(docs, vocab_size)
+}
+
+/// Reads a vocabulary file: one word per line (trailing empty lines ignored).
+///
+/// # Errors
+/// [`DataError::Io`] if unreadable; [`DataError::Parse`] for an empty line inside the list.
+pub fn load_vocab(path: impl AsRef<Path>) -> Result<Vec<String>, DataError> {
+    let path = path.as_ref();
+    let reader = open(path)?;
+    let mut vocab = Vec::new();
+    let mut blank_at = None;
+    for (i, text) in reader.lines().enumerate() {
+        let text = text.map_err(|source| DataError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let word = text.trim();
+        if word.is_empty() {
+            blank_at.get_or_insert(i + 1);
+            continue;
+        }
+        if let Some(line) = blank_at {
+            return Err(DataError::Parse {
+                line,
+                reason: "empty line inside the vocabulary".into(),
+            });
+        }
+        vocab.push(word.to_string());
+    }
+    Ok(vocab)
+}
+
+/// A train/test pair of corpora over one vocabulary.
+#[derive(Clone, Debug)]
+pub struct UciSplits {
+    /// Training documents (private: they go behind the privacy wall).
+    pub train: Corpus,
+    /// Held-out documents (public, for evaluation).
+    pub test: Corpus,
+}
+
+fn find(dir: &Path, stem: &str) -> Option<PathBuf> {
+    [format!("{stem}.gz"), stem.to_string()]
+        .into_iter()
+        .map(|name| dir.join(name))
+        .find(|p| p.exists())
+}
+
+/// Loads a directory laid out as `../shared/data/news`: `docword.train.txt[.gz]`,
+/// `docword.test.txt[.gz]` and `vocab.txt`.
+///
+/// # Errors
+/// [`DataError::Io`] if a file is missing; any error of [`load_uci_bow`] / [`load_vocab`];
+/// [`DataError::Mismatch`] if the files disagree on the vocabulary size.
+pub fn load_uci_dir(dir: impl AsRef<Path>) -> Result<UciSplits, DataError> {
+    let dir = dir.as_ref();
+    let missing = |name: &str| DataError::Io {
+        path: dir.join(name),
+        source: std::io::Error::new(std::io::ErrorKind::NotFound, "not found"),
+    };
+    let train_path = find(dir, "docword.train.txt").ok_or_else(|| missing("docword.train.txt"))?;
+    let test_path = find(dir, "docword.test.txt").ok_or_else(|| missing("docword.test.txt"))?;
+    let vocab_path = find(dir, "vocab.txt").ok_or_else(|| missing("vocab.txt"))?;
+    let vocab = load_vocab(vocab_path)?;
+    let train = load_uci_bow(train_path)?.with_vocab(vocab.clone())?;
+    let test = load_uci_bow(test_path)?;
+    if test.vocab_size() != train.vocab_size() {
+        return Err(DataError::Mismatch(format!(
+            "train has W = {}, test has W = {}",
+            train.vocab_size(),
+            test.vocab_size()
+        )));
+    }
+    let test = test.with_vocab(vocab)?;
+    Ok(UciSplits { train, test })
+}

@@ -1,0 +1,271 @@
+//! Validated settings of the SVI driver.
+
+use serde::{Deserialize, Serialize};
+
+use super::{EngineError, StepSize};
+
+/// When the driver stops.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "stop", rename_all = "snake_case")]
+pub enum Stop {
+    /// After exactly this many iterations (releases).
+    Iterations {
+        /// Number of iterations `J >= 1`.
+        iterations: u64,
+    },
+    /// After `ceil(passes / q)` iterations: `passes` expected passes over the data.
+    Passes {
+        /// Expected passes `> 0`.
+        passes: f64,
+    },
+    /// Until the next release would take the spent budget past the total (needs a noise
+    /// multiplier; at most `max_iterations`).
+    Budget {
+        /// Hard cap on iterations.
+        max_iterations: u64,
+    },
+}
+
+/// How much noise, and the budget.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "privacy", rename_all = "snake_case")]
+pub enum Privacy {
+    /// No noise (`eps = infinity`): the same code path, sampler and clipping, with zero noise.
+    NonPrivate,
+    /// Calibrate the noise multiplier so that the whole run (a fixed number of iterations) spends
+    /// at most `(epsilon, delta)`.
+    Target {
+        /// Total epsilon `> 0`.
+        epsilon: f64,
+        /// Total delta in `(0, 1)`.
+        delta: f64,
+    },
+    /// A given noise multiplier; the run stops (or a release is refused) at the budget.
+    NoiseMultiplier {
+        /// Noise std / sensitivity, `> 0`.
+        noise_multiplier: f64,
+        /// Total epsilon `> 0`.
+        epsilon: f64,
+        /// Total delta in `(0, 1)`.
+        delta: f64,
+    },
+}
+
+/// Settings of [`crate::engine::fit`]; build with [`SviConfig::builder`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SviConfig {
+    pub(crate) step: StepSize,
+    pub(crate) expected_batch_size: f64,
+    pub(crate) stop: Stop,
+    pub(crate) privacy: Privacy,
+    pub(crate) noise_seed: Option<u64>,
+    pub(crate) init_seed: u64,
+    pub(crate) progress: bool,
+}
+
+/// Unchecked [`SviConfig`].
+#[derive(Clone, Debug)]
+pub struct SviConfigBuilder {
+    cfg: SviConfig,
+}
+
+impl SviConfig {
+    /// A builder with: Robbins-Monro `tau0 = 1024`, `kappa = 0.7`; expected batch 256; one pass;
+    /// non-private; noise from the OS-seeded CSPRNG; init seed 0; no progress output.
+    ///
+    /// # Example
+    /// ```
+    /// use vips_models::engine::{Privacy, Stop, SviConfig};
+    /// let cfg = SviConfig::builder()
+    ///     .expected_batch_size(256.0)
+    ///     .stop(Stop::Passes { passes: 1.0 })
+    ///     .privacy(Privacy::Target { epsilon: 1.0, delta: 1e-5 })
+    ///     .build()?;
+    /// assert_eq!(cfg.sampling_rate(3441)?, 256.0 / 3441.0);
+    /// # Ok::<(), vips_models::engine::EngineError>(())
+    /// ```
+    pub fn builder() -> SviConfigBuilder {
+        SviConfigBuilder {
+            cfg: SviConfig {
+                step: StepSize::RobbinsMonro {
+                    tau0: 1024.0,
+                    kappa: 0.7,
+                },
+                expected_batch_size: 256.0,
+                stop: Stop::Passes { passes: 1.0 },
+                privacy: Privacy::NonPrivate,
+                noise_seed: None,
+                init_seed: 0,
+                progress: false,
+            },
+        }
+    }
+
+    /// The step-size schedule.
+    pub fn step(&self) -> StepSize {
+        self.step
+    }
+    /// The stopping rule.
+    pub fn stop(&self) -> Stop {
+        self.stop
+    }
+    /// The privacy setting.
+    pub fn privacy(&self) -> Privacy {
+        self.privacy
+    }
+    /// Expected batch size `S = q N`.
+    pub fn expected_batch_size(&self) -> f64 {
+        self.expected_batch_size
+    }
+
+    /// The Poisson rate `q = S / N` for `population` records.
+    ///
+    /// # Errors
+    /// [`EngineError::Empty`] for no records; [`EngineError::InvalidParameter`] if `S > N`.
+    pub fn sampling_rate(&self, population: usize) -> Result<f64, EngineError> {
+        if population == 0 {
+            return Err(EngineError::Empty("no records"));
+        }
+        let q = self.expected_batch_size / population as f64;
+        if q > 1.0 {
+            return Err(EngineError::invalid(
+                "expected_batch_size",
+                self.expected_batch_size,
+                "exceeds the number of records",
+            ));
+        }
+        Ok(q)
+    }
+
+    /// Number of iterations for `population` records (`None` for [`Stop::Budget`]).
+    ///
+    /// # Errors
+    /// As [`SviConfig::sampling_rate`].
+    pub fn iterations(&self, population: usize) -> Result<Option<u64>, EngineError> {
+        let q = self.sampling_rate(population)?;
+        Ok(match self.stop {
+            Stop::Iterations { iterations } => Some(iterations),
+            Stop::Passes { passes } => Some(((passes / q).ceil() as u64).max(1)),
+            Stop::Budget { .. } => None,
+        })
+    }
+}
+
+impl SviConfigBuilder {
+    /// The step-size schedule.
+    pub fn step(mut self, step: StepSize) -> Self {
+        self.cfg.step = step;
+        self
+    }
+    /// Expected batch size `S`; the Poisson rate is `q = S / N`.
+    pub fn expected_batch_size(mut self, s: f64) -> Self {
+        self.cfg.expected_batch_size = s;
+        self
+    }
+    /// The stopping rule.
+    pub fn stop(mut self, stop: Stop) -> Self {
+        self.cfg.stop = stop;
+        self
+    }
+    /// The privacy setting.
+    pub fn privacy(mut self, privacy: Privacy) -> Self {
+        self.cfg.privacy = privacy;
+        self
+    }
+    /// Seed the wall's sampling and noise RNG on purpose (reproducible; recorded as such). The
+    /// default is ChaCha20 seeded from the OS.
+    pub fn noise_seed(mut self, seed: Option<u64>) -> Self {
+        self.cfg.noise_seed = seed;
+        self
+    }
+    /// Seed of the initial global parameters (public randomness).
+    pub fn init_seed(mut self, seed: u64) -> Self {
+        self.cfg.init_seed = seed;
+        self
+    }
+    /// Print one progress line per iteration to stderr.
+    pub fn progress(mut self, on: bool) -> Self {
+        self.cfg.progress = on;
+        self
+    }
+
+    /// Validates the settings.
+    ///
+    /// # Errors
+    /// [`EngineError::InvalidParameter`] for a bad schedule, a batch size that is not finite and
+    /// `> 0`, zero iterations or passes, epsilon `<= 0`, delta outside `(0, 1)`, a noise multiplier
+    /// `<= 0`, or [`Stop::Budget`] without a noise multiplier.
+    pub fn build(self) -> Result<SviConfig, EngineError> {
+        let c = self.cfg;
+        c.step.check()?;
+        if !(c.expected_batch_size > 0.0 && c.expected_batch_size.is_finite()) {
+            return Err(EngineError::invalid(
+                "expected_batch_size",
+                c.expected_batch_size,
+                "must be finite and > 0",
+            ));
+        }
+        match c.stop {
+            Stop::Iterations { iterations: 0 } | Stop::Budget { max_iterations: 0 } => {
+                return Err(EngineError::invalid("iterations", 0.0, "must be >= 1"));
+            }
+            Stop::Passes { passes } if !(passes > 0.0 && passes.is_finite()) => {
+                return Err(EngineError::invalid(
+                    "passes",
+                    passes,
+                    "must be finite and > 0",
+                ));
+            }
+            _ => {}
+        }
+        let check_budget = |epsilon: f64, delta: f64| {
+            if !(epsilon > 0.0 && epsilon.is_finite()) {
+                return Err(EngineError::invalid(
+                    "epsilon",
+                    epsilon,
+                    "must be finite and > 0",
+                ));
+            }
+            if !(delta > 0.0 && delta < 1.0) {
+                return Err(EngineError::invalid("delta", delta, "must be in (0, 1)"));
+            }
+            Ok(())
+        };
+        match c.privacy {
+            Privacy::NonPrivate => {
+                if matches!(c.stop, Stop::Budget { .. }) {
+                    return Err(EngineError::invalid(
+                        "stop",
+                        f64::INFINITY,
+                        "stopping by budget needs a private run with a noise multiplier",
+                    ));
+                }
+            }
+            Privacy::Target { epsilon, delta } => {
+                check_budget(epsilon, delta)?;
+                if matches!(c.stop, Stop::Budget { .. }) {
+                    return Err(EngineError::invalid(
+                        "stop",
+                        epsilon,
+                        "a calibrated target needs a fixed number of iterations; use a noise multiplier to stop by budget",
+                    ));
+                }
+            }
+            Privacy::NoiseMultiplier {
+                noise_multiplier,
+                epsilon,
+                delta,
+            } => {
+                check_budget(epsilon, delta)?;
+                if !(noise_multiplier > 0.0 && noise_multiplier.is_finite()) {
+                    return Err(EngineError::invalid(
+                        "noise_multiplier",
+                        noise_multiplier,
+                        "must be finite and > 0",
+                    ));
+                }
+            }
+        }
+        Ok(c)
+    }
+}

@@ -1,0 +1,203 @@
+//! The SVI driver (003 Algorithm 2): sample, release through the wall, M-step, damp, repeat.
+
+use std::time::Instant;
+
+use dp_core::{PrivacyWall, RngPolicy, SamplingScheme};
+use rand::SeedableRng;
+use rand::rngs::ChaCha8Rng;
+
+use super::pool::ScratchPool;
+use super::result::process_cpu_seconds;
+use super::{
+    EngineError, FitResult, IterationReport, Privacy, PrivacySummary, Stop, SviConfig, VipsModel,
+};
+
+/// Bounds at or above this are "no clipping" and only allowed in non-private runs.
+const UNBOUNDED: f64 = 1e300;
+
+/// Fits `model` to `records` by (private) stochastic variational inference (003 Algorithm 2).
+///
+/// The records move into a dp-core [`PrivacyWall`] with Poisson sampling at rate
+/// `q = S / N` (`S` = the expected batch size). Each iteration `t`: the wall draws a Poisson batch,
+/// runs the model's E-step on every sampled record in parallel (rayon), clips each record's
+/// statistic block-wise to the declared bounds, sums, adds Gaussian noise (none when
+/// non-private), divides by the public `S`, and charges the ledger one Poisson-subsampled
+/// Gaussian event; the M-step forms `nu + N s~` and the global parameters are damped with
+/// `rho_t`. `observer` is called after every iteration with the report and the current global
+/// parameters (held-out evaluation, progress bars).
+///
+/// Stopping: a fixed number of iterations ([`Stop::Iterations`], or `ceil(passes / q)` for
+/// [`Stop::Passes`]); or, with a given noise multiplier, as soon as the next release would exceed
+/// the budget ([`Stop::Budget`]).
+///
+/// # Errors
+/// [`EngineError::InvalidParameter`] / [`EngineError::Empty`] for bad settings or no records;
+/// [`EngineError::Privacy`] if the wall refuses (bad block, calibration impossible, a malformed
+/// contribution, a release over budget in a fixed-iteration run) or a private run declares an
+/// unbounded block; [`EngineError::Accountant`] for accountant failures.
+///
+/// # Privacy
+/// Under add/remove-one neighbouring, the released sequence (and everything in the result
+/// computed from it: parameters, trace of `rho`) is `(epsilon, delta)`-DP with the epsilon the
+/// ledger reports, which never exceeds the configured budget. The per-iteration clip counts are
+/// a non-private diagnostic for the data owner (dp-core documents the same exception). A
+/// `noise_seed` makes the noise reproducible and gives no privacy against whoever holds it.
+///
+/// # Example
+/// ```
+/// use vips_models::data::SyntheticConfig;
+/// use vips_models::engine::{fit, Privacy, Stop, SviConfig};
+/// use vips_models::lda::{Lda, LdaConfig};
+/// let data = SyntheticConfig { num_docs: 200, vocab_size: 40, num_topics: 3, doc_length: 30, ..Default::default() }
+///     .generate()?;
+/// let cfg = LdaConfig::builder(3, 40).doc_length(Some(30)).clip_scale(0.5).build()?;
+/// let model = Lda::new(cfg);
+/// let docs = data.corpus.into_docs();
+/// let svi = SviConfig::builder()
+///     .expected_batch_size(50.0)
+///     .stop(Stop::Iterations { iterations: 5 })
+///     .privacy(Privacy::Target { epsilon: 1.0, delta: 1e-5 })
+///     .noise_seed(Some(7))
+///     .build()?;
+/// let result = fit(&model, docs, &svi, |_, _| {})?;
+/// assert!(result.privacy.epsilon.unwrap() <= 1.0);
+/// assert_eq!(result.trace.len(), 5);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn fit<M: VipsModel>(
+    model: &M,
+    records: Vec<M::Record>,
+    config: &SviConfig,
+    mut observer: impl FnMut(&IterationReport, &M::Global),
+) -> Result<FitResult<M::Global>, EngineError> {
+    let population = records.len();
+    let rate = config.sampling_rate(population)?;
+    let spec = model.release_spec()?;
+    let private = !matches!(config.privacy, Privacy::NonPrivate);
+    if private && let Some(b) = spec.blocks().iter().find(|b| b.bound() >= UNBOUNDED) {
+        return Err(EngineError::Privacy(format!(
+            "block `{}` of model `{}` has no finite per-record bound; a private run needs one \
+             (for LDA: a fixed document length)",
+            b.name(),
+            model.name()
+        )));
+    }
+    let planned = config.iterations(population)?;
+    let max_iterations = match (planned, config.stop) {
+        (Some(n), _) => n,
+        (None, Stop::Budget { max_iterations }) => max_iterations,
+        (None, _) => unreachable!("iterations() is None only for Stop::Budget"),
+    };
+    let policy = match config.noise_seed {
+        Some(seed) => RngPolicy::Seeded { seed },
+        None => RngPolicy::OsEntropy,
+    };
+    let builder = PrivacyWall::builder(records)
+        .sampling(SamplingScheme::poisson(rate)?)
+        .rng(policy);
+    let builder = match config.privacy {
+        Privacy::NonPrivate => builder.non_private(),
+        Privacy::Target { epsilon, delta } => builder
+            .epsilon_delta(epsilon, delta)
+            .calibrate_for_releases(max_iterations),
+        Privacy::NoiseMultiplier {
+            noise_multiplier,
+            epsilon,
+            delta,
+        } => builder
+            .epsilon_delta(epsilon, delta)
+            .noise_multiplier(noise_multiplier),
+    };
+    let mut wall = builder.build()?;
+    let expected_batch = wall.expected_batch_size();
+    let delta = wall.budget().map(|b| b.delta());
+
+    let mut init_rng = ChaCha8Rng::seed_from_u64(config.init_seed);
+    let mut global = model.init_global(&mut init_rng);
+    let pool = ScratchPool::new();
+    let start = Instant::now();
+    let cpu_start = process_cpu_seconds();
+    let mut trace = Vec::new();
+    let mut clipped_total = 0u64;
+    for t in 0..max_iterations {
+        if matches!(config.stop, Stop::Budget { .. }) && !wall.can_release()? {
+            break;
+        }
+        let natural = model.expected_natural(&global);
+        let release = wall.release(&spec, |record, buffer| {
+            pool.with(
+                || model.new_scratch(),
+                |scratch| model.record_statistic(&natural, record, scratch, buffer),
+            )
+        })?;
+        drop(natural);
+        let target = model.global_target(&release, population as f64);
+        let rho = config.step.rho(t);
+        model.blend(&mut global, &target, rho);
+        clipped_total += release.clipped_records();
+        let report = IterationReport {
+            iteration: t,
+            rho,
+            clipped: release.clipped_records(),
+            epsilon_spent: if private {
+                Some(wall.spent_epsilon()?)
+            } else {
+                None
+            },
+            elapsed_seconds: start.elapsed().as_secs_f64(),
+        };
+        if config.progress {
+            eprintln!(
+                "[{}] iteration {}/{} rho {:.5} clipped {} epsilon {}",
+                model.name(),
+                t + 1,
+                max_iterations,
+                rho,
+                report.clipped,
+                report
+                    .epsilon_spent
+                    .map_or("inf".to_string(), |e| format!("{e:.4}"))
+            );
+        }
+        observer(&report, &global);
+        trace.push(report);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let cpu_seconds = match (cpu_start, process_cpu_seconds()) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    let iterations = trace.len() as u64;
+    let ledger = if private {
+        Some(
+            serde_json::from_str(&wall.ledger().to_json()?)
+                .map_err(|e| EngineError::Accountant(e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    Ok(FitResult {
+        global,
+        privacy: PrivacySummary {
+            epsilon: if private {
+                Some(wall.spent_epsilon()?)
+            } else {
+                None
+            },
+            delta,
+            noise_multiplier: wall.noise_multiplier(),
+            sampling_rate: rate,
+            expected_batch_size: expected_batch,
+            population,
+            neighbouring: "add_remove_one".into(),
+            rng: policy.describe(),
+            ledger,
+        },
+        trace,
+        iterations,
+        expected_records_processed: expected_batch * iterations as f64,
+        records_clipped: clipped_total,
+        seconds,
+        cpu_seconds,
+    })
+}

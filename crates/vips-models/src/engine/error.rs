@@ -1,0 +1,55 @@
+use thiserror::Error;
+
+/// Errors of the VIPS engine.
+#[derive(Debug, Error)]
+pub enum EngineError {
+    /// A parameter is out of range.
+    #[error("invalid {name} = {value}: {reason}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: &'static str,
+        /// The value given.
+        value: f64,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+    /// No records, or a model that declares no statistic.
+    #[error("empty input: {0}")]
+    Empty(&'static str),
+    /// A model wrote a statistic that does not fit its declared blocks, or a non-finite value.
+    #[error("model `{model}` wrote an inconsistent statistic: {reason}")]
+    BadStatistic {
+        /// Model name.
+        model: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The privacy wall or a mechanism refused.
+    #[error("privacy wall: {0}")]
+    Privacy(String),
+    /// The accountant refused.
+    #[error("accountant: {0}")]
+    Accountant(String),
+}
+
+impl EngineError {
+    pub(crate) fn invalid(name: &'static str, value: f64, reason: &'static str) -> Self {
+        Self::InvalidParameter {
+            name,
+            value,
+            reason,
+        }
+    }
+}
+
+impl From<dp_core::CoreError> for EngineError {
+    fn from(e: dp_core::CoreError) -> Self {
+        Self::Privacy(e.to_string())
+    }
+}
+
+impl From<dp_accountant::AccountantError> for EngineError {
+    fn from(e: dp_accountant::AccountantError) -> Self {
+        Self::Accountant(e.to_string())
+    }
+}

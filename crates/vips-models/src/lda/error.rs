@@ -1,0 +1,32 @@
+use thiserror::Error;
+
+use crate::data::DataError;
+
+/// Errors of the LDA model.
+#[derive(Debug, Error)]
+pub enum LdaError {
+    /// A setting is out of range.
+    #[error("invalid {name} = {value}: {reason}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: &'static str,
+        /// The value given.
+        value: f64,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+    /// No documents.
+    #[error("empty input: {0}")]
+    EmptyData(&'static str),
+    /// A document uses a word outside the model's vocabulary.
+    #[error("unknown word id {word} (vocabulary has {vocab_size} words)")]
+    UnknownWord {
+        /// The word id.
+        word: u32,
+        /// The model's `V`.
+        vocab_size: usize,
+    },
+    /// A data error (resampling, loading).
+    #[error(transparent)]
+    Data(#[from] DataError),
+}

@@ -1,0 +1,155 @@
+//! LDA as a [`VipsModel`] (003 Sec. 4, Algorithm 3).
+
+use rand::Rng;
+use rayon::prelude::*;
+
+use super::estep::{DocScratch, infer_document};
+use super::{ExpectedTopics, LdaConfig, LdaError, Topics};
+use crate::data::{Corpus, Document, resample_fixed_length};
+use crate::engine::{EngineError, VipsModel};
+use dp_core::{BlockSpec, ContributionBuffer, Release, ReleaseSpec};
+
+/// Latent Dirichlet allocation for the VIPS engine.
+///
+/// The released statistic is one block, the `V x K` matrix `s_vk = sum_d c_dv phi_dvk` (word-major),
+/// each document's contribution clipped in Frobenius norm to `a N` (003 Eq. 24).
+///
+/// # Privacy
+/// Neighbouring relation: add/remove one document. Every token of a document contributes a
+/// distribution over topics (`sum_k phi = 1`), so a document of `N` tokens has Frobenius norm at
+/// most `N` (all tokens one word and one topic, 003 Eq. 23); clipping to `a N` makes the sum's
+/// sensitivity `a N`, and `a N / S` after dividing by the public expected batch size `S`. The
+/// bound holds whatever the document's length, because it is enforced by clipping; resampling to
+/// a fixed `N` only keeps long documents from being clipped hard and short ones from drowning.
+/// Without a fixed length the bound is infinite and only non-private runs are accepted.
+#[derive(Clone, Debug)]
+pub struct Lda {
+    cfg: LdaConfig,
+}
+
+impl Lda {
+    /// The model for checked settings.
+    pub fn new(cfg: LdaConfig) -> Self {
+        Self { cfg }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &LdaConfig {
+        &self.cfg
+    }
+
+    /// Prepares training documents: checks the vocabulary and, if a fixed length `N` is set,
+    /// resamples every document to exactly `N` tokens with replacement (003 Sec. 4.2). The
+    /// resampling is a per-document transform with public randomness, done before the documents
+    /// enter the privacy wall.
+    ///
+    /// # Errors
+    /// [`LdaError::EmptyData`] for no documents, [`LdaError::UnknownWord`] for word ids `>= V`.
+    pub fn prepare<R: Rng + ?Sized>(
+        &self,
+        corpus: &Corpus,
+        rng: &mut R,
+    ) -> Result<Vec<Document>, LdaError> {
+        if corpus.is_empty() {
+            return Err(LdaError::EmptyData("no training documents"));
+        }
+        let v = self.cfg.vocab_size();
+        if let Some(d) = corpus.docs().iter().find(|d| d.max_word() as usize >= v) {
+            return Err(LdaError::UnknownWord {
+                word: d.max_word(),
+                vocab_size: v,
+            });
+        }
+        match self.cfg.doc_length() {
+            None => Ok(corpus.docs().to_vec()),
+            Some(n) => corpus
+                .docs()
+                .iter()
+                .map(|d| resample_fixed_length(d, n, rng).map_err(LdaError::from))
+                .collect(),
+        }
+    }
+}
+
+impl VipsModel for Lda {
+    type Record = Document;
+    type Global = Topics;
+    type Natural = ExpectedTopics;
+    type Scratch = DocScratch;
+
+    fn name(&self) -> &str {
+        "lda"
+    }
+
+    fn release_spec(&self) -> Result<ReleaseSpec, EngineError> {
+        // Without a fixed length there is no bound: f64::MAX means "never clip", which the
+        // driver accepts only for non-private runs.
+        let bound = self.cfg.record_bound().unwrap_or(f64::MAX);
+        let len = self.cfg.vocab_size() * self.cfg.num_topics();
+        Ok(ReleaseSpec::new(vec![BlockSpec::vector(
+            "topic_word",
+            len,
+            bound,
+        )?])?)
+    }
+
+    fn init_global(&self, rng: &mut dyn Rng) -> Topics {
+        Topics::random_init(self.cfg.num_topics(), self.cfg.vocab_size(), rng)
+    }
+
+    fn expected_natural(&self, global: &Topics) -> ExpectedTopics {
+        global.expected()
+    }
+
+    fn new_scratch(&self) -> DocScratch {
+        DocScratch::new(self.cfg.num_topics())
+    }
+
+    fn record_statistic(
+        &self,
+        natural: &ExpectedTopics,
+        record: &Document,
+        scratch: &mut DocScratch,
+        out: &mut ContributionBuffer,
+    ) {
+        // A word id >= V would index past the topics: such documents are rejected by `prepare`
+        // and by the corpus types; skip defensively (contributes nothing) rather than panic.
+        if record.max_word() as usize >= natural.vocab_size {
+            return;
+        }
+        infer_document(natural, &self.cfg, record, scratch);
+        let k = natural.num_topics;
+        let stride = natural.stride;
+        let eeb = &natural.exp_elog_beta32;
+        // One segment per distinct word: coordinates w*K .. w*K + K of the word-major block,
+        // s_d[w, k] = c_w phi_dwk = theta~_k beta~_kw c_w / Z_w.
+        for (&w, &r) in record.words().iter().zip(&scratch.ratio) {
+            let w = w as usize;
+            let row = &eeb[w * stride..w * stride + k];
+            for (j, (&t, &b)) in scratch.exp_elog_theta.iter().zip(row).enumerate() {
+                out.push(0, w * k + j, f64::from(t * b * r));
+            }
+        }
+    }
+
+    fn global_target(&self, release: &Release, population: f64) -> Topics {
+        let eta = self.cfg.eta();
+        // 003 Algorithm 3: negative noisy entries -> 0, then lambda = eta + D s~.
+        let lambda: Vec<f64> = release.blocks()[0]
+            .value
+            .as_slice()
+            .par_iter()
+            .map(|&s| eta + population * s.max(0.0))
+            .collect();
+        Topics::from_lambda(self.cfg.num_topics(), self.cfg.vocab_size(), lambda)
+            .expect("eta > 0 and a finite released statistic give a valid lambda")
+    }
+
+    fn blend(&self, global: &mut Topics, target: &Topics, rho: f64) {
+        global
+            .lambda_mut()
+            .par_iter_mut()
+            .zip(target.lambda().par_iter())
+            .for_each(|(l, &t)| *l = (1.0 - rho) * *l + rho * t);
+    }
+}

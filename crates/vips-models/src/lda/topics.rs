@@ -1,0 +1,215 @@
+//! The global variational parameters of LDA: `q(beta_k) = Dir(lambda_k)`, and their expected
+//! natural parameters `E[log beta_kv] = digamma(lambda_kv) - digamma(sum_v lambda_kv)`.
+
+use rand::Rng;
+use rand_distr::{Distribution, Gamma};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::special_fns::{digamma, digamma_fast, exp32};
+
+/// `lambda`, the Dirichlet parameters of the `K` topics, stored word-major: `lambda[v * K + k]`.
+///
+/// Word-major order makes a document's statistic (its distinct words, `K` values each) a set of
+/// contiguous segments of the `V * K` vector the privacy wall releases.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Topics {
+    num_topics: usize,
+    vocab_size: usize,
+    lambda: Vec<f64>,
+}
+
+/// Expected natural parameters of the topics as the E-step uses them: `exp(E[log beta_kv])` in
+/// `f32`, word-major with each word's row padded with zeros to a multiple of 8 (`stride`), so the
+/// E-step's inner loops run on whole 8-lane chunks.
+#[derive(Clone, Debug)]
+pub struct ExpectedTopics {
+    pub(crate) num_topics: usize,
+    pub(crate) vocab_size: usize,
+    /// Row length: `K` rounded up to a multiple of 8.
+    pub(crate) stride: usize,
+    /// `exp(E[log beta_kv])` at `v * stride + k` (zero for `k >= K`).
+    pub(crate) exp_elog_beta32: Vec<f32>,
+}
+
+impl Topics {
+    /// Topics from a word-major `lambda` (`V * K` entries, all finite and `> 0`).
+    ///
+    /// Returns `None` if the length is wrong or an entry is not finite and positive.
+    pub fn from_lambda(num_topics: usize, vocab_size: usize, lambda: Vec<f64>) -> Option<Self> {
+        let ok = num_topics > 0
+            && lambda.len() == num_topics.checked_mul(vocab_size)?
+            && lambda.iter().all(|&x| x > 0.0 && x.is_finite());
+        ok.then_some(Self {
+            num_topics,
+            vocab_size,
+            lambda,
+        })
+    }
+
+    /// The usual random start (Hoffman et al. 2010; gensim): `lambda_kv ~ Gamma(100, 1/100)`.
+    pub fn random_init<R: Rng + ?Sized>(num_topics: usize, vocab_size: usize, rng: &mut R) -> Self {
+        let g: Gamma<f64> = Gamma::new(100.0, 0.01).expect("valid");
+        let lambda = (0..num_topics * vocab_size)
+            .map(|_| g.sample(rng).max(1e-3))
+            .collect();
+        Self {
+            num_topics,
+            vocab_size,
+            lambda,
+        }
+    }
+
+    /// Number of topics `K`.
+    pub fn num_topics(&self) -> usize {
+        self.num_topics
+    }
+
+    /// Vocabulary size `V`.
+    pub fn vocab_size(&self) -> usize {
+        self.vocab_size
+    }
+
+    /// `lambda`, word-major (`lambda[v * K + k]`).
+    pub fn lambda(&self) -> &[f64] {
+        &self.lambda
+    }
+
+    pub(crate) fn lambda_mut(&mut self) -> &mut [f64] {
+        &mut self.lambda
+    }
+
+    /// Per-topic sums `sum_v lambda_kv`.
+    pub fn topic_sums(&self) -> Vec<f64> {
+        let k = self.num_topics;
+        self.lambda
+            .par_chunks(k * 256)
+            .fold(
+                || vec![0.0; k],
+                |mut acc, block| {
+                    for row in block.chunks_exact(k) {
+                        for (a, &x) in acc.iter_mut().zip(row) {
+                            *a += x;
+                        }
+                    }
+                    acc
+                },
+            )
+            .reduce(
+                || vec![0.0; k],
+                |mut a, b| {
+                    for (x, y) in a.iter_mut().zip(&b) {
+                        *x += y;
+                    }
+                    a
+                },
+            )
+    }
+
+    /// `E[log beta_kv] = digamma(lambda_kv) - digamma(sum_v lambda_kv)`, word-major, in `f64`.
+    pub fn elog_beta(&self) -> Vec<f64> {
+        let k = self.num_topics;
+        let dig_sums: Vec<f64> = self.topic_sums().into_iter().map(digamma).collect();
+        let mut out = vec![0.0; self.lambda.len()];
+        out.par_chunks_mut(k * 64)
+            .zip(self.lambda.par_chunks(k * 64))
+            .for_each(|(e, l)| {
+                for (e, l) in e.chunks_exact_mut(k).zip(l.chunks_exact(k)) {
+                    for j in 0..k {
+                        e[j] = digamma(l[j]) - dig_sums[j];
+                    }
+                }
+            });
+        out
+    }
+
+    /// The expected natural parameters in the form the E-step uses, `exp(E[log beta])` (`f32`).
+    pub fn expected(&self) -> ExpectedTopics {
+        let k = self.num_topics;
+        let dig_sums: Vec<f64> = self.topic_sums().into_iter().map(digamma).collect();
+        let stride = k.div_ceil(8) * 8;
+        let mut exp_elog_beta32 = vec![0.0f32; stride * self.vocab_size];
+        exp_elog_beta32
+            .par_chunks_mut(stride * 64)
+            .zip(self.lambda.par_chunks(k * 64))
+            .for_each(|(x, l)| {
+                for (x, l) in x.chunks_exact_mut(stride).zip(l.chunks_exact(k)) {
+                    let x = &mut x[..k];
+                    for j in 0..k {
+                        x[j] = (digamma_fast(l[j]) - dig_sums[j]) as f32;
+                    }
+                    for v in x.iter_mut() {
+                        *v = exp32(*v);
+                    }
+                }
+            });
+        ExpectedTopics {
+            num_topics: k,
+            vocab_size: self.vocab_size,
+            stride,
+            exp_elog_beta32,
+        }
+    }
+
+    /// Posterior-mean topics `E[beta_kv] = lambda_kv / sum_v lambda_kv`, **topic-major**
+    /// (`K` rows of `V` probabilities).
+    pub fn mean_topics(&self) -> Vec<f64> {
+        let (k, v) = (self.num_topics, self.vocab_size);
+        let sums = self.topic_sums();
+        let mut out = vec![0.0; k * v];
+        for (w, row) in self.lambda.chunks_exact(k).enumerate() {
+            for t in 0..k {
+                out[t * v + w] = row[t] / sums[t];
+            }
+        }
+        out
+    }
+
+    /// The `n` most probable words of topic `k` with their posterior-mean probabilities.
+    ///
+    /// # Panics
+    /// Never for `k < K`; returns an empty list for `k >= K`.
+    pub fn top_words(&self, k: usize, n: usize) -> Vec<(u32, f64)> {
+        if k >= self.num_topics {
+            return Vec::new();
+        }
+        let sum: f64 = self
+            .lambda
+            .chunks_exact(self.num_topics)
+            .map(|r| r[k])
+            .sum();
+        let mut words: Vec<(u32, f64)> = self
+            .lambda
+            .chunks_exact(self.num_topics)
+            .enumerate()
+            .map(|(w, r)| (w as u32, r[k] / sum))
+            .collect();
+        let n = n.min(words.len());
+        if n == 0 {
+            return Vec::new();
+        }
+        words.select_nth_unstable_by(n - 1, |a, b| b.1.total_cmp(&a.1));
+        words.truncate(n);
+        words.sort_by(|a, b| b.1.total_cmp(&a.1));
+        words
+    }
+}
+
+impl ExpectedTopics {
+    /// Number of topics `K`.
+    pub fn num_topics(&self) -> usize {
+        self.num_topics
+    }
+    /// Vocabulary size `V`.
+    pub fn vocab_size(&self) -> usize {
+        self.vocab_size
+    }
+    /// Row stride of [`ExpectedTopics::exp_elog_beta`] (`K` rounded up to a multiple of 8).
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+    /// `exp(E[log beta])`, word-major (`v * stride + k`), `f32`, zero-padded rows.
+    pub fn exp_elog_beta(&self) -> &[f32] {
+        &self.exp_elog_beta32
+    }
+}
