@@ -201,18 +201,19 @@ impl ShapeSampler {
             let e = (-hz).exp();
             let ig_cdf = phi_b + phi_a / (e * e);
             let p = self.two_pow_h * e * ig_cdf;
+            let tilt_t = (-half_z2 * t).exp();
             let q = match &self.method {
-                Method::Devroye => 0.5 * PI * (-rate * t).exp() / rate,
+                Method::Devroye => 0.5 * PI * (-PI2_8 * DEVROYE_T).exp() * tilt_t / rate,
                 Method::Alternate { .. } => {
                     (h * (0.5 * PI / rate).ln() + ln_upper_gamma_q(h, rate * t)).exp()
                 }
-                Method::Small(env) => env.total() * (-half_z2 * t).exp(),
+                Method::Small(env) => env.total() * tilt_t,
             };
             return Tilt {
                 z,
                 rate,
                 p_left: p / (p + q),
-                left: LeftMethod::new(h, z, t, (-half_z2 * t).exp() >= ig_cdf),
+                left: LeftMethod::new(h, z, t, tilt_t >= ig_cdf),
             };
         }
         // ln IGcdf(t; h/z, h^2) = ln[Phi((zt - h)/sqrt t) + e^{2hz} Phi(-(zt + h)/sqrt t)]

@@ -18,9 +18,9 @@ use crate::fourier::Fourier;
 use crate::proposals::{MAX_TRIES, exp1, uniform};
 
 /// Number of tangent points.
-const POINTS: usize = 15;
+const POINTS: usize = 31;
 /// Spacing of the tangent points in standard deviations (centred on the mean).
-const SPACING: f64 = 0.5;
+const SPACING: f64 = 0.25;
 /// Log-space safety margin on the envelope and the squeeze.
 const MARGIN: f64 = 1e-10;
 

@@ -100,6 +100,22 @@ impl Plan {
         Tilted::Pieces(self.piece.tilt(0.5 * z))
     }
 
+    /// One draw of `PG(b, z)` with a setup made for this draw only (`z = |z|`). The common
+    /// case (exact pieces) avoids building the large [`Tilted`] value.
+    #[inline]
+    pub(crate) fn sample_fresh<R: Rng + ?Sized>(&self, rng: &mut R, z: f64) -> f64 {
+        if z.is_finite() && self.b < LARGE_SHAPE_PER_DRAW && self.count <= MAX_PIECES {
+            let tilt = self.piece.tilt(0.5 * z);
+            let mut total = 0.0;
+            for _ in 0..self.count {
+                total += self.piece.sample(rng, &tilt);
+            }
+            return 0.25 * total;
+        }
+        let tilted = self.tilted(z, false);
+        self.sample(rng, &tilted)
+    }
+
     /// One draw of `PG(b, z)` given its setup.
     #[inline]
     pub(crate) fn sample<R: Rng + ?Sized>(&self, rng: &mut R, tilted: &Tilted) -> f64 {
@@ -172,8 +188,7 @@ impl PolyaGammaShape {
     /// Draw for a validated `z = |z|`.
     #[inline]
     pub(crate) fn sample_unchecked<R: Rng + ?Sized>(&self, rng: &mut R, z: f64) -> f64 {
-        let tilted = self.plan.tilted(z, false);
-        self.plan.sample(rng, &tilted)
+        self.plan.sample_fresh(rng, z)
     }
 
     /// Writes one draw of `PG(b, z[i])` into `out[i]` for every `i`.
