@@ -5,6 +5,7 @@
 //! projection, L2 / Frobenius clipping, the samplers the accountant assumes, and the privacy wall.
 
 mod analyze_gauss;
+pub mod audit;
 mod clip;
 mod error;
 mod gaussian;
