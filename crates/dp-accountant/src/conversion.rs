@@ -81,6 +81,88 @@ pub fn delta_from_rdp(
         .min(1.0))
 }
 
+/// The smallest `epsilon` at `delta` over a precomputed RDP curve: `(epsilon, order)`.
+///
+/// # Example
+/// ```
+/// use dp_accountant::{Conversion, conversion::epsilon_from_rdp_curve};
+/// let (eps, order) = epsilon_from_rdp_curve(&[2.0, 8.0, 32.0], &[0.01, 0.05, 0.4], 1e-5,
+///                                           Conversion::Improved)?;
+/// assert_eq!(order, 32.0);
+/// assert!(eps > 0.0);
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for mismatched lengths, a bad order or RDP value, or
+/// `delta` outside `(0, 1)`; [`AccountantError::Empty`] for an empty curve.
+///
+/// # Privacy
+/// As [`epsilon_from_rdp`], at the best order of the curve.
+pub fn epsilon_from_rdp_curve(
+    orders: &[f64],
+    rdp: &[f64],
+    delta: f64,
+    conversion: Conversion,
+) -> Result<(f64, f64), AccountantError> {
+    check_curve(orders, rdp)?;
+    check_delta("delta", delta)?;
+    let ln_delta = delta.ln();
+    let mut best = (f64::INFINITY, orders[0]);
+    for (&a, &r) in orders.iter().zip(rdp) {
+        let e = epsilon_unchecked(a, r, ln_delta, conversion);
+        if e < best.0 {
+            best = (e, a);
+        }
+    }
+    Ok(best)
+}
+
+/// The smallest `delta` at `epsilon` over a precomputed RDP curve: `(delta, order)`.
+///
+/// # Errors
+/// As [`epsilon_from_rdp_curve`], with `epsilon` not finite and `> 0`.
+///
+/// # Privacy
+/// As [`delta_from_rdp`], at the best order of the curve.
+pub fn delta_from_rdp_curve(
+    orders: &[f64],
+    rdp: &[f64],
+    epsilon: f64,
+    conversion: Conversion,
+) -> Result<(f64, f64), AccountantError> {
+    check_curve(orders, rdp)?;
+    check_positive("epsilon", epsilon)?;
+    let mut best = (f64::INFINITY, orders[0]);
+    for (&a, &r) in orders.iter().zip(rdp) {
+        let l = ln_delta_unchecked(a, r, epsilon, conversion);
+        if l < best.0 {
+            best = (l, a);
+        }
+    }
+    Ok((best.0.exp().min(1.0), best.1))
+}
+
+fn check_curve(orders: &[f64], rdp: &[f64]) -> Result<(), AccountantError> {
+    if orders.is_empty() {
+        return Err(AccountantError::Empty(
+            "an RDP curve needs at least one order",
+        ));
+    }
+    if orders.len() != rdp.len() {
+        return Err(AccountantError::InvalidParameter {
+            name: "rdp",
+            value: rdp.len() as f64,
+            reason: "needs one value per order",
+        });
+    }
+    for (&a, &r) in orders.iter().zip(rdp) {
+        check_order(a)?;
+        check_rdp(r)?;
+    }
+    Ok(())
+}
+
 pub(crate) fn check_rdp(rdp: f64) -> Result<f64, AccountantError> {
     if rdp >= 0.0 {
         Ok(rdp)

@@ -412,3 +412,49 @@ fn compose_grouped<'a>(
         .collect();
     PrivacyEvent::compose(parts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_event_under_a_correct_hash_is_refused() {
+        let body = LedgerBody {
+            format: LEDGER_FORMAT.to_string(),
+            crate_version: env!("CARGO_PKG_VERSION").to_string(),
+            conversion: Conversion::Improved,
+            orders: Orders::Continuous,
+            entries: vec![LedgerEntry {
+                label: "bad".into(),
+                event: PrivacyEvent::PoissonSubsampledGaussian {
+                    noise_multiplier: -1.0,
+                    sampling_rate: 0.1,
+                },
+                notes: BTreeMap::new(),
+            }],
+        };
+        let content_hash = hash_body(&body).unwrap();
+        let json = serde_json::to_string(&LedgerFile { body, content_hash }).unwrap();
+        assert!(matches!(
+            Accountant::from_json(&json),
+            Err(AccountantError::CorruptLedger(_))
+        ));
+    }
+
+    #[test]
+    fn orders_outside_the_domain_under_a_correct_hash_are_refused() {
+        let body = LedgerBody {
+            format: LEDGER_FORMAT.to_string(),
+            crate_version: "0.0.0".to_string(),
+            conversion: Conversion::Classic,
+            orders: Orders::Custom(vec![0.5]),
+            entries: vec![],
+        };
+        let content_hash = hash_body(&body).unwrap();
+        let json = serde_json::to_string(&LedgerFile { body, content_hash }).unwrap();
+        assert!(matches!(
+            Accountant::from_json(&json),
+            Err(AccountantError::CorruptLedger(_))
+        ));
+    }
+}

@@ -15,7 +15,7 @@ pub(crate) const MAX_ORDER: f64 = 1_048_576.0;
 /// Smallest order the continuous search considers.
 pub(crate) const MIN_ORDER: f64 = 1.0 + 1.0 / 1024.0;
 /// Golden-section tolerance in `ln(a - 1)`.
-const T_TOLERANCE: f64 = 1e-7;
+const T_TOLERANCE: f64 = 1e-6;
 
 /// The best value found and the order achieving it.
 #[derive(Clone, Copy, Debug, PartialEq)]

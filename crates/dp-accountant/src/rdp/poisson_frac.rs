@@ -24,46 +24,63 @@
 //! `A_a - 1 = sum_i C(a,i)(1-q)^(a-i) q^i [expm1(c_i) Phi(u_i) - Phi(-u_i)] + (second series)`.
 
 use crate::numeric::{LogSignedSum, ln_expm1, ln_ndtr, log1p_exp};
+use std::f64::consts::LN_2;
 
-/// Number of tail terms fed to the Euler transform (bound `2^-(K+1)` of the first tail term).
-const EULER_TERMS: usize = 56;
+const LN_4: f64 = 2.0 * LN_2;
+
+/// Most terms an accelerated tail uses (`2 * 5.83^-30 < 1e-22` of its first term).
+const MAX_TAIL_TERMS: usize = 30;
+/// Absolute accuracy asked of each tail, relative to the sum of the heads.
+const LN_TAIL_TOLERANCE: f64 = -36.0; // e^-36 = 2.3e-16
 /// At most this many terms past `ceil(a)` are summed exactly before the tails start.
 const MAX_EXTRA_HEAD: usize = 48;
 
-/// Encloses the alternating tail `sum_{j>=0} (-1)^j T_j` of a completely monotone sequence,
-/// given `ln T_0, ..., ln T_K`. Returns `(ln lower, ln upper)`.
-fn euler_tail(ln_terms: &[f64]) -> (f64, f64) {
-    let scale = ln_terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if scale == f64::NEG_INFINITY {
+/// Encloses the alternating tail `sum_{j>=0} (-1)^j T_j` of a completely monotone sequence
+/// (`T_j = int x^j dmu(x)` on `[0, 1]`), given `ln T_j` lazily, to an absolute accuracy of about
+/// `exp(ln_target)`. Returns `(ln lower, ln upper)`.
+///
+/// Uses the Cohen-Villegas-Zagier (2000) acceleration (their Algorithm 1): with `n` terms the
+/// error is at most `2 S / (3 + sqrt 8)^n <= 2 T_0 / 5.83^n` for such sequences; `n` is chosen
+/// from `T_0` and the target (at most [`MAX_TAIL_TERMS`]), and the interval is widened by that
+/// bound and by the rounding of the weighted sum.
+fn alternating_tail(ln_t: &dyn Fn(usize) -> f64, ln_target: f64) -> (f64, f64) {
+    let ln_t0 = ln_t(0);
+    if ln_t0 == f64::NEG_INFINITY {
         return (f64::NEG_INFINITY, f64::NEG_INFINITY);
     }
-    let mut d: Vec<f64> = ln_terms.iter().map(|l| (l - scale).exp()).collect();
-    let k_max = d.len() - 1;
-    let mut lower = 0.0;
-    let mut weight = 0.5;
-    for k in 0..k_max {
-        lower += d[0].max(0.0) * weight;
-        weight *= 0.5;
-        for j in 0..(k_max - k) {
-            d[j] -= d[j + 1];
-        }
+    let rate = (3.0 + 8f64.sqrt()).ln();
+    let wanted = ((LN_4 + ln_t0 - ln_target) / rate).ceil();
+    let n = if wanted.is_finite() {
+        (wanted.max(1.0) as usize).min(MAX_TAIL_TERMS)
+    } else {
+        MAX_TAIL_TERMS
+    };
+    let nf = n as f64;
+    let mut d = (3.0 + 8f64.sqrt()).powi(n as i32);
+    d = 0.5 * (d + 1.0 / d);
+    let mut b = -1.0;
+    let mut c = -d;
+    let mut sum = 0.0;
+    let mut abs_sum = 0.0;
+    for k in 0..n {
+        let kf = k as f64;
+        c = b - c;
+        let a = (ln_t(k) - ln_t0).exp();
+        sum += c * a;
+        abs_sum += (c * a).abs();
+        b = (kf + nf) * (kf - nf) * b / ((kf + 0.5) * (kf + 1.0));
     }
-    // The last difference D_K = ((-Delta)^K T)_0 bounds every later one, so the Euler series
-    // after its first K terms lies in [D_K w, 2 D_K w] with w = 2^-(K+1). The exact
-    // intermediate differences of a completely monotone sequence lie in [0, T_0]; each pass
-    // doubles the inherited error and adds one rounding, so the k-th computed difference is off
-    // by at most (2^k - 1) ulps of T_0 and, weighted by 2^-(k+1), contributes half an ulp: the
-    // accumulated rounding is below K ulps of the scale (with a factor 2 to spare).
-    let last = d[0].max(0.0);
-    let rounding = 2.0 * k_max as f64 * f64::EPSILON;
-    let upper = lower + 2.0 * last * weight + rounding;
-    lower = (lower + last * weight - rounding).max(0.0);
+    let value = sum / d;
+    let truncation = 2.0 / (3.0 + 8f64.sqrt()).powi(n as i32);
+    let rounding = 4.0 * (nf + 2.0) * f64::EPSILON * (abs_sum / d + 1.0);
+    let lower = (value - truncation - rounding).max(0.0);
+    let upper = value + truncation + rounding;
     let ln_lower = if lower > 0.0 {
-        scale + lower.ln()
+        ln_t0 + lower.ln()
     } else {
         f64::NEG_INFINITY
     };
-    (ln_lower, scale + upper.ln())
+    (ln_lower, ln_t0 + upper.ln())
 }
 
 /// Relative error (in ulps) of a term `exp(sum of logs)`: each log component carries an
@@ -146,7 +163,7 @@ impl Setup {
 /// Upper bound on `ln A_a` for fractional `a > 1` and `0 < q < 1`.
 pub(crate) fn ln_a_upper(q: f64, sigma: f64, alpha: f64) -> f64 {
     let s = Setup::new(q, sigma, alpha);
-    let binoms = s.ln_abs_binoms(s.n0 as usize + MAX_EXTRA_HEAD + EULER_TERMS);
+    let binoms = s.ln_abs_binoms(s.n0 as usize + MAX_EXTRA_HEAD + MAX_TAIL_TERMS);
     if q <= 0.5
         && let Some(v) = ln_a_via_a_minus_one(&s, &binoms)
     {
@@ -155,48 +172,36 @@ pub(crate) fn ln_a_upper(q: f64, sigma: f64, alpha: f64) -> f64 {
     ln_a_direct(&s, &binoms)
 }
 
-/// The index range of the alternating tail.
-fn tail_range(s: &Setup) -> std::ops::RangeInclusive<usize> {
-    let n0 = s.n0 as usize;
-    n0..=n0 + EULER_TERMS
-}
-
-/// Adds the whole second series (head exactly, tail by its Euler upper bound).
-fn add_second_series(s: &Setup, binoms: &[f64], total: &mut LogSignedSum) {
+/// Adds the head of the second series (`i < ceil(a)`, all terms positive).
+fn add_second_series_head(s: &Setup, binoms: &[f64], total: &mut LogSignedSum) {
     for (i, lb) in binoms.iter().enumerate().take(s.n0 as usize) {
         let parts = s.s2_components(i as f64);
         let l2: f64 = parts.iter().sum();
         let ulps = term_ulps(i, &[*lb, parts[0], parts[1], parts[2], parts[3]]);
         total.add_with_ulps(lb + l2, true, ulps);
     }
-    let tail: Vec<f64> = tail_range(s)
-        .map(|i| binoms[i] + s.ln_s2(i as f64))
-        .collect();
-    total.add(euler_tail(&tail).1, true);
 }
 
-/// The Euler enclosure of the first series' tail magnitudes.
-fn first_series_tail(s: &Setup, binoms: &[f64]) -> (f64, f64) {
-    let tail: Vec<f64> = tail_range(s)
-        .map(|i| binoms[i] + s.ln_w1(i as f64) + s.ln_i1(i as f64))
-        .collect();
-    euler_tail(&tail)
+/// Upper end of the second series' tail (from `ceil(a)`; its first term is positive).
+fn second_series_tail_upper(s: &Setup, binoms: &[f64], ln_target: f64) -> f64 {
+    let n0 = s.n0 as usize;
+    alternating_tail(&|j| binoms[n0 + j] + s.ln_s2((n0 + j) as f64), ln_target).1
 }
 
 /// `ln A` summed as `A - 1` (for `q <= 1/2`), or `None` if rounding left no positive value.
 ///
-/// The head runs past `ceil(a)` (with alternating signs) until the binomial weights are far
-/// below the running sum, so that the two Euler-bounded tails, which nearly cancel when
-/// `A - 1` is tiny, are negligible against it.
+/// The head runs past `ceil(a)` (with alternating signs) until the binomial weights fall below
+/// the running sum, so that the two accelerated tails, which nearly cancel when `A - 1` is
+/// tiny, are small against it.
 fn ln_a_via_a_minus_one(s: &Setup, binoms: &[f64]) -> Option<f64> {
     let n0 = s.n0 as usize;
     let mut total = LogSignedSum::new();
-    add_second_series(s, binoms, &mut total);
+    add_second_series_head(s, binoms, &mut total);
     let mut i = 0;
     loop {
         let fi = i as f64;
         let lw = binoms[i] + s.ln_w1(fi);
-        if i >= n0 && (i >= n0 + MAX_EXTRA_HEAD || lw < total.value().0 - 32.0) {
+        if i >= n0 && (i >= n0 + MAX_EXTRA_HEAD || lw < total.value().0) {
             break;
         }
         // sign of C(a, i): + below ceil(a), then alternating
@@ -213,16 +218,17 @@ fn ln_a_via_a_minus_one(s: &Setup, binoms: &[f64]) -> Option<f64> {
         total.add_with_ulps(lw + ln_ndtr(-u), !positive, ulps);
         i += 1;
     }
+    let ln_target = total.value().0 + LN_TAIL_TOLERANCE;
+    total.add(second_series_tail_upper(s, binoms, ln_target), true);
     // Tail from i: sign (-1)^(i - n0) times sum_j (-1)^j [T1_j - B_j].
     let tail_positive = (i - n0).is_multiple_of(2);
-    let range = i..=i + EULER_TERMS;
-    let t1: Vec<f64> = range
-        .clone()
-        .map(|k| binoms[k] + s.ln_w1(k as f64) + s.ln_i1(k as f64))
-        .collect();
-    let tb: Vec<f64> = range.map(|k| binoms[k] + s.ln_w1(k as f64)).collect();
-    let (t1_lo, t1_hi) = euler_tail(&t1);
-    let (b_lo, b_hi) = euler_tail(&tb);
+    let t1 = |j: usize| {
+        let k = i + j;
+        binoms[k] + s.ln_w1(k as f64) + s.ln_i1(k as f64)
+    };
+    let tb = |j: usize| binoms[i + j] + s.ln_w1((i + j) as f64);
+    let (t1_lo, t1_hi) = alternating_tail(&t1, ln_target);
+    let (b_lo, b_hi) = alternating_tail(&tb, ln_target);
     if tail_positive {
         total.add(t1_hi, true);
         total.add(b_lo, false);
@@ -238,17 +244,24 @@ fn ln_a_via_a_minus_one(s: &Setup, binoms: &[f64]) -> Option<f64> {
     }
 }
 
-/// `ln A` summed directly (both series with positive heads and Euler-bounded tails).
+/// `ln A` summed directly (both series with positive heads and accelerated tails).
 fn ln_a_direct(s: &Setup, binoms: &[f64]) -> f64 {
+    let n0 = s.n0 as usize;
     let mut total = LogSignedSum::new();
-    add_second_series(s, binoms, &mut total);
-    for (i, lb) in binoms.iter().enumerate().take(s.n0 as usize) {
+    add_second_series_head(s, binoms, &mut total);
+    for (i, lb) in binoms.iter().enumerate().take(n0) {
         let fi = i as f64;
         let (w, i1) = (s.ln_w1(fi), s.ln_i1(fi));
         let ulps = term_ulps(i, &[*lb, fi * s.ln_q, (s.alpha - fi) * s.ln_1mq, i1]);
         total.add_with_ulps(lb + w + i1, true, ulps);
     }
-    total.add(first_series_tail(s, binoms).1, true);
+    let ln_target = total.value().0 + LN_TAIL_TOLERANCE;
+    total.add(second_series_tail_upper(s, binoms, ln_target), true);
+    let t1 = |j: usize| {
+        let k = n0 + j;
+        binoms[k] + s.ln_w1(k as f64) + s.ln_i1(k as f64)
+    };
+    total.add(alternating_tail(&t1, ln_target).1, true);
     let rounding = total.ln_rounding_bound();
     total.add(rounding, true);
     total.value().0.max(0.0)
