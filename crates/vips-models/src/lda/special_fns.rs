@@ -5,28 +5,16 @@
 //! [`digamma_fast`]: the same recurrence and asymptotic series as `special`/`expfam`, written as a
 //! loop instead of a recursion (tested against `expfam::digamma` in the unit tests).
 
-/// `digamma(x)` for `x > 0` via `expfam` (NaN outside the domain instead of an error).
+/// `digamma(x)` via `expfam`'s guarded function (NaN outside the domain instead of an error).
 #[inline]
 pub(crate) fn digamma(x: f64) -> f64 {
-    if x > 0.0 && x.is_finite() {
-        special::Gamma::digamma(x)
-    } else if x == f64::INFINITY {
-        f64::INFINITY
-    } else {
-        f64::NAN
-    }
+    expfam::digamma(x).unwrap_or(f64::NAN)
 }
 
-/// `ln Gamma(x)` for `x > 0` via `expfam` (NaN outside the domain instead of an error).
+/// `ln Gamma(x)` for `x > 0` via `expfam`'s guarded function (NaN outside the domain).
 #[inline]
 pub(crate) fn ln_gamma(x: f64) -> f64 {
-    if x > 0.0 && x.is_finite() {
-        special::Gamma::ln_gamma(x).0
-    } else if x == f64::INFINITY {
-        f64::INFINITY
-    } else {
-        f64::NAN
-    }
+    expfam::ln_gamma(x).unwrap_or(f64::NAN)
 }
 
 /// Digamma for `x > 0`: shift to `x >= 6` with `psi(x) = psi(x + 1) - 1/x`, then the asymptotic

@@ -1,0 +1,176 @@
+//! The engine's privacy bookkeeping: the ledger's epsilon equals the accountant's for the same
+//! event (what `dp-accountant epsilon --noise-multiplier s --sampling-rate q --steps T --delta d`
+//! computes), replaying the serialised ledger gives the same number, the budget is never exceeded,
+//! stopping by budget stops, and bad settings are typed errors.
+
+use dp_accountant::{Accountant, AccountantConfig, PrivacyEvent, epsilon_for_event};
+use vips_models::data::SyntheticConfig;
+use vips_models::engine::{EngineError, Privacy, Stop, SviConfig, fit};
+use vips_models::lda::{Lda, LdaConfig};
+
+fn small() -> (Lda, Vec<vips_models::data::Document>) {
+    let data = SyntheticConfig {
+        num_docs: 300,
+        vocab_size: 40,
+        num_topics: 3,
+        doc_length: 20,
+        ..Default::default()
+    }
+    .generate()
+    .unwrap();
+    let cfg = LdaConfig::builder(3, 40)
+        .doc_length(Some(20))
+        .clip_scale(0.2)
+        .build()
+        .unwrap();
+    (Lda::new(cfg), data.corpus.into_docs())
+}
+
+#[test]
+fn ledger_epsilon_equals_the_accountants_for_the_same_event() {
+    let (model, docs) = small();
+    let svi = SviConfig::builder()
+        .expected_batch_size(30.0)
+        .stop(Stop::Iterations { iterations: 12 })
+        .privacy(Privacy::Target {
+            epsilon: 2.0,
+            delta: 1e-5,
+        })
+        .noise_seed(Some(5))
+        .build()
+        .unwrap();
+    let result = fit(&model, docs, &svi, |_, _| {}).unwrap();
+    let p = &result.privacy;
+    let (eps, sigma) = (p.epsilon.unwrap(), p.noise_multiplier.unwrap());
+    assert_eq!(result.iterations, 12);
+    assert!(eps <= 2.0 + 1e-12, "spent {eps} > budget");
+    assert!(
+        eps > 1.9,
+        "calibration should use most of the budget, got {eps}"
+    );
+    let q = 30.0 / 300.0;
+    assert_eq!(p.sampling_rate, q);
+    let event = PrivacyEvent::poisson_subsampled_gaussian(sigma, q)
+        .unwrap()
+        .self_composed(12)
+        .unwrap();
+    let reference = epsilon_for_event(&event, 1e-5, &AccountantConfig::default())
+        .unwrap()
+        .epsilon;
+    assert!(
+        (eps - reference).abs() <= 1e-9 * reference,
+        "ledger {eps} vs accountant {reference}"
+    );
+    let replayed =
+        Accountant::from_json(&serde_json::to_string(p.ledger.as_ref().unwrap()).unwrap())
+            .unwrap()
+            .epsilon(1e-5)
+            .unwrap();
+    assert_eq!(replayed, eps);
+    // Per-iteration trace: epsilon non-decreasing, ending at the total.
+    let spent: Vec<f64> = result
+        .trace
+        .iter()
+        .map(|r| r.epsilon_spent.unwrap())
+        .collect();
+    assert!(spent.windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!(*spent.last().unwrap(), eps);
+    // The result serialises.
+    let json = serde_json::to_string(&result).unwrap();
+    assert!(json.contains("\"lambda\"") && json.contains("\"trace\""));
+}
+
+#[test]
+fn stopping_by_budget_stops_before_the_budget_is_exceeded() {
+    let (model, docs) = small();
+    let svi = SviConfig::builder()
+        .expected_batch_size(30.0)
+        .stop(Stop::Budget {
+            max_iterations: 10_000,
+        })
+        .privacy(Privacy::NoiseMultiplier {
+            noise_multiplier: 1.5,
+            epsilon: 1.0,
+            delta: 1e-5,
+        })
+        .noise_seed(Some(1))
+        .build()
+        .unwrap();
+    let result = fit(&model, docs, &svi, |_, _| {}).unwrap();
+    let eps = result.privacy.epsilon.unwrap();
+    assert!(result.iterations >= 1 && result.iterations < 10_000);
+    assert!(eps <= 1.0);
+    // One more release would have exceeded the budget.
+    let event = PrivacyEvent::poisson_subsampled_gaussian(1.5, 0.1)
+        .unwrap()
+        .self_composed(result.iterations + 1)
+        .unwrap();
+    let next = epsilon_for_event(&event, 1e-5, &AccountantConfig::default())
+        .unwrap()
+        .epsilon;
+    assert!(next > 1.0, "one more step ({next}) would still fit");
+}
+
+#[test]
+fn non_private_runs_have_no_ledger_and_private_runs_need_a_bound() {
+    let (model, docs) = small();
+    let svi = SviConfig::builder()
+        .expected_batch_size(30.0)
+        .stop(Stop::Iterations { iterations: 3 })
+        .build()
+        .unwrap();
+    let result = fit(&model, docs.clone(), &svi, |_, _| {}).unwrap();
+    assert_eq!(result.privacy.epsilon, None);
+    assert!(result.privacy.ledger.is_none());
+    let unbounded = Lda::new(LdaConfig::builder(3, 40).build().unwrap());
+    let private = SviConfig::builder()
+        .expected_batch_size(30.0)
+        .stop(Stop::Iterations { iterations: 3 })
+        .privacy(Privacy::Target {
+            epsilon: 1.0,
+            delta: 1e-5,
+        })
+        .build()
+        .unwrap();
+    assert!(matches!(
+        fit(&unbounded, docs, &private, |_, _| {}),
+        Err(EngineError::Privacy(_))
+    ));
+}
+
+#[test]
+fn bad_settings_are_typed_errors() {
+    let bad = |b: vips_models::engine::SviConfigBuilder| b.build().unwrap_err();
+    let base = SviConfig::builder;
+    assert!(matches!(
+        bad(base().expected_batch_size(f64::NAN)),
+        EngineError::InvalidParameter { .. }
+    ));
+    assert!(matches!(
+        bad(base().privacy(Privacy::Target {
+            epsilon: 0.0,
+            delta: 1e-5
+        })),
+        EngineError::InvalidParameter { .. }
+    ));
+    assert!(matches!(
+        bad(base().privacy(Privacy::Target {
+            epsilon: 1.0,
+            delta: 1.0
+        })),
+        EngineError::InvalidParameter { .. }
+    ));
+    assert!(matches!(
+        bad(base().stop(Stop::Iterations { iterations: 0 })),
+        EngineError::InvalidParameter { .. }
+    ));
+    assert!(matches!(
+        bad(base().stop(Stop::Budget { max_iterations: 5 })),
+        EngineError::InvalidParameter { .. }
+    ));
+    assert!(vips_models::engine::StepSize::robbins_monro(1.0, 0.4).is_err());
+    let (model, docs) = small();
+    let too_big = base().expected_batch_size(1e6).build().unwrap();
+    assert!(fit(&model, docs, &too_big, |_, _| {}).is_err());
+    assert!(fit(&model, Vec::new(), &base().build().unwrap(), |_, _| {}).is_err());
+}

@@ -1,0 +1,126 @@
+//! The UCI bag-of-words loader: valid files (plain and gzip), and every kind of bad input is a
+//! typed error naming the line.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use vips_models::data::{DataError, load_uci_bow, load_uci_dir};
+
+fn write(name: &str, content: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vips_lda_data_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, content).unwrap();
+    path
+}
+
+const GOOD: &str = "3\n4\n5\n1 1 2\n1 4 1\n2 2 3\n3 1 1\n3 3 7\n";
+
+#[test]
+fn reads_plain_and_gzip() {
+    let plain = load_uci_bow(write("plain.txt", GOOD)).unwrap();
+    assert_eq!(plain.len(), 3);
+    assert_eq!(plain.vocab_size(), 4);
+    assert_eq!(plain.docs()[0].words(), &[0, 3]);
+    assert_eq!(plain.docs()[2].counts(), &[1, 7]);
+    assert_eq!(plain.num_tokens(), 14);
+    let dir = std::env::temp_dir().join(format!("vips_lda_data_{}", std::process::id()));
+    let gz = dir.join("docword.train.txt.gz");
+    let mut enc = GzEncoder::new(std::fs::File::create(&gz).unwrap(), Compression::default());
+    enc.write_all(GOOD.as_bytes()).unwrap();
+    enc.finish().unwrap();
+    let zipped = load_uci_bow(&gz).unwrap();
+    assert_eq!(zipped.docs(), plain.docs());
+    std::fs::write(dir.join("docword.test.txt"), "1\n4\n1\n1 2 1\n").unwrap();
+    std::fs::write(dir.join("vocab.txt"), "a\nb\nc\nd\n").unwrap();
+    let splits = load_uci_dir(&dir).unwrap();
+    assert_eq!(splits.train.len(), 3);
+    assert_eq!(splits.test.vocab().unwrap()[1], "b");
+}
+
+fn err(content: &str) -> DataError {
+    load_uci_bow(write("bad.txt", content)).unwrap_err()
+}
+
+#[test]
+fn bad_files_are_typed_errors_naming_the_line() {
+    match err("2\n4\n2\n1 5 1\n2 1 1\n") {
+        DataError::WordOutOfRange {
+            line: 4, word: 5, ..
+        } => {}
+        e => panic!("{e:?}"),
+    }
+    match err("2\n4\n2\n1 0 1\n2 1 1\n") {
+        DataError::WordOutOfRange {
+            line: 4, word: 0, ..
+        } => {}
+        e => panic!("{e:?}"),
+    }
+    match err("2\n4\n2\n1 1 1\n3 1 1\n") {
+        DataError::DocOutOfRange {
+            line: 5, doc: 3, ..
+        } => {}
+        e => panic!("{e:?}"),
+    }
+    match err("2\n4\n2\n1 1 -3\n2 1 1\n") {
+        DataError::BadCount { line: 4, count: -3 } => {}
+        e => panic!("{e:?}"),
+    }
+    match err("2\n4\n2\n1 1 0\n2 1 1\n") {
+        DataError::BadCount { line: 4, count: 0 } => {}
+        e => panic!("{e:?}"),
+    }
+    match err("3\n4\n2\n1 1 1\n3 1 1\n") {
+        DataError::EmptyDocument { line: 5, doc: 2 } => {}
+        e => panic!("{e:?}"),
+    }
+    match err("3\n4\n2\n1 1 1\n2 1 1\n") {
+        DataError::EmptyDocument { doc: 3, .. } => {}
+        e => panic!("{e:?}"),
+    }
+    match err("2\n4\n5\n1 1 1\n2 1 1\n") {
+        DataError::Truncated {
+            expected: 5,
+            found: 2,
+            ..
+        } => {}
+        e => panic!("{e:?}"),
+    }
+    match err("2\n4\n1\n1 1 1\n2 1 1\n") {
+        DataError::TooManyEntries { line: 5, .. } => {}
+        e => panic!("{e:?}"),
+    }
+    match err("2\n4\n2\n1 2 1\n1 1 1\n") {
+        DataError::Unsorted { line: 5 } => {}
+        e => panic!("{e:?}"),
+    }
+    match err("2\n4\n2\n1 x 1\n2 1 1\n") {
+        DataError::Parse { line: 4, .. } => {}
+        e => panic!("{e:?}"),
+    }
+    match err("2\n") {
+        DataError::Parse { line: 2, .. } => {}
+        e => panic!("{e:?}"),
+    }
+    assert!(matches!(
+        load_uci_bow("/nonexistent/docword.txt"),
+        Err(DataError::Io { .. })
+    ));
+}
+
+#[test]
+fn news_corpus_when_present() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/news");
+    if !dir.exists() {
+        eprintln!("skipping: {} is absent", dir.display());
+        return;
+    }
+    let s = load_uci_dir(&dir).unwrap();
+    assert_eq!(s.train.len(), 3441);
+    assert_eq!(s.test.len(), 382);
+    assert_eq!(s.train.vocab_size(), 5000);
+    assert_eq!(s.train.num_tokens(), 812_680);
+    assert_eq!(s.test.num_tokens(), 82_942);
+}

@@ -1,0 +1,102 @@
+//! The released LDA statistic moves by at most its declared sensitivity `a N / S` when one
+//! document is added or removed (add/remove-one neighbours), including adversarial documents whose
+//! tokens are all the same word (003 Eq. 23: the worst case before clipping).
+//!
+//! Both datasets go through dp-core's privacy wall in non-private mode (so the difference is the
+//! clipped sums' difference, not noise) with Poisson rate 1 (every record sampled) and the same
+//! public population size, i.e. the same normaliser `S`.
+
+use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
+use proptest::prelude::*;
+use rand::SeedableRng;
+use rand::rngs::ChaCha8Rng;
+use vips_models::data::{Document, SyntheticConfig};
+use vips_models::engine::VipsModel;
+use vips_models::lda::{Lda, LdaConfig, Topics};
+
+fn release(model: &Lda, topics: &Topics, docs: Vec<Document>, public_n: usize) -> (Vec<f64>, f64) {
+    let spec = model.release_spec().unwrap();
+    let natural = model.expected_natural(topics);
+    let mut wall = PrivacyWall::builder(docs)
+        .sampling(SamplingScheme::poisson(1.0).unwrap())
+        .non_private()
+        .public_population_size(public_n)
+        .seed(1)
+        .build()
+        .unwrap();
+    let r = wall
+        .release(&spec, |doc: &Document, buf: &mut ContributionBuffer| {
+            let mut scratch = model.new_scratch();
+            model.record_statistic(&natural, doc, &mut scratch, buf);
+        })
+        .unwrap();
+    let block = &r.blocks()[0];
+    (block.value.as_slice().to_vec(), block.sensitivity)
+}
+
+fn l2_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).powi(2))
+        .sum::<f64>()
+        .sqrt()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn adding_or_removing_one_document_moves_the_release_by_at_most_a_n_over_s(
+        num_docs in 1usize..12,
+        k in 2usize..6,
+        n in 5usize..80,
+        a in 0.05f64..1.0,
+        word in 0u32..30,
+        seed in 0u64..1000,
+        remove_existing in any::<bool>(),
+    ) {
+        let v = 30;
+        let data = SyntheticConfig {
+            num_docs, vocab_size: v, num_topics: k, doc_length: n, alpha: 0.2, eta: 0.1, seed,
+        }.generate().unwrap();
+        let cfg = LdaConfig::builder(k, v).doc_length(Some(n)).clip_scale(a).build().unwrap();
+        let model = Lda::new(cfg);
+        let topics = Topics::random_init(k, v, &mut ChaCha8Rng::seed_from_u64(seed));
+        let base = data.corpus.into_docs();
+        // The extra document: adversarial (all N tokens one word) or, for removal, a real one.
+        let extra = if remove_existing {
+            base[0].clone()
+        } else {
+            Document::new(vec![(word, n as u32)]).unwrap()
+        };
+        let mut neighbour = base.clone();
+        neighbour.push(extra);
+        let public_n = 100;
+        let (r0, sens) = release(&model, &topics, base, public_n);
+        let (r1, _) = release(&model, &topics, neighbour, public_n);
+        let declared = a * n as f64 / public_n as f64; // a N / S with S = q N_public, q = 1
+        prop_assert!((sens - declared).abs() <= 1e-12 * declared);
+        let moved = l2_diff(&r0, &r1);
+        prop_assert!(moved <= declared * (1.0 + 1e-9), "moved {moved} > declared {declared}");
+    }
+}
+
+#[test]
+fn an_adversarial_document_is_clipped_to_exactly_the_bound() {
+    // K = 2 topics: an all-one-word document of N tokens has Frobenius norm >= N / sqrt(2) > a N.
+    let (k, v, n, a) = (2, 10, 50, 0.1);
+    let cfg = LdaConfig::builder(k, v)
+        .doc_length(Some(n))
+        .clip_scale(a)
+        .build()
+        .unwrap();
+    let model = Lda::new(cfg);
+    let topics = Topics::random_init(k, v, &mut ChaCha8Rng::seed_from_u64(3));
+    let adversarial = Document::new(vec![(4, n as u32)]).unwrap();
+    let (r, _) = release(&model, &topics, vec![adversarial], 10);
+    let norm = r.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let bound = a * n as f64 / 10.0;
+    assert!((norm - bound).abs() < 1e-9 * bound, "{norm} vs {bound}");
+    // Only the adversarial word's row is non-zero.
+    assert!(r.iter().enumerate().all(|(i, &x)| i / k == 4 || x == 0.0));
+}
