@@ -22,6 +22,28 @@ fn validate(lambda: &DMatrix<f64>) -> Result<()> {
     check::all_positive("lambda", lambda.as_slice())
 }
 
+/// Entries holding more than half of their row's total: `psi(x) - psi(sum)` cancels there, so they
+/// are recomputed as `-(psi(x + rest) - psi(x))` with `rest` summed directly (at most one per row).
+fn fix_dominant_entries(lambda: &DMatrix<f64>, sums: &[f64], out: &mut DMatrix<f64>) {
+    for (k, &s) in sums.iter().enumerate() {
+        let row = lambda.row(k);
+        let (v, &x) = row
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .expect("at least two columns");
+        if x > 0.5 * s {
+            let rest: f64 = row
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != v)
+                .map(|(_, &y)| y)
+                .sum();
+            out[(k, v)] = -crate::special_fn::digamma_increment(x, rest);
+        }
+    }
+}
+
 /// Row sums `sum_v lambda_kv`, summed in storage order.
 fn row_sums(lambda: &DMatrix<f64>) -> Vec<f64> {
     let k = lambda.nrows();
@@ -87,7 +109,9 @@ pub fn dirichlet_expectation_rows_into(
     check::same_len("out rows", lambda.nrows(), out.nrows())?;
     check::same_len("out columns", lambda.ncols(), out.ncols())?;
     let k = lambda.nrows();
-    let psi_sums: Vec<f64> = row_sums(lambda).into_iter().map(digamma_pos).collect();
+    let sums = row_sums(lambda);
+    check::all_finite("row sums of lambda", &sums)?;
+    let psi_sums: Vec<f64> = sums.iter().map(|&s| digamma_pos(s)).collect();
     for (src, dst) in lambda
         .as_slice()
         .chunks_exact(k)
@@ -97,6 +121,7 @@ pub fn dirichlet_expectation_rows_into(
             *d = digamma_pos(x) - p;
         }
     }
+    fix_dominant_entries(lambda, &sums, out);
     Ok(())
 }
 
@@ -107,7 +132,9 @@ pub fn dirichlet_expectation_rows_into(
 pub fn par_dirichlet_expectation_rows(lambda: &DMatrix<f64>) -> Result<DMatrix<f64>> {
     validate(lambda)?;
     let k = lambda.nrows();
-    let psi_sums: Vec<f64> = row_sums(lambda).into_iter().map(digamma_pos).collect();
+    let sums = row_sums(lambda);
+    check::all_finite("row sums of lambda", &sums)?;
+    let psi_sums: Vec<f64> = sums.iter().map(|&s| digamma_pos(s)).collect();
     let mut out = DMatrix::zeros(k, lambda.ncols());
     out.as_mut_slice()
         .par_chunks_mut(k * PAR_COLUMNS)
@@ -119,6 +146,7 @@ pub fn par_dirichlet_expectation_rows(lambda: &DMatrix<f64>) -> Result<DMatrix<f
                 }
             }
         });
+    fix_dominant_entries(lambda, &sums, &mut out);
     Ok(out)
 }
 

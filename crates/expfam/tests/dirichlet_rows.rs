@@ -47,3 +47,17 @@ fn posterior_update() {
         l.row(1).transpose().as_slice()
     );
 }
+
+#[test]
+fn dominant_entries_keep_full_relative_precision() {
+    // Row [1.5, 1e-8]: E[ln beta_0] = psi(1.5) - psi(1.5 + 1e-8) ~ -9.348e-9 (mpmath value below);
+    // the plain difference would lose 7 digits.
+    let l = DMatrix::from_row_slice(1, 2, &[1.5, 1e-8]);
+    let want = -9.348_021_964_006_962e-9;
+    for e in [
+        dirichlet_expectation_rows(&l).unwrap(),
+        par_dirichlet_expectation_rows(&l).unwrap(),
+    ] {
+        assert!(((e[(0, 0)] - want) / want).abs() < 1e-12, "{}", e[(0, 0)]);
+    }
+}
