@@ -82,9 +82,11 @@ fn calibrated_wall_affords_its_planned_releases() {
         .build()
         .unwrap();
     let spec = vector_spec(1.0);
-    for _ in 0..25 {
-        wall.release(&spec, dense).unwrap();
+    for t in 0..25 {
+        wall.release_with_label(format!("iteration {t}: E-step"), &spec, dense)
+            .unwrap();
     }
+    assert_eq!(wall.ledger().entries()[24].label, "iteration 24: E-step");
     let spent = wall.spent_epsilon().unwrap();
     assert!(spent <= 0.5 && spent > 0.45, "spent {spent}");
 }

@@ -410,6 +410,25 @@ impl<R> PrivacyWall<R> {
         R: Sync,
         F: Fn(&R, &mut ContributionBuffer) + Sync,
     {
+        let label = format!("release {}", self.releases);
+        self.release_with_label(label, spec, statistic)
+    }
+
+    /// [`Self::release`] with the ledger entry's label chosen by the caller
+    /// (e.g. `"iteration 17: E-step"`).
+    ///
+    /// # Errors
+    /// As [`Self::release`].
+    pub fn release_with_label<F>(
+        &mut self,
+        label: impl Into<String>,
+        spec: &ReleaseSpec,
+        statistic: F,
+    ) -> Result<Release, CoreError>
+    where
+        R: Sync,
+        F: Fn(&R, &mut ContributionBuffer) + Sync,
+    {
         if let Mode::Private { budget, event, .. } = &self.mode
             && self.ledger.would_exceed(event, budget)?
         {
@@ -457,7 +476,7 @@ impl<R> PrivacyWall<R> {
         let index = self.releases;
         if let Mode::Private { event, .. } = &self.mode {
             self.ledger.record_entry(LedgerEntry {
-                label: format!("release {index}"),
+                label: label.into(),
                 event: event.clone(),
                 notes: notes.clone(),
             })?;
