@@ -30,7 +30,8 @@ struct Args {
     /// Clip norm C (DP-SEP always clips; for SEP only if given).
     #[arg(long)]
     clip: Option<f64>,
-    /// gamma of 002 Eq. 4 (default N: SEP damping 1/N).
+    /// gamma of 002 Eq. 4. Default: N without --epsilon (SEP damping 1/N, as in the published
+    /// SEP runs); 1 with --epsilon (002's stated DP-SEP setting; see docs/dp-sep.md).
     #[arg(long)]
     gamma: Option<f64>,
     /// Data points.
@@ -122,7 +123,11 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         }
     }
     let mut state = SepState::new(prior, factor, n)?;
-    let gamma = args.gamma.unwrap_or(n as f64);
+    let gamma = args.gamma.unwrap_or(if args.epsilon.is_some() {
+        1.0
+    } else {
+        n as f64
+    });
     let mut model = model;
     let t1 = Instant::now();
     let (counts, privacy) = match args.epsilon {

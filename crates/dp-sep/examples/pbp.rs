@@ -33,7 +33,8 @@ struct Args {
     /// Clip norm C of the factor's natural parameters (required with --epsilon).
     #[arg(long)]
     clip: Option<f64>,
-    /// gamma of 002 Eq. 4 (default N: SEP damping 1/N).
+    /// gamma of 002 Eq. 4. Default: N without --epsilon (SEP damping 1/N, as in the published
+    /// SEP runs); 1 with --epsilon (002's stated DP-SEP setting; see docs/dp-sep.md).
     #[arg(long)]
     gamma: Option<f64>,
     /// Method for non-private runs: sep, adf, ep.
@@ -107,7 +108,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         method,
         hidden: vec![args.hidden.unwrap_or(data.n_hidden())],
         epochs: args.epochs.unwrap_or(data.n_epochs()),
-        gamma: args.gamma,
+        gamma: args.gamma.or(args.epsilon.map(|_| 1.0)),
         clip: args.clip,
         sampling,
         seed: args.seed,

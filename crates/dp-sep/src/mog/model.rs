@@ -76,7 +76,7 @@ impl MogModel {
             noise_var: s * s,
             family,
             prior_mean: vec![0.0; d],
-            min_precision: 0.1,
+            min_precision: 1.0,
         })
     }
 
