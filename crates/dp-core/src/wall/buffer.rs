@@ -44,40 +44,50 @@ impl BlockScratch {
         }
     }
 
+    /// Calls `visit(value, weight)` for every entry that may be non-zero: all entries after a
+    /// dense write (symmetric blocks walked column by column, so no index arithmetic per entry),
+    /// else the touched ones.
+    fn for_each_weighted(&self, mut visit: impl FnMut(f64, f64)) {
+        match (self.dense_used, self.shape) {
+            (true, BlockShape::Symmetric { dim }) => {
+                for j in 0..dim {
+                    let start = j * (j + 1) / 2;
+                    for &v in &self.values[start..start + j] {
+                        visit(v, 2.0);
+                    }
+                    visit(self.values[start + j], 1.0);
+                }
+            }
+            (true, _) => self.values.iter().for_each(|&v| visit(v, 1.0)),
+            (false, _) => {
+                for &i in &self.touched {
+                    visit(self.values[i], self.weight(i));
+                }
+            }
+        }
+    }
+
     /// The record's norm in this block (L2 / Frobenius), `None` if a value is not finite.
+    /// Scaled by the largest entry, so entries near `1e200` do not overflow.
     fn norm(&self) -> Option<f64> {
-        let weighted = |i: usize| self.values[i].abs() * self.weight(i).sqrt();
-        let max = if self.dense_used {
-            (0..self.values.len()).fold(0.0f64, |m, i| m.max(weighted(i)))
-        } else {
-            self.touched.iter().fold(0.0f64, |m, &i| m.max(weighted(i)))
-        };
-        if !max.is_finite() {
-            return None; // NaN propagates through max only via is_finite of the values below
+        let mut max = 0.0f64;
+        let mut finite = true;
+        self.for_each_weighted(|v, _| {
+            finite &= v.is_finite();
+            max = max.max(v.abs());
+        });
+        if !finite {
+            return None;
         }
         if max == 0.0 {
-            // Still reject NaN entries (max ignores NaN).
-            let any_nan = if self.dense_used {
-                self.values.iter().any(|v| v.is_nan())
-            } else {
-                self.touched.iter().any(|&i| self.values[i].is_nan())
-            };
-            return if any_nan { None } else { Some(0.0) };
+            return Some(0.0);
         }
-        let term = |i: usize| {
-            let r = weighted(i) / max;
-            r * r
-        };
-        let sum: f64 = if self.dense_used {
-            (0..self.values.len()).map(term).sum()
-        } else {
-            self.touched.iter().map(|&i| term(i)).sum()
-        };
-        if sum.is_finite() {
-            Some(max * sum.sqrt())
-        } else {
-            None
-        }
+        let mut sum = 0.0;
+        self.for_each_weighted(|v, w| {
+            let r = v / max;
+            sum += w * r * r;
+        });
+        Some(max * sum.sqrt())
     }
 
     /// Adds `scale * values` into `sum` and resets the scratch to zero.
