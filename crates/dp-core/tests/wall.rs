@@ -368,3 +368,18 @@ fn rescale_noise_rescale_noise_std_matches_the_declaration() {
         assert!(z.abs() < 5.33, "block {j}: chi-square z = {z}");
     }
 }
+
+/// Debug output of the wall shows public facts only, never a record.
+#[test]
+fn debug_output_does_not_print_records() {
+    let secret = vec![vec![123_456.789, 0.0, 0.0]];
+    let wall = PrivacyWall::builder(secret)
+        .sampling(SamplingScheme::uniform_single())
+        .non_private()
+        .seed(1);
+    assert!(!format!("{wall:?}").contains("123456"));
+    let wall = wall.build().unwrap();
+    let shown = format!("{wall:?}");
+    assert!(!shown.contains("123456"), "{shown}");
+    assert!(shown.contains("records: 1"));
+}

@@ -69,7 +69,8 @@ pub struct ReleaseRecord {
 }
 
 /// Builder of a [`PrivacyWall`]; see [`PrivacyWall::builder`].
-#[derive(Debug)]
+///
+/// Its `Debug` output shows the settings and the number of records, never the records.
 pub struct WallBuilder<R> {
     records: Vec<R>,
     scheme: Option<SamplingScheme>,
@@ -222,7 +223,7 @@ impl<R> WallBuilder<R> {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 enum Mode {
     Private {
         budget: Budget,
@@ -266,7 +267,6 @@ enum Mode {
 /// assert!(wall.spent_epsilon()? <= 2.0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug)]
 pub struct PrivacyWall<R> {
     records: Vec<R>,
     scheme: SamplingScheme,
@@ -279,6 +279,35 @@ pub struct PrivacyWall<R> {
     normaliser: f64,
     batch: Vec<usize>,
     releases: u64,
+}
+
+impl<R> std::fmt::Debug for WallBuilder<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WallBuilder")
+            .field("records", &self.records.len())
+            .field("scheme", &self.scheme)
+            .field("budget", &self.budget)
+            .field("non_private", &self.non_private)
+            .field("noise", &self.noise)
+            .field("rng", &self.rng)
+            .field("public_population", &self.public_population)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Shows public facts only: never the records, the batch or the RNG state.
+impl<R> std::fmt::Debug for PrivacyWall<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrivacyWall")
+            .field("records", &self.records.len())
+            .field("scheme", &self.scheme)
+            .field("budget", &self.budget())
+            .field("noise_multiplier", &self.noise_multiplier())
+            .field("rng_policy", &self.rng_policy)
+            .field("expected_batch_size", &self.normaliser)
+            .field("releases", &self.releases)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<R> PrivacyWall<R> {
