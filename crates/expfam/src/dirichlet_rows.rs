@@ -9,7 +9,7 @@
 
 use crate::check;
 use crate::error::Result;
-use crate::special_fn::{digamma_pos, ln_gamma_pos};
+use crate::special_fn::{digamma_fast, ln_gamma_pos};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 
@@ -111,14 +111,14 @@ pub fn dirichlet_expectation_rows_into(
     let k = lambda.nrows();
     let sums = row_sums(lambda);
     check::all_finite("row sums of lambda", &sums)?;
-    let psi_sums: Vec<f64> = sums.iter().map(|&s| digamma_pos(s)).collect();
+    let psi_sums: Vec<f64> = sums.iter().map(|&s| digamma_fast(s)).collect();
     for (src, dst) in lambda
         .as_slice()
         .chunks_exact(k)
         .zip(out.as_mut_slice().chunks_exact_mut(k))
     {
         for ((d, &x), &p) in dst.iter_mut().zip(src).zip(&psi_sums) {
-            *d = digamma_pos(x) - p;
+            *d = digamma_fast(x) - p;
         }
     }
     fix_dominant_entries(lambda, &sums, out);
@@ -134,7 +134,7 @@ pub fn par_dirichlet_expectation_rows(lambda: &DMatrix<f64>) -> Result<DMatrix<f
     let k = lambda.nrows();
     let sums = row_sums(lambda);
     check::all_finite("row sums of lambda", &sums)?;
-    let psi_sums: Vec<f64> = sums.iter().map(|&s| digamma_pos(s)).collect();
+    let psi_sums: Vec<f64> = sums.iter().map(|&s| digamma_fast(s)).collect();
     let mut out = DMatrix::zeros(k, lambda.ncols());
     out.as_mut_slice()
         .par_chunks_mut(k * PAR_COLUMNS)
@@ -142,7 +142,7 @@ pub fn par_dirichlet_expectation_rows(lambda: &DMatrix<f64>) -> Result<DMatrix<f
         .for_each(|(dst, src)| {
             for (dcol, scol) in dst.chunks_exact_mut(k).zip(src.chunks_exact(k)) {
                 for ((d, &x), &p) in dcol.iter_mut().zip(scol).zip(&psi_sums) {
-                    *d = digamma_pos(x) - p;
+                    *d = digamma_fast(x) - p;
                 }
             }
         });

@@ -239,3 +239,52 @@ mod increment_tests {
         }
     }
 }
+
+/// `psi(x)` for `x > 0` without recursion, for hot loops (the LDA topic matrix).
+///
+/// For `x < 10` the recurrence `psi(x) = psi(x + n) - sum_{i<n} 1/(x+i)` is applied with the sum
+/// accumulated as one fraction (a single division); then the asymptotic series (DLMF 5.11.2) with the
+/// same seven Bernoulli terms as `special`. Agrees with `special::Gamma::digamma` to a few ulps
+/// (tested on a dense grid and against the mpmath table).
+#[inline]
+pub(crate) fn digamma_fast(x: f64) -> f64 {
+    debug_assert!(x > 0.0 && x.is_finite());
+    let mut z = x;
+    let mut num = 0.0;
+    let mut den = 1.0;
+    while z < 10.0 {
+        // num/den + 1/z = (num z + den) / (den z)
+        num = num * z + den;
+        den *= z;
+        z += 1.0;
+    }
+    let shift = if num == 0.0 { 0.0 } else { num / den };
+    let r = 1.0 / z;
+    let r2 = r * r;
+    let series = r2
+        * (1.0 / 12.0
+            - r2 * (1.0 / 120.0
+                - r2 * (1.0 / 252.0
+                    - r2 * (1.0 / 240.0
+                        - r2 * (1.0 / 132.0 - r2 * (691.0 / 32760.0 - r2 / 12.0))))));
+    z.ln() - 0.5 * r - series - shift
+}
+
+#[cfg(test)]
+mod fast_tests {
+    use super::*;
+
+    #[test]
+    fn fast_digamma_agrees_with_special() {
+        let mut x = 1e-6;
+        while x < 1e6 {
+            let a = digamma_fast(x);
+            let b = digamma_pos(x);
+            assert!(
+                (a - b).abs() <= 4e-15 * b.abs().max(1.0),
+                "x={x}: {a} vs {b}"
+            );
+            x *= 1.0123;
+        }
+    }
+}

@@ -137,6 +137,10 @@ fn dirichlet_table() {
         let d = Dirichlet::new(alpha.clone()).unwrap();
         let elog = d.expected_log();
         let single = dirichlet_expectation(&alpha).unwrap();
+        // The topic-matrix path (fast digamma) on the same vector as a 1 x K matrix.
+        let as_row = nalgebra::DMatrix::from_row_slice(1, alpha.len(), &alpha);
+        let rows = dirichlet_expectation_rows(&as_row).unwrap();
+        let par_rows = par_dirichlet_expectation_rows(&as_row).unwrap();
         for (k, want) in row["expected_log"]
             .as_array()
             .unwrap()
@@ -151,6 +155,13 @@ fn dirichlet_table() {
                 TABLE_REL_TOL,
             );
             assert_eq!(single[k], elog[k]);
+            assert_rel(
+                &format!("rows Dir{alpha:?} E[ln theta_{k}]"),
+                rows[(0, k)],
+                want,
+                TABLE_REL_TOL,
+            );
+            assert_eq!(rows[(0, k)], par_rows[(0, k)]);
         }
         let want = num(&row["log_normalizer"]);
         assert!(
