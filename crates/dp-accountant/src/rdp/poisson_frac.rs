@@ -116,6 +116,15 @@ impl Setup {
         }
     }
 
+    /// Extends `ln |C(alpha, i)|` to length `len`.
+    fn grow_binoms(&self, v: &mut Vec<f64>, len: usize) {
+        while v.len() < len {
+            let i = v.len() - 1;
+            let next = v[i] + (self.alpha - i as f64).abs().ln() - ((i + 1) as f64).ln();
+            v.push(next);
+        }
+    }
+
     /// `ln |C(alpha, i)|` for `i = 0..=n`.
     fn ln_abs_binoms(&self, n: usize) -> Vec<f64> {
         let mut out = Vec::with_capacity(n + 1);
@@ -163,9 +172,9 @@ impl Setup {
 /// Upper bound on `ln A_a` for fractional `a > 1` and `0 < q < 1`.
 pub(crate) fn ln_a_upper(q: f64, sigma: f64, alpha: f64) -> f64 {
     let s = Setup::new(q, sigma, alpha);
-    let binoms = s.ln_abs_binoms(s.n0 as usize + MAX_EXTRA_HEAD + MAX_TAIL_TERMS);
+    let mut binoms = s.ln_abs_binoms(s.n0 as usize + MAX_TAIL_TERMS + 1);
     if q <= 0.5
-        && let Some(v) = ln_a_via_a_minus_one(&s, &binoms)
+        && let Some(v) = ln_a_via_a_minus_one(&s, &mut binoms)
     {
         return v;
     }
@@ -193,12 +202,13 @@ fn second_series_tail_upper(s: &Setup, binoms: &[f64], ln_target: f64) -> f64 {
 /// The head runs past `ceil(a)` (with alternating signs) until the binomial weights fall below
 /// the running sum, so that the two accelerated tails, which nearly cancel when `A - 1` is
 /// tiny, are small against it.
-fn ln_a_via_a_minus_one(s: &Setup, binoms: &[f64]) -> Option<f64> {
+fn ln_a_via_a_minus_one(s: &Setup, binoms: &mut Vec<f64>) -> Option<f64> {
     let n0 = s.n0 as usize;
     let mut total = LogSignedSum::new();
     add_second_series_head(s, binoms, &mut total);
     let mut i = 0;
     loop {
+        s.grow_binoms(binoms, i + MAX_TAIL_TERMS + 1);
         let fi = i as f64;
         let lw = binoms[i] + s.ln_w1(fi);
         if i >= n0 && (i >= n0 + MAX_EXTRA_HEAD || lw < total.value().0) {
@@ -218,6 +228,7 @@ fn ln_a_via_a_minus_one(s: &Setup, binoms: &[f64]) -> Option<f64> {
         total.add_with_ulps(lw + ln_ndtr(-u), !positive, ulps);
         i += 1;
     }
+    let binoms: &[f64] = binoms;
     let ln_target = total.value().0 + LN_TAIL_TOLERANCE;
     total.add(second_series_tail_upper(s, binoms, ln_target), true);
     // Tail from i: sign (-1)^(i - n0) times sum_j (-1)^j [T1_j - B_j].
