@@ -47,7 +47,7 @@ fn bench(c: &mut Criterion) {
     let (docs, v) = documents();
     let k = 50;
     let cfg = LdaConfig::builder(k, v).build().expect("valid");
-    let topics = Topics::random_init(k, v, &mut ChaCha8Rng::seed_from_u64(0));
+    let topics = Topics::random_init(k, v, 0.1, &mut ChaCha8Rng::seed_from_u64(0));
     let expected = topics.expected();
     let mut scratch = DocScratch::new(k);
     c.bench_function("lda_estep_256_docs_k50", |b| {

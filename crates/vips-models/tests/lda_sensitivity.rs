@@ -61,7 +61,7 @@ proptest! {
         }.generate().unwrap();
         let cfg = LdaConfig::builder(k, v).doc_length(Some(n)).clip_scale(a).build().unwrap();
         let model = Lda::new(cfg);
-        let topics = Topics::random_init(k, v, &mut ChaCha8Rng::seed_from_u64(seed));
+        let topics = Topics::random_init(k, v, 0.1, &mut ChaCha8Rng::seed_from_u64(seed));
         let base = data.corpus.into_docs();
         // The extra document: adversarial (all N tokens one word) or, for removal, a real one.
         let extra = if remove_existing {
@@ -91,7 +91,7 @@ fn an_adversarial_document_is_clipped_to_exactly_the_bound() {
         .build()
         .unwrap();
     let model = Lda::new(cfg);
-    let topics = Topics::random_init(k, v, &mut ChaCha8Rng::seed_from_u64(3));
+    let topics = Topics::random_init(k, v, 0.1, &mut ChaCha8Rng::seed_from_u64(3));
     let adversarial = Document::new(vec![(4, n as u32)]).unwrap();
     let (r, _) = release(&model, &topics, vec![adversarial], 10);
     let norm = r.iter().map(|x| x * x).sum::<f64>().sqrt();

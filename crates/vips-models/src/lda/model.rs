@@ -94,7 +94,12 @@ impl VipsModel for Lda {
     }
 
     fn init_global(&self, rng: &mut dyn Rng) -> Topics {
-        Topics::random_init(self.cfg.num_topics(), self.cfg.vocab_size(), rng)
+        Topics::random_init(
+            self.cfg.num_topics(),
+            self.cfg.vocab_size(),
+            self.cfg.eta(),
+            rng,
+        )
     }
 
     fn expected_natural(&self, global: &Topics) -> ExpectedTopics {

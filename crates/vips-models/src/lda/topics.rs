@@ -47,11 +47,23 @@ impl Topics {
         })
     }
 
-    /// The usual random start (Hoffman et al. 2010; gensim): `lambda_kv ~ Gamma(100, 1/100)`.
-    pub fn random_init<R: Rng + ?Sized>(num_topics: usize, vocab_size: usize, rng: &mut R) -> Self {
+    /// The usual random start, as gensim draws it: `lambda_kv = eta + G`, `G ~ Gamma(100, 1/100)`
+    /// (Hoffman et al.'s `onlineldavb.py` omits the `eta`). A non-finite or non-positive `eta` is
+    /// treated as 0.
+    pub fn random_init<R: Rng + ?Sized>(
+        num_topics: usize,
+        vocab_size: usize,
+        eta: f64,
+        rng: &mut R,
+    ) -> Self {
         let g: Gamma<f64> = Gamma::new(100.0, 0.01).expect("valid");
+        let eta = if eta > 0.0 && eta.is_finite() {
+            eta
+        } else {
+            0.0
+        };
         let lambda = (0..num_topics * vocab_size)
-            .map(|_| g.sample(rng).max(1e-3))
+            .map(|_| eta + g.sample(rng).max(1e-3))
             .collect();
         Self {
             num_topics,
