@@ -1,1 +1,368 @@
-//! Privacy-loss-distribution (PLD) accounting (work in progress; see issue 11).
+//! Privacy-loss-distribution (PLD) accounting: tight `(epsilon, delta)` for the Gaussian and the
+//! Poisson-subsampled Gaussian mechanism, with a guaranteed upper **and** lower bound.
+//!
+//! The mathematics, with references, is in `docs/pld.md`. In short:
+//! - the PLD of one mechanism is the law of the privacy loss `L = ln(dP/dQ)(X)`, `X ~ P`, for
+//!   the pair `(P, Q)` of output distributions on neighbouring datasets (Meiser & Mohammadi
+//!   2018; Sommer, Meiser & Mohammadi 2019); both add/remove directions are accounted and the
+//!   worse one is reported;
+//! - it is discretised on a uniform grid **pessimistically** by connect-the-dots (Doroshenko et
+//!   al. 2022), which gives a dominating pair, and **optimistically** by rounding the loss down;
+//! - compositions are convolutions, done by FFT (Koskela, Jälkö & Honkela 2020; Koskela et al.
+//!   2021), with self-composition by repeated squaring. Mass cut from the tails after each
+//!   convolution is moved to `+inf` (pessimistic) or dropped/moved down (optimistic), and a
+//!   bound on the FFT rounding error is carried along and applied in the safe direction;
+//! - `delta(eps) = P[L = inf] + E[(1 - e^{eps - L})_+]`, `epsilon(delta)` its exact inverse for
+//!   the discrete PLD;
+//! - compositions of plain Gaussian mechanisms use the exact analytic Gaussian profile (Balle &
+//!   Wang 2018) instead: `upper` and `lower` then agree to `1e-12`.
+//!
+//! # Memory
+//! No FFT is longer than [`PldConfig::max_fft_len`] (default `2^20`): when a convolution would
+//! need more, the grid spacing doubles (a connect-the-dots coarsening for the pessimistic PLD,
+//! rounding down for the optimistic one, so both bounds stay valid). Peak heap use is about
+//! `80 bytes * max_fft_len` (about 85 MB at the default; measured figures in
+//! `docs/benchmarks.md`), whatever the event.
+//!
+//! # Example
+//! ```
+//! use dp_accountant::PrivacyEvent;
+//! use dp_accountant::pld::{self, PldConfig};
+//! let run = PrivacyEvent::poisson_subsampled_gaussian(1.1, 0.01)?.self_composed(1000)?;
+//! let eps = pld::epsilon(&run, 1e-5, &PldConfig::default())?;
+//! // dp_accounting's PLD gives 1.5154 for this run; RDP gives about 1.7.
+//! assert!(eps.lower <= eps.upper && (eps.upper - 1.5154).abs() < 1e-3);
+//! # Ok::<(), dp_accountant::AccountantError>(())
+//! ```
+//!
+//! # Privacy
+//! [`PldBounds::upper`] is an upper bound on the privacy loss of the event under its stated
+//! neighbouring relation (add/remove for the subsampled Gaussian): every approximation
+//! (discretisation, truncation, coarsening, FFT rounding) is made in the direction that can only
+//! raise it. [`PldBounds::lower`] is a matching lower bound, useful to see how tight `upper` is;
+//! never use it as a privacy guarantee.
+
+mod analytic;
+mod compose;
+mod convolve;
+mod discrete;
+mod discretise;
+mod loss;
+mod normal;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{AccountantError, check_positive};
+use crate::events::PrivacyEvent;
+use compose::Composer;
+use discrete::{Bound, DiscretePld};
+use loss::{Direction, SubsampledGaussian};
+
+/// Settings of the PLD accountant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PldConfig {
+    /// Grid spacing of the privacy loss; `None` chooses it from the number of compositions
+    /// (see [`PldConfig::auto_interval`]). The grid only ever gets coarser than this, when the
+    /// memory cap requires it.
+    pub value_discretization_interval: Option<f64>,
+    /// Mass cut from the tails after each convolution (half each side): pessimistically it is
+    /// added to `delta`.
+    pub tail_mass_truncation: f64,
+    /// Longest FFT allowed: the memory cap (about 80 bytes per unit).
+    pub max_fft_len: usize,
+}
+
+impl Default for PldConfig {
+    fn default() -> Self {
+        Self {
+            value_discretization_interval: None,
+            tail_mass_truncation: 1e-15,
+            max_fft_len: 1 << 20,
+        }
+    }
+}
+
+impl PldConfig {
+    /// The automatic grid spacing for `compositions` mechanism runs in total:
+    /// `clamp(sqrt(2e-4 / compositions), 2e-5, 2e-3)`.
+    ///
+    /// Connect-the-dots moves the mean of the composed loss by at most `h^2 / 8` per run and
+    /// adds at most `h^2 / 4` to its variance, so the error of `upper` grows like `T h^2`
+    /// rather than the `T h` of rounding; this choice keeps it near `1e-4` (measured against
+    /// dp_accounting in `tests/pld_reference.rs`).
+    pub fn auto_interval(compositions: u64) -> f64 {
+        (2e-4 / compositions.max(1) as f64).sqrt().clamp(2e-5, 2e-3)
+    }
+
+    fn validate(&self) -> Result<(), AccountantError> {
+        if let Some(h) = self.value_discretization_interval {
+            check_positive("value_discretization_interval", h)?;
+        }
+        if !(self.tail_mass_truncation >= 0.0 && self.tail_mass_truncation < 1e-3) {
+            return Err(AccountantError::InvalidParameter {
+                name: "tail_mass_truncation",
+                value: self.tail_mass_truncation,
+                reason: "must lie in [0, 1e-3)",
+            });
+        }
+        if self.max_fft_len < 1024 {
+            return Err(AccountantError::InvalidParameter {
+                name: "max_fft_len",
+                value: self.max_fft_len as f64,
+                reason: "must be at least 1024",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A pair of bounds on one quantity (`epsilon` or `delta`): the true value lies in
+/// `[lower, upper]`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PldBounds {
+    /// Pessimistic estimate: the value to report as the privacy guarantee.
+    pub upper: f64,
+    /// Optimistic estimate: the true value is at least this.
+    pub lower: f64,
+}
+
+/// A composed privacy-loss distribution, ready to answer many `epsilon`/`delta` queries.
+///
+/// # Example
+/// ```
+/// use dp_accountant::PrivacyEvent;
+/// use dp_accountant::pld::{PldAccountant, PldConfig};
+/// let run = PrivacyEvent::poisson_subsampled_gaussian(0.8, 0.004)?.self_composed(2500)?;
+/// let acc = PldAccountant::new(&run, &PldConfig::default())?;
+/// let eps = acc.epsilon(1e-5)?;
+/// let delta = acc.delta(eps.upper)?;
+/// assert!(delta.upper <= 1e-5 * (1.0 + 1e-9));
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct PldAccountant {
+    kind: Kind,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// Only Gaussian mechanisms: one Gaussian with this noise multiplier.
+    Analytic { multiplier: f64 },
+    /// `[remove, add]` composed PLDs for each bound.
+    Numeric {
+        upper: Box<[DiscretePld; 2]>,
+        lower: Box<[DiscretePld; 2]>,
+    },
+}
+
+impl PldAccountant {
+    /// Composes the PLD of `event`.
+    ///
+    /// Supported: [`PrivacyEvent::Gaussian`] (either relation),
+    /// [`PrivacyEvent::PoissonSubsampledGaussian`] (add/remove), and any
+    /// [`PrivacyEvent::SelfComposed`] / [`PrivacyEvent::Composed`] of those.
+    ///
+    /// # Errors
+    /// Any validation error of the event or the config;
+    /// [`AccountantError::Other`] for a fixed-size (replace-one) subsampled Gaussian, which
+    /// this accountant does not cover (use the RDP accountant), or a total count above `2^63`.
+    ///
+    /// # Privacy
+    /// See the module documentation: `upper` bounds are valid upper bounds for the event's
+    /// neighbouring relation.
+    pub fn new(event: &PrivacyEvent, config: &PldConfig) -> Result<Self, AccountantError> {
+        config.validate()?;
+        event.validate()?;
+        let mut parts: Vec<(SubsampledGaussian, u64)> = Vec::new();
+        flatten(event, 1, &mut parts)?;
+        if parts.iter().all(|(m, _)| m.q == 1.0) {
+            let gaussians: Vec<(f64, u64)> = parts.iter().map(|(m, n)| (m.sigma, *n)).collect();
+            return Ok(Self {
+                kind: Kind::Analytic {
+                    multiplier: analytic::composed_multiplier(&gaussians),
+                },
+            });
+        }
+        let total: u64 = parts.iter().map(|(_, n)| *n).fold(0, u64::saturating_add);
+        let step = config
+            .value_discretization_interval
+            .unwrap_or_else(|| PldConfig::auto_interval(total));
+        let build = |direction: Direction, bound: Bound| {
+            Composer::new(step, config.max_fft_len, config.tail_mass_truncation)
+                .composed(&parts, direction, bound)
+        };
+        Ok(Self {
+            kind: Kind::Numeric {
+                upper: Box::new([
+                    build(Direction::Remove, Bound::Pessimistic),
+                    build(Direction::Add, Bound::Pessimistic),
+                ]),
+                lower: Box::new([
+                    build(Direction::Remove, Bound::Optimistic),
+                    build(Direction::Add, Bound::Optimistic),
+                ]),
+            },
+        })
+    }
+
+    /// Bounds on the smallest `epsilon` such that the event is `(epsilon, delta)`-DP;
+    /// `upper` is `+inf` when no finite epsilon is certified.
+    ///
+    /// # Errors
+    /// [`AccountantError::InvalidParameter`] unless `0 < delta < 1`.
+    pub fn epsilon(&self, delta: f64) -> Result<PldBounds, AccountantError> {
+        if !(delta > 0.0 && delta < 1.0) {
+            return Err(AccountantError::InvalidParameter {
+                name: "delta",
+                value: delta,
+                reason: "must lie in (0, 1)",
+            });
+        }
+        Ok(match &self.kind {
+            Kind::Analytic { multiplier } => {
+                let (lower, upper) = analytic::gaussian_epsilon(*multiplier, delta);
+                PldBounds { upper, lower }
+            }
+            Kind::Numeric { upper, lower } => {
+                let up = upper[0].epsilon(delta).max(upper[1].epsilon(delta));
+                let lo = lower[0].epsilon(delta).max(lower[1].epsilon(delta));
+                PldBounds {
+                    upper: up,
+                    lower: lo.min(up),
+                }
+            }
+        })
+    }
+
+    /// Bounds on the smallest `delta` such that the event is `(epsilon, delta)`-DP.
+    ///
+    /// # Errors
+    /// [`AccountantError::InvalidParameter`] unless `epsilon` is finite and `> 0`.
+    pub fn delta(&self, epsilon: f64) -> Result<PldBounds, AccountantError> {
+        check_positive("epsilon", epsilon)?;
+        Ok(match &self.kind {
+            Kind::Analytic { multiplier } => {
+                let d = analytic::gaussian_delta(*multiplier, epsilon);
+                PldBounds { upper: d, lower: d }
+            }
+            Kind::Numeric { upper, lower } => {
+                let up = upper[0].delta(epsilon).max(upper[1].delta(epsilon));
+                let lo = lower[0].delta(epsilon).max(lower[1].delta(epsilon));
+                PldBounds {
+                    upper: up,
+                    lower: lo.min(up),
+                }
+            }
+        })
+    }
+
+    /// The grid spacing finally used (`None` for the analytic Gaussian path).
+    pub fn value_discretization_interval(&self) -> Option<f64> {
+        match &self.kind {
+            Kind::Analytic { .. } => None,
+            Kind::Numeric { upper, .. } => Some(upper[0].step.max(upper[1].step)),
+        }
+    }
+
+    /// `true` when the answer came from the exact analytic Gaussian profile.
+    pub fn is_analytic(&self) -> bool {
+        matches!(self.kind, Kind::Analytic { .. })
+    }
+}
+
+/// Bounds on the smallest `epsilon` for which `event` is `(epsilon, delta)`-DP.
+///
+/// # Errors
+/// As [`PldAccountant::new`] and [`PldAccountant::epsilon`].
+///
+/// # Privacy
+/// Report [`PldBounds::upper`]; see the module documentation.
+pub fn epsilon(
+    event: &PrivacyEvent,
+    delta: f64,
+    config: &PldConfig,
+) -> Result<PldBounds, AccountantError> {
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(AccountantError::InvalidParameter {
+            name: "delta",
+            value: delta,
+            reason: "must lie in (0, 1)",
+        });
+    }
+    PldAccountant::new(event, config)?.epsilon(delta)
+}
+
+/// Bounds on the smallest `delta` for which `event` is `(epsilon, delta)`-DP.
+///
+/// ```
+/// use dp_accountant::{Neighbouring, PrivacyEvent};
+/// use dp_accountant::pld::{self, PldConfig};
+/// let g = PrivacyEvent::gaussian(2.0, Neighbouring::AddRemoveOne)?;
+/// let d = pld::delta(&g, 1.0, &PldConfig::default())?;
+/// // Balle & Wang 2018: Phi(-2 + 1/4) - e Phi(-2 - 1/4) = 0.006829594983...
+/// assert!((d.upper - 0.006_829_594_983).abs() < 1e-11);
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
+///
+/// # Errors
+/// As [`PldAccountant::new`] and [`PldAccountant::delta`].
+///
+/// # Privacy
+/// Report [`PldBounds::upper`]; see the module documentation.
+pub fn delta(
+    event: &PrivacyEvent,
+    epsilon: f64,
+    config: &PldConfig,
+) -> Result<PldBounds, AccountantError> {
+    check_positive("epsilon", epsilon)?;
+    PldAccountant::new(event, config)?.delta(epsilon)
+}
+
+/// Flattens an event into `(mechanism, count)` parts, merging identical mechanisms.
+fn flatten(
+    event: &PrivacyEvent,
+    times: u64,
+    out: &mut Vec<(SubsampledGaussian, u64)>,
+) -> Result<(), AccountantError> {
+    let mut push = |m: SubsampledGaussian| -> Result<(), AccountantError> {
+        if let Some(part) = out.iter_mut().find(|(p, _)| *p == m) {
+            part.1 = part.1.checked_add(times).ok_or_else(too_many)?;
+        } else {
+            out.push((m, times));
+        }
+        Ok(())
+    };
+    match event {
+        PrivacyEvent::Gaussian {
+            noise_multiplier, ..
+        } => push(SubsampledGaussian {
+            sigma: *noise_multiplier,
+            q: 1.0,
+        }),
+        PrivacyEvent::PoissonSubsampledGaussian {
+            noise_multiplier,
+            sampling_rate,
+        } => push(SubsampledGaussian {
+            sigma: *noise_multiplier,
+            q: *sampling_rate,
+        }),
+        PrivacyEvent::FixedSizeSubsampledGaussian { .. } => Err(AccountantError::Other(
+            "the PLD accountant does not cover the fixed-size (replace-one) subsampled Gaussian; \
+             use the RDP accountant"
+                .into(),
+        )),
+        PrivacyEvent::SelfComposed { event, count } => {
+            flatten(event, times.checked_mul(*count).ok_or_else(too_many)?, out)
+        }
+        PrivacyEvent::Composed { events } => {
+            for e in events {
+                flatten(e, times, out)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn too_many() -> AccountantError {
+    AccountantError::Other("total number of composed mechanisms overflows u64".into())
+}
