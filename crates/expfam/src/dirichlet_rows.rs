@@ -69,11 +69,47 @@ fn row_sums(lambda: &DMatrix<f64>) -> Vec<f64> {
 /// assert!((e[0] + 1.0).abs() < 1e-14); // psi(1) - psi(2) = -1
 /// ```
 pub fn dirichlet_expectation(alpha: &[f64]) -> Result<Vec<f64>> {
+    let mut out = vec![0.0; alpha.len()];
+    dirichlet_expectation_into(alpha, &mut out)?;
+    Ok(out)
+}
+
+/// As [`dirichlet_expectation`], writing into `out` (no allocation; for LDA's per-document loop).
+///
+/// # Errors
+/// As [`dirichlet_expectation`]; [`ExpFamError::DimensionMismatch`](crate::ExpFamError::DimensionMismatch)
+/// if `out.len() != alpha.len()`.
+///
+/// # Example
+/// ```
+/// let mut out = [0.0; 2];
+/// expfam::dirichlet_expectation_into(&[2.0, 2.0], &mut out).unwrap();
+/// assert!((out[1] + 1.0 / 2.0 + 1.0 / 3.0).abs() < 1e-14); // psi(2) - psi(4)
+/// ```
+pub fn dirichlet_expectation_into(alpha: &[f64], out: &mut [f64]) -> Result<()> {
     check::min_len("alpha", alpha.len(), 2)?;
+    check::same_len("out", alpha.len(), out.len())?;
     check::all_positive("alpha", alpha)?;
     let s: f64 = alpha.iter().sum();
     check::finite("sum of alpha", s)?;
-    Ok(crate::families::dirichlet::expected_log_slice(alpha, s))
+    let p0 = digamma_fast(s);
+    let mut dominant = None;
+    for (k, (o, &a)) in out.iter_mut().zip(alpha).enumerate() {
+        *o = digamma_fast(a) - p0;
+        if a > 0.5 * s {
+            dominant = Some(k);
+        }
+    }
+    if let Some(k) = dominant {
+        let rest: f64 = alpha
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != k)
+            .map(|(_, &x)| x)
+            .sum();
+        out[k] = -crate::special_fn::digamma_increment(alpha[k], rest);
+    }
+    Ok(())
 }
 
 /// Row-wise `E[ln beta_kv] = psi(lambda_kv) - psi(sum_v lambda_kv)` for a `K x V` matrix.

@@ -42,9 +42,9 @@ pub use conjugate::{
     gamma_precision_posterior_from_gaussian, gaussian_known_precision_posterior,
 };
 pub use dirichlet_rows::{
-    dirichlet_expectation, dirichlet_expectation_rows, dirichlet_expectation_rows_into,
-    dirichlet_kl_rows_to_symmetric, dirichlet_log_normalizer_rows, par_dirichlet_expectation_rows,
-    par_exp_dirichlet_expectation_rows,
+    dirichlet_expectation, dirichlet_expectation_into, dirichlet_expectation_rows,
+    dirichlet_expectation_rows_into, dirichlet_kl_rows_to_symmetric, dirichlet_log_normalizer_rows,
+    par_dirichlet_expectation_rows, par_exp_dirichlet_expectation_rows,
 };
 pub use error::{ExpFamError, Result};
 pub use families::bernoulli::Bernoulli;
