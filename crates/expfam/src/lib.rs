@@ -29,6 +29,7 @@ mod conjugate;
 mod dirichlet_rows;
 mod error;
 mod families;
+mod linalg;
 mod natural;
 mod special_fn;
 mod svi;

@@ -2,6 +2,7 @@
 
 use crate::check;
 use crate::error::{ExpFamError, Result};
+use crate::linalg::inverse_from_cholesky;
 use crate::natural::NaturalParameters;
 use crate::traits::{Entropy, ExponentialFamily, KlDivergence, SufficientStatistics};
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
@@ -250,7 +251,7 @@ impl MvGaussian {
     pub fn precision(&self) -> DMatrix<f64> {
         match &self.root {
             Root::Prec(_, p) => p.clone(),
-            Root::Cov(c) => symmetrise(c.inverse()),
+            Root::Cov(c) => inverse_from_cholesky(&c.l()),
         }
     }
 
@@ -308,7 +309,7 @@ impl ExponentialFamily for MvGaussian {
         let chol = Cholesky::new(precision.clone())
             .ok_or(ExpFamError::NotPositiveDefinite { name: "precision" })?;
         let mean = chol.solve(&eta.eta1);
-        let cov = symmetrise(chol.inverse());
+        let cov = inverse_from_cholesky(&chol.l());
         check::all_finite("mean", mean.as_slice())?;
         check::all_finite("covariance", cov.as_slice())?;
         Ok(Self {
