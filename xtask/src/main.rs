@@ -3,6 +3,7 @@
 //! Run `cargo xtask --help` from the workspace root. `cargo xtask bench --quick` is the README's
 //! main command: it needs nothing but the crates.io registry.
 
+mod audit;
 mod context;
 mod criterion_runner;
 mod experiments;
@@ -45,6 +46,15 @@ enum Command {
         #[arg(long)]
         no_criterion: bool,
     },
+    /// Empirical privacy audits and the models' sensitivity checks, with a pass/fail table.
+    Audit {
+        /// Fewer runs (2e5 per dataset instead of 1e6).
+        #[arg(long)]
+        quick: bool,
+        /// Output directory (default: target/xtask).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// List the experiments.
     List,
 }
@@ -59,6 +69,12 @@ fn main() -> anyhow::Result<()> {
             only,
             no_criterion,
         } => bench(Context::new(quick, data_dir, out)?, &only, no_criterion),
+        Command::Audit { quick, out } => {
+            audit::run(&Context::new(true, None, out).map(|mut c| {
+                c.quick = quick;
+                c
+            })?)
+        }
         Command::List => {
             for e in experiments::all() {
                 println!("{:<20} {}", e.name, e.about);
