@@ -162,3 +162,71 @@ fn sep_wall_and_core_wall_add_the_same_noise() {
     // A planned wall refuses release T + 1.
     assert!(a.release(&|_: &Vec<f64>| vec![0.0; dim]).is_err());
 }
+
+/// The whole DP-SEP run also works through `dp_core::PrivacyWall` (one ledger entry per step),
+/// and the run's epsilon stays within the budget.
+#[test]
+fn full_run_through_the_core_wall() {
+    let n = 20;
+    let records: Vec<Vec<f64>> = (0..n).map(|i| vec![(i % 4) as f64 * 0.5, 0.1]).collect();
+    let (mut model, mut state) = common::mog_state(n, &[0.5, -0.3, 1.0, 0.2], Family::Diagonal);
+    let before = state.posterior();
+    let config = DpSepConfig {
+        gamma: 1.0,
+        clip: 1.0,
+        epochs: 2,
+    };
+    let mut w = CoreWall::new(
+        records,
+        before.len(),
+        2.0,
+        1e-5,
+        config.clip,
+        (config.epochs * n) as u64,
+        RngPolicy::Seeded { seed: 4 },
+    )
+    .unwrap();
+    let report = dp_sep::run_dp_sep(&mut model, &mut state, &mut w, &config).unwrap();
+    assert_eq!(report.releases, 40);
+    assert!(report.epsilon <= 2.0 + 1e-9, "{}", report.epsilon);
+    assert!(w.ledger_json().unwrap().contains("release 39"));
+    assert_ne!(state.posterior(), before);
+}
+
+/// PBP through `run_pbp` with privacy: the report carries sigma, the per-step noise on
+/// `theta_new` and an accounted epsilon within the budget.
+#[test]
+fn pbp_private_run_reports_its_accounting() {
+    use dp_sep::data::Dataset;
+    use dp_sep::pbp::{PbpConfig, Privacy, run_pbp};
+    let x: Vec<f64> = (0..120).map(|i| ((i * 7) % 13) as f64 / 13.0).collect();
+    let y: Vec<f64> = (0..60).map(|i| x[2 * i] - x[2 * i + 1]).collect();
+    let data = Dataset::new(x, y, 2).unwrap();
+    let train = data.select(&(0..50).collect::<Vec<_>>()).unwrap();
+    let test = data.select(&(50..60).collect::<Vec<_>>()).unwrap();
+    let config = PbpConfig {
+        hidden: vec![4],
+        epochs: 2,
+        gamma: Some(1.0),
+        clip: Some(1.0),
+        sampling: dp_sep::Sampling::IndependentUniform,
+        privacy: Some(Privacy {
+            epsilon: 1.0,
+            delta: 1e-5,
+            rng: RngPolicy::Seeded { seed: 8 },
+        }),
+        ..PbpConfig::default()
+    };
+    let out = run_pbp(&train, &test, &config).unwrap();
+    let p = out.privacy.unwrap();
+    assert_eq!(p.releases, 100);
+    assert!(p.epsilon <= 1.0 + 1e-9);
+    assert!((p.theta_noise_std - p.noise_multiplier * 2.0 * 1.0 * 1.0 / 50.0).abs() < 1e-12);
+    assert!(out.metrics.rmse.is_finite());
+    // Privacy without a clip norm is refused.
+    let no_clip = PbpConfig {
+        clip: None,
+        ..config
+    };
+    assert!(run_pbp(&train, &test, &no_clip).is_err());
+}
