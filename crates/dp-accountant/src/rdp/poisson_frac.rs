@@ -31,7 +31,7 @@ const LN_4: f64 = 2.0 * LN_2;
 /// Most terms an accelerated tail uses (`2 * 5.83^-30 < 1e-22` of its first term).
 const MAX_TAIL_TERMS: usize = 30;
 /// Absolute accuracy asked of each tail, relative to the sum of the heads.
-const LN_TAIL_TOLERANCE: f64 = -36.0; // e^-36 = 2.3e-16
+const LN_TAIL_TOLERANCE: f64 = -32.0; // e^-32 = 1.3e-14
 /// At most this many terms past `ceil(a)` are summed exactly before the tails start.
 const MAX_EXTRA_HEAD: usize = 48;
 

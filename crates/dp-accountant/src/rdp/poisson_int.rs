@@ -19,8 +19,8 @@
 use crate::numeric::{LogSignedSum, ln_binom_int, ln_expm1, log1p_exp};
 
 /// Up to this order the binomial coefficients are carried as an exact running product
-/// (relative error about `2k` ulps, no overflow: `C(1000, 500) < 1e300`).
-const RUNNING_PRODUCT_MAX: u64 = 1000;
+/// (relative error about `2k` ulps, no overflow: `C(1024, 512) < 5e306`).
+const RUNNING_PRODUCT_MAX: u64 = 1024;
 
 /// `ln(A_a - 1)` for integer order `a >= 2`, `0 < q < 1`.
 pub(crate) fn ln_a_minus_one(q: f64, sigma: f64, order: u64) -> f64 {
@@ -43,7 +43,8 @@ pub(crate) fn ln_a_minus_one(q: f64, sigma: f64, order: u64) -> f64 {
         let term = ln_binom + kf * ln_q + (order - k) as f64 * ln_1mq + ln_expm1(c);
         sum.add(term, true);
         if running {
-            binom = binom * (af - kf) / (kf + 1.0);
+            // divide first: the product could overflow for orders near 1024
+            binom = binom / (kf + 1.0) * (af - kf);
         }
     }
     sum.value().0
