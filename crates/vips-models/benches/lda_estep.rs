@@ -11,10 +11,12 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 use vips_models::data::{Document, SyntheticConfig, load_uci_bow};
-use vips_models::lda::{DocScratch, LdaConfig, Topics, infer_document};
+use vips_models::engine::VipsModel;
+use vips_models::lda::{DocScratch, Lda, LdaConfig, Topics, infer_document};
 
 fn documents() -> (Vec<Document>, usize) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -61,6 +63,28 @@ fn bench(c: &mut Criterion) {
     });
     c.bench_function("lda_expected_k50_v5000", |b| {
         b.iter(|| black_box(topics.expected()))
+    });
+    // The same 256 documents through dp-core's privacy wall (non-private mode, Poisson rate 1):
+    // E-step + sparse contribution + per-record clipping + sum, i.e. one engine iteration's
+    // release without the M-step.
+    let model = Lda::new(cfg.clone());
+    let spec = model.release_spec().expect("valid spec");
+    let mut wall = PrivacyWall::builder(docs.clone())
+        .sampling(SamplingScheme::poisson(1.0).expect("valid rate"))
+        .non_private()
+        .seed(0)
+        .build()
+        .expect("valid wall");
+    c.bench_function("lda_wall_release_256_docs_k50", |b| {
+        b.iter(|| {
+            let r = wall
+                .release(&spec, |d: &Document, buf: &mut ContributionBuffer| {
+                    let mut s = DocScratch::new(k);
+                    model.record_statistic(&expected, d, &mut s, buf);
+                })
+                .expect("release");
+            black_box(r.clipped_records())
+        })
     });
 }
 

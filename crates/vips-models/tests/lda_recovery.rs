@@ -45,6 +45,10 @@ fn run(
         .unwrap();
     let result = fit(&model, data.corpus.into_docs(), &svi, |_, _| {}).unwrap();
     let m = match_topics(&data.topics, &result.global.mean_topics(), v).unwrap();
+    eprintln!(
+        "topic recovery: mean TV {:.4}, max TV {:.4}",
+        m.mean_tv, m.max_tv
+    );
     (m.mean_tv, m.max_tv)
 }
 
