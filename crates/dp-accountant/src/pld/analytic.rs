@@ -6,15 +6,19 @@
 //! mechanisms with multipliers `s_i` compose exactly to one with
 //! `s = (sum_i s_i^-2)^(-1/2)` (Dong, Roth & Su 2022, Cor. 3.3: `mu`-GDP adds in squares).
 
-use super::normal::normal_cdf;
+use super::normal::ln_normal_cdf;
 
 /// The tight `delta(epsilon)` of a Gaussian mechanism with noise multiplier `s`.
 pub(crate) fn gaussian_delta(s: f64, eps: f64) -> f64 {
-    let a = normal_cdf(-eps * s + 0.5 / s);
+    let a_log = ln_normal_cdf(-eps * s + 0.5 / s);
+    let a = a_log.exp();
     // e^eps * Phi(-eps s - 1/(2s)) in log space: Phi underflows before e^eps overflows.
-    let b_log = eps + normal_cdf(-eps * s - 0.5 / s).ln();
-    let b = if b_log.is_finite() { b_log.exp() } else { 0.0 };
-    (a - b).max(0.0)
+    let b_log = eps + ln_normal_cdf(-eps * s - 0.5 / s);
+    // a - b = a (1 - e^{b_log - a_log}), without cancellation trouble when both are tiny.
+    if !b_log.is_finite() {
+        return a;
+    }
+    (-a * (b_log - a_log).exp_m1()).max(0.0)
 }
 
 /// The tight `epsilon(delta)` of a Gaussian mechanism with noise multiplier `s`, as a bracket

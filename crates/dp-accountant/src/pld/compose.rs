@@ -63,29 +63,57 @@ impl Composer {
         }
         let mut base = discretise(mechanism, direction, self.step, bound);
         base.truncate(self.tail_mass);
-        let mut result: Option<DiscretePld> = None;
-        let mut k = count;
-        loop {
-            if k & 1 == 1 {
-                result = Some(match result {
-                    None => base.clone(),
-                    Some(mut r) => {
-                        self.align(&mut r, &mut base);
-                        self.conv.compose(&r, &base, self.tail_mass)
-                    }
-                });
-            }
-            k >>= 1;
-            if k == 0 {
-                break;
-            }
-            while !self.fits(base.mass.len(), base.mass.len()) {
-                base.coarsen();
-            }
-            self.step = self.step.max(base.step);
-            base = self.conv.compose(&base, &base, self.tail_mass);
+        if count == 1 {
+            return base;
         }
-        result.unwrap_or_else(|| DiscretePld::identity(self.step, bound))
+        loop {
+            let (k_lo, k_hi) = window(&base, count, self.tail_mass);
+            let span = (k_hi - k_lo + 1) as f64;
+            if span.max(base.mass.len() as f64) > self.max_fft_len as f64 {
+                base.coarsen();
+                self.step = self.step.max(base.step);
+                continue;
+            }
+            let len = (k_hi - k_lo + 1) as usize;
+            let n = len.max(base.mass.len()).next_power_of_two();
+            let (cyclic, err) = self.conv.power(&base.mass, count, n);
+            // Cyclic position m holds the losses k = count * offset + m (mod n); place each in
+            // the window [k_lo, k_lo + n).
+            let shift = (i128::from(count) * i128::from(base.offset) - i128::from(k_lo))
+                .rem_euclid(n as i128) as usize;
+            let mut mass = vec![0.0; len];
+            let mut above = 0.0;
+            for (m, &v) in cyclic.iter().enumerate() {
+                let k = (m + shift) % n;
+                if k < len {
+                    mass[k] += v;
+                } else {
+                    above += v;
+                }
+            }
+            let t = count as f64;
+            let inf = -(t * (-base.inf_mass).ln_1p()).exp_m1();
+            let mut out = DiscretePld {
+                offset: k_lo,
+                step: base.step,
+                mass,
+                inf_mass: inf,
+                slack: base.slack * t + err,
+                bound,
+            };
+            // Mass above the window, and the at most `tail_mass` that wrapped around the period
+            // from outside the window (Chernoff bound), in the safe direction.
+            match bound {
+                Bound::Pessimistic => out.inf_mass += above + self.tail_mass,
+                Bound::Optimistic => {
+                    let last = out.mass.len() - 1;
+                    out.mass[last] += above;
+                    out.slack += self.tail_mass;
+                }
+            }
+            out.truncate(self.tail_mass);
+            return out;
+        }
     }
 
     /// The composition of all `parts` (each a mechanism run `count` times).
@@ -108,4 +136,52 @@ impl Composer {
         }
         acc.unwrap_or_else(|| DiscretePld::identity(self.step, bound))
     }
+}
+
+/// Grid-index window `[k_lo, k_hi]` outside which the `count`-fold composition of `p` has at
+/// most `tail_mass / 2` on each side, by the Chernoff bound
+/// `P(S >= x) <= e^{-t x} M(t)^count` (`t > 0`, and `t < 0` for the lower side) with
+/// `M(t) = sum_j p_j e^{t l_j}`, minimised over `t = 2^k`.
+fn window(p: &DiscretePld, count: u64, tail_mass: f64) -> (i64, i64) {
+    let h = p.step;
+    let pts: Vec<(f64, f64)> = p
+        .mass
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| **m > 0.0)
+        .map(|(j, m)| (m.ln(), (p.offset + j as i64) as f64 * h))
+        .collect();
+    let t_count = count as f64;
+    let l_min = pts.first().map_or(0.0, |x| x.1);
+    let l_max = pts.last().map_or(0.0, |x| x.1);
+    let mut x_hi = t_count * l_max;
+    let mut x_lo = t_count * l_min;
+    let log_tail = (0.5 * tail_mass).ln();
+    if log_tail.is_finite() && pts.len() > 1 {
+        let ln_mgf = |t: f64| {
+            let top = pts
+                .iter()
+                .map(|(lm, l)| lm + t * l)
+                .fold(f64::NEG_INFINITY, f64::max);
+            top + pts
+                .iter()
+                .map(|(lm, l)| (lm + t * l - top).exp())
+                .sum::<f64>()
+                .ln()
+        };
+        for k in -24..=16 {
+            let t = (k as f64).exp2() / h.max(1e-300).sqrt().max(1e-3);
+            let up = (t_count * ln_mgf(t) - log_tail) / t;
+            if up.is_finite() {
+                x_hi = x_hi.min(up);
+            }
+            let down = (log_tail - t_count * ln_mgf(-t)) / t;
+            if down.is_finite() {
+                x_lo = x_lo.max(down);
+            }
+        }
+    }
+    let k_lo = (x_lo / h).floor() as i64;
+    let k_hi = ((x_hi / h).ceil() as i64).max(k_lo);
+    (k_lo, k_hi)
 }

@@ -38,6 +38,42 @@ fn plans(n: usize) -> (Arc<dyn Fft<f64>>, Arc<dyn Fft<f64>>) {
     })
 }
 
+/// Unit roundoff.
+const U: f64 = f64::EPSILON / 2.0;
+
+/// Scales the inverse-FFT output, zeroes entries at the noise level and estimates the l1 error.
+///
+/// The noise level is measured: true values are `>= 0`, so the most negative output is noise
+/// (floored at `u * max|output|`, capped at the worst case `cap`).
+fn clean(buf: &[Complex<f64>], scale: f64, cap: f64) -> (Vec<f64>, f64) {
+    let max_out = buf
+        .iter()
+        .map(|z| z.re.abs() * scale)
+        .fold(0.0_f64, f64::max);
+    let noise = buf
+        .iter()
+        .map(|z| -z.re * scale)
+        .fold(U * max_out, f64::max)
+        .min(cap);
+    let threshold = 2.0 * noise;
+    let mut zeroed_sum = 0.0;
+    let mut kept = 0usize;
+    let out: Vec<f64> = buf
+        .iter()
+        .map(|z| {
+            let v = z.re * scale;
+            if v > threshold {
+                kept += 1;
+                v
+            } else {
+                zeroed_sum += v.abs();
+                0.0
+            }
+        })
+        .collect();
+    (out, zeroed_sum + 2.0 * noise * kept as f64)
+}
+
 /// Convolution of PLDs by FFT, with an error estimate.
 pub(crate) struct Convolver;
 
@@ -101,39 +137,32 @@ impl Convolver {
         inv.process(&mut buf);
         let l1 = |v: &[f64]| v.iter().sum::<f64>();
         let l2 = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
-        let u = f64::EPSILON / 2.0;
-        let eta = 3.0 * 5.0 * u * (n as f64).log2() + u;
+        let eta = 3.0 * 5.0 * U * (n as f64).log2() + U;
         // ||err||_inf <= ||err||_2 <= eta ||a||_1 ||b||_2 (and symmetrically).
         let per_entry = eta * (l1(a) * l2(b)).min(l2(a) * l1(b));
-        let scale = 1.0 / n as f64;
-        // Entries at the level of the FFT noise are indistinguishable from 0: zero them. The
-        // noise level is measured: true values are >= 0, so the most negative output is noise.
-        let max_out = buf[..out_len]
-            .iter()
-            .map(|z| z.re.abs() * scale)
-            .fold(0.0_f64, f64::max);
-        let noise = buf[..out_len]
-            .iter()
-            .map(|z| -z.re * scale)
-            .fold(u * max_out, f64::max)
-            .min(per_entry);
-        let threshold = 2.0 * noise;
-        let mut zeroed_sum = 0.0;
-        let out: Vec<f64> = buf[..out_len]
-            .iter()
-            .map(|z| {
-                let v = z.re * scale;
-                if v > threshold {
-                    v
-                } else {
-                    zeroed_sum += v.abs();
-                    0.0
-                }
-            })
-            .collect();
-        let kept = out.iter().filter(|&&v| v > 0.0).count();
-        let err = zeroed_sum + 2.0 * noise * kept as f64;
+        let (out, err) = clean(&buf[..out_len], 1.0 / n as f64, per_entry);
         (out, err)
+    }
+
+    /// The `count`-fold self-convolution of `a` (length `<= n`), computed cyclically with
+    /// period `n` (a power of two): one forward FFT, the spectrum raised to the power `count`
+    /// by repeated squaring, one inverse FFT. Returns the cyclic result and an l1 error
+    /// estimate. The caller bounds the mass that wraps around.
+    pub(crate) fn power(&mut self, a: &[f64], count: u64, n: usize) -> (Vec<f64>, f64) {
+        let (fwd, inv) = plans(n);
+        let mut buf = vec![Complex::new(0.0, 0.0); n];
+        for (j, &x) in a.iter().enumerate() {
+            buf[j % n].re += x;
+        }
+        fwd.process(&mut buf);
+        for z in buf.iter_mut() {
+            *z = complex_pow(*z, count);
+        }
+        inv.process(&mut buf);
+        // Worst-case per-entry error of one forward and one inverse FFT, plus the relative
+        // error count * u of the power (|z| <= 1).
+        let cap = (2.0 * 5.0 * U * (n as f64).log2() + count as f64 * 4.0 * U).min(1.0);
+        clean(&buf, 1.0 / n as f64, cap)
     }
 
     /// The composition of two PLDs on the same grid, truncated by `tail_mass`.
@@ -160,6 +189,23 @@ impl Convolver {
         out.truncate(tail_mass);
         out
     }
+}
+
+/// `z^k` by repeated squaring.
+fn complex_pow(z: Complex<f64>, k: u64) -> Complex<f64> {
+    let mut result = Complex::new(1.0, 0.0);
+    let mut base = z;
+    let mut k = k;
+    while k > 0 {
+        if k & 1 == 1 {
+            result *= base;
+        }
+        k >>= 1;
+        if k > 0 {
+            base = base * base;
+        }
+    }
+    result
 }
 
 #[cfg(test)]

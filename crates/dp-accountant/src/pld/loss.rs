@@ -90,6 +90,35 @@ impl SubsampledGaussian {
         }
     }
 
+    /// Variance of the privacy loss under `P` in `direction` (trapezoid rule on
+    /// `[-12 sigma, 1 + 12 sigma]`, 4000 panels; the integrand is smooth and Gaussian-weighted).
+    pub(crate) fn loss_variance(&self, direction: Direction) -> f64 {
+        let s = self.sigma;
+        let (lo, hi) = (-12.0 * s, 1.0 + 12.0 * s);
+        let n = 4000;
+        let dx = (hi - lo) / n as f64;
+        let points: Vec<(f64, f64)> = (0..=n)
+            .map(|i| {
+                let x = lo + i as f64 * dx;
+                let w = if i == 0 || i == n { 0.5 } else { 1.0 };
+                let phi0 = (-0.5 * (x / s).powi(2)).exp();
+                let phi1 = (-0.5 * ((x - 1.0) / s).powi(2)).exp();
+                let l = self.remove_loss(x);
+                match direction {
+                    Direction::Remove => (w * ((1.0 - self.q) * phi0 + self.q * phi1), l),
+                    Direction::Add => (w * phi0, -l),
+                }
+            })
+            .collect();
+        let total: f64 = points.iter().map(|p| p.0).sum();
+        let mean = points.iter().map(|p| p.0 * p.1).sum::<f64>() / total;
+        points
+            .iter()
+            .map(|p| p.0 * (p.1 - mean).powi(2))
+            .sum::<f64>()
+            / total
+    }
+
     /// `(P, Q)` masses of consecutive loss cells for grid points `g_0 < ... < g_k`:
     /// entry 0 is `(-inf, g_0]`, entry `i` in `1..=k` is `(g_{i-1}, g_i]`, entry `k+1` is
     /// `(g_k, inf)`.
@@ -138,6 +167,15 @@ impl SubsampledGaussian {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gaussian_loss_variance_is_one_over_sigma_squared() {
+        let m = SubsampledGaussian { sigma: 0.7, q: 1.0 };
+        for dir in [Direction::Remove, Direction::Add] {
+            let v = m.loss_variance(dir);
+            assert!((v - 1.0 / 0.49).abs() < 1e-9, "{v}");
+        }
+    }
 
     #[test]
     fn inverse_is_consistent() {

@@ -76,6 +76,18 @@ pub(crate) fn normal_cdf(z: f64) -> f64 {
     0.5 * erfc(-z * std::f64::consts::FRAC_1_SQRT_2)
 }
 
+/// `ln P(Z <= z)`, finite far into the lower tail (asymptotic series below `z = -30`, where
+/// `erfc` underflows).
+pub(crate) fn ln_normal_cdf(z: f64) -> f64 {
+    if z > -30.0 {
+        return normal_cdf(z).ln();
+    }
+    // Phi(z) = phi(z)/|z| * (1 - 1/z^2 + 3/z^4 - 15/z^6 + 105/z^8 - ...), |z| >= 30.
+    let w = 1.0 / (z * z);
+    let series = 1.0 - w * (1.0 - w * (3.0 - w * (15.0 - w * 105.0)));
+    -0.5 * z * z - (-z).ln() - 0.5 * (2.0 * std::f64::consts::PI).ln() + series.ln()
+}
+
 /// `P(z1 < Z <= z2)` for `z1 <= z2`, computed from whichever tail keeps the relative error small.
 #[cfg(test)]
 pub(crate) fn normal_mass(z1: f64, z2: f64) -> f64 {
@@ -233,6 +245,15 @@ mod tests {
                 "erfc({x}) = {got}, want {want}"
             );
         }
+    }
+
+    #[test]
+    fn log_cdf_is_continuous_at_the_switch() {
+        let a = ln_normal_cdf(-29.999_999);
+        let b = ln_normal_cdf(-30.000_001);
+        assert!((a - b).abs() < 1e-4 && a > b);
+        // mpmath: ln Phi(-50) = -1254.8313611...
+        assert!((ln_normal_cdf(-50.0) + 1_254.831_361_1).abs() < 1e-6);
     }
 
     #[test]

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Side-by-side timing of the PLD accountant (Rust, criterion) and dp_accounting's PLD.
+
+Run from the workspace root, in one go so both see the same machine load:
+
+    /work/venv-pld/bin/python crates/dp-accountant/benches/pld_timing.py [--skip-rust]
+
+For each (sigma, q, steps) of the reference grid (tests/data/pld/make_reference.py) it runs
+dp_accounting 0.6's PLDAccountant (value_discretization_interval 1e-4, its default) in a fresh
+process: compose the event, then epsilon at delta 1e-5 and 1e-6, timed with perf_counter
+(import excluded; one run per case: the slow cases take seconds) and its peak RSS. Then it runs
+`cargo bench -p dp-accountant --bench pld` (same work per iteration: compose both bounds and
+directions, two epsilons), reads criterion's mean estimates from target/criterion and prints a
+markdown table with the speed-up per case, the minimum speed-up and both peaks.
+"""
+
+import json
+import multiprocessing as mp
+import os
+import resource
+import subprocess
+import sys
+import time
+
+SIGMAS = [0.5, 1.0, 2.0, 5.0, 10.0]
+QS = [1e-4, 1e-3, 1e-2, 1e-1, 1.0]
+STEPS = [1, 10, 100, 1000, 10000]
+DELTAS = [1e-5, 1e-6]
+REPEATS = 1
+TIME_LIMIT_S = 120
+
+
+def dp_case(args):
+    sigma, q, steps = args
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps
+    )
+    best = float("inf")
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+        acc.compose(event)
+        for d in DELTAS:
+            acc.get_epsilon(d)
+        best = min(best, time.perf_counter() - t0)
+        if best > 5.0:
+            break
+    return best, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_dp(args):
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(1, maxtasksperchild=1) as pool:
+        try:
+            return pool.apply_async(dp_case, (args,)).get(timeout=TIME_LIMIT_S)
+        except mp.TimeoutError:
+            return None, None
+
+
+def criterion_mean_s(root, sigma, q, steps):
+    name = f"{sigma}_{q}_{steps}"
+    for cand in (name, f"{sigma}/{q}/{steps}".replace("/", "_")):
+        path = os.path.join(root, "pld", cand, "new", "estimates.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                return json.load(f)["mean"]["point_estimate"] / 1e9
+    return None
+
+
+def main():
+    skip_rust = "--skip-rust" in sys.argv
+    target = os.environ.get("CARGO_TARGET_DIR", "target")
+    rust_peak = None
+    if not skip_rust:
+        out = subprocess.run(
+            ["cargo", "bench", "-p", "dp-accountant", "--bench", "pld"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for line in out.splitlines():
+            if "VmHWM" in line:
+                rust_peak = line.split(":")[-1].strip()
+    rows = []
+    for sigma in SIGMAS:
+        for q in QS:
+            for steps in STEPS:
+                dp_s, dp_mb = run_dp((sigma, q, steps))
+                rs = criterion_mean_s(os.path.join(target, "criterion"), sigma, q, steps)
+                rows.append((sigma, q, steps, dp_s, dp_mb, rs))
+                print(sigma, q, steps, dp_s, dp_mb, rs, file=sys.stderr, flush=True)
+    print("| sigma | q | steps | dp_accounting PLD | peak RSS | this crate | speed-up |")
+    print("|---|---|---|---|---|---|---|")
+    ups = []
+    for sigma, q, steps, dp_s, dp_mb, rs in rows:
+        up = dp_s / rs if dp_s and rs else None
+        if up:
+            ups.append(up)
+        dp_txt = f"{dp_s * 1e3:.1f} ms" if dp_s else f"> {TIME_LIMIT_S} s"
+        mb_txt = f"{dp_mb:.0f} MB" if dp_mb else "n/a"
+        rs_txt = f"{rs * 1e3:.2f} ms" if rs else "n/a"
+        up_txt = f"{up:.0f}x" if up else "n/a"
+        print(f"| {sigma} | {q:g} | {steps} | {dp_txt} | {mb_txt} | {rs_txt} | {up_txt} |")
+    if ups:
+        print(f"\nminimum speed-up {min(ups):.1f}x, median {sorted(ups)[len(ups) // 2]:.0f}x")
+    print(f"Rust bench process peak RSS: {rust_peak}")
+
+
+if __name__ == "__main__":
+    main()
