@@ -383,3 +383,50 @@ fn debug_output_does_not_print_records() {
     assert!(!shown.contains("123456"), "{shown}");
     assert!(shown.contains("records: 1"));
 }
+
+/// Many blocks (an SBN-like release: a vector plus 20 symmetric K x K blocks `G_j`): one event,
+/// `sqrt(k)` in every block's noise, each block clipped to its own bound.
+#[test]
+fn many_blocks_share_one_event() {
+    let k_dim = 3;
+    let mut blocks = vec![BlockSpec::vector("z", k_dim, 3f64.sqrt()).unwrap()];
+    for j in 0..20 {
+        blocks.push(
+            BlockSpec::symmetric(format!("G{j}"), k_dim, 0.25 * (j + 1) as f64)
+                .unwrap()
+                .with_eigenvalue_floor(1e-8)
+                .unwrap(),
+        );
+    }
+    let spec = ReleaseSpec::new(blocks).unwrap();
+    let mut wall = PrivacyWall::builder(records(300))
+        .sampling(SamplingScheme::poisson(0.2).unwrap())
+        .epsilon_delta(3.0, 1e-5)
+        .noise_multiplier(1.2)
+        .seed(8)
+        .build()
+        .unwrap();
+    let release = wall
+        .release(&spec, |r: &Vec<f64>, buf| {
+            buf.dense(0).copy_from_slice(r);
+            for j in 1..=20 {
+                buf.add_outer_product(j, 10.0, r); // far over every bound: all clipped
+            }
+        })
+        .unwrap();
+    assert_eq!(wall.ledger().len(), 1);
+    assert_eq!(release.blocks().len(), 21);
+    let e = 0.2 * 300.0;
+    for b in release.blocks() {
+        let expected = b.bound * 1.2 * 21f64.sqrt() / e;
+        assert!(
+            (b.noise_std - expected).abs() < 1e-12 * expected,
+            "{}",
+            b.name
+        );
+        if let Some(m) = b.as_matrix() {
+            assert!(m.clone().cholesky().is_some());
+        }
+    }
+    assert!(release.clipped_records() > 0);
+}

@@ -149,6 +149,7 @@ impl BlockScratch {
 #[derive(Debug)]
 pub struct ContributionBuffer {
     blocks: Vec<BlockScratch>,
+    scales: Vec<f64>,
     error: Option<(usize, String)>,
 }
 
@@ -161,6 +162,7 @@ impl ContributionBuffer {
                 .iter()
                 .map(|b| BlockScratch::new(b.shape()))
                 .collect(),
+            scales: Vec::with_capacity(spec.len()),
             error: None,
         }
     }
@@ -283,18 +285,13 @@ impl ContributionBuffer {
             self.reset();
             return Err(invalid(spec, block, reason));
         }
-        let mut scales = [1.0f64; 16];
-        let mut scales_vec;
-        let scales: &mut [f64] = if self.blocks.len() <= 16 {
-            &mut scales[..self.blocks.len()]
-        } else {
-            scales_vec = vec![1.0; self.blocks.len()];
-            &mut scales_vec
-        };
+        let mut scales = std::mem::take(&mut self.scales);
+        scales.clear();
         for (j, (b, s)) in self.blocks.iter().zip(spec.blocks()).enumerate() {
             match b.norm() {
-                Some(norm) => scales[j] = clip_scale(norm, s.bound()),
+                Some(norm) => scales.push(clip_scale(norm, s.bound())),
                 None => {
+                    self.scales = scales;
                     self.reset();
                     return Err(invalid(spec, j, "non-finite value written".into()));
                 }
@@ -310,6 +307,7 @@ impl ContributionBuffer {
             clipped |= scale < 1.0;
             b.drain_into(sum, scale);
         }
+        self.scales = scales;
         Ok(clipped)
     }
 
