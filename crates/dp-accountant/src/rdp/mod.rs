@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | Gaussian | `a / (2 sigma^2)` | Mironov 2017, Prop. 7 |
 //! | Poisson-subsampled, integer `a` | `log1p(sum_{k>=2} C(a,k) q^k (1-q)^(a-k) expm1((k^2-k)/(2 sigma^2)))/(a-1)` | Mironov, Talwar & Zhang 2019, Sec. 3.2 |
-//! | Poisson-subsampled, fractional `a <= 256` | two erfc series, Euler-bounded tails | MTZ 2019, Sec. 3.3 |
+//! | Poisson-subsampled, fractional `a <= 256` | two erfc series, tails enclosed by CVZ acceleration | MTZ 2019, Sec. 3.3 |
 //! | Poisson-subsampled, fractional `a > 256` | chord of the convex `(a-1) RDP(a)` between `floor(a)`, `ceil(a)` | convexity of the log-MGF |
 //! | `q = 1` | exactly `a / (2 sigma^2)` | |
 //! | fixed-size without replacement | Thm 27 / Thm 9, Cor. 10 | Wang, Balle & Kasiviswanathan 2019 |
