@@ -55,8 +55,9 @@ fn run(
 #[test]
 fn non_private_svi_recovers_known_topics() {
     let (mean_tv, max_tv) = run(Privacy::NonPrivate, 1500, 8.0, 300.0, None);
-    assert!(mean_tv < 0.15, "mean TV {mean_tv} (max {max_tv})");
-    assert!(max_tv < 0.3, "max TV {max_tv}");
+    // These seeds give mean 0.013, max 0.016.
+    assert!(mean_tv < 0.05, "mean TV {mean_tv} (max {max_tv})");
+    assert!(max_tv < 0.1, "max TV {max_tv}");
 }
 
 #[test]
@@ -72,5 +73,6 @@ fn private_svi_recovers_known_topics_at_eps_4() {
         2000.0,
         Some(60),
     );
-    assert!(mean_tv < 0.25, "mean TV {mean_tv} (max {max_tv})");
+    // These seeds give mean 0.090, max 0.094.
+    assert!(mean_tv < 0.15, "mean TV {mean_tv} (max {max_tv})");
 }
