@@ -25,21 +25,28 @@ fn validate(lambda: &DMatrix<f64>) -> Result<()> {
 /// Entries holding more than half of their row's total: `psi(x) - psi(sum)` cancels there, so they
 /// are recomputed as `-(psi(x + rest) - psi(x))` with `rest` summed directly (at most one per row).
 fn fix_dominant_entries(lambda: &DMatrix<f64>, sums: &[f64], out: &mut DMatrix<f64>) {
-    for (k, &s) in sums.iter().enumerate() {
-        let row = lambda.row(k);
-        let (v, &x) = row
-            .iter()
-            .enumerate()
-            .max_by(|a, b| a.1.total_cmp(b.1))
-            .expect("at least two columns");
-        if x > 0.5 * s {
+    let k = lambda.nrows();
+    // Row maxima in storage order (contiguous), then the rare fix-ups by row.
+    let mut maxima = vec![0.0_f64; k];
+    for col in lambda.as_slice().chunks_exact(k) {
+        for (m, &x) in maxima.iter_mut().zip(col) {
+            *m = m.max(x);
+        }
+    }
+    for (r, (&s, &mx)) in sums.iter().zip(&maxima).enumerate() {
+        if mx > 0.5 * s {
+            let row = lambda.row(r);
+            let v = row
+                .iter()
+                .position(|&x| x == mx)
+                .expect("the maximum is in the row");
             let rest: f64 = row
                 .iter()
                 .enumerate()
                 .filter(|&(j, _)| j != v)
                 .map(|(_, &y)| y)
                 .sum();
-            out[(k, v)] = -crate::special_fn::digamma_increment(x, rest);
+            out[(r, v)] = -crate::special_fn::digamma_increment(mx, rest);
         }
     }
 }
