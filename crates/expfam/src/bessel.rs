@@ -26,7 +26,7 @@
 //! `|ln K_nu|` (the conditioning of `K_nu` itself at large order).
 
 use crate::check;
-use crate::error::Result;
+use crate::error::{ExpFamError, Result};
 use std::f64::consts::LN_2;
 
 /// Terms below `exp(-CUTOFF)` times the peak are dropped.
@@ -35,6 +35,8 @@ const CUTOFF: f64 = 46.0;
 const H_MAX: f64 = 0.1;
 /// Step relative to the peak width `(x^2 + nu^2)^(-1/4)`.
 const H_PEAK: f64 = 0.5;
+/// Smallest supported argument (below it the grid walk would reach the limits of f64).
+const MIN_X: f64 = 1e-300;
 /// Hard bound on grid points (not reached for `x >= 1e-300`, `|nu| <= 1e8`).
 const MAX_TERMS: usize = 4_000_000;
 
@@ -98,7 +100,8 @@ fn peak(nu: f64, x: f64) -> f64 {
 ///
 /// # Errors
 /// [`ExpFamError::NonFinite`](crate::ExpFamError::NonFinite) for NaN/infinite `nu` or `x`,
-/// [`ExpFamError::OutOfDomain`](crate::ExpFamError::OutOfDomain) for `x <= 0`.
+/// [`ExpFamError::OutOfDomain`](crate::ExpFamError::OutOfDomain) for `x <= 0` and for
+/// `0 < x < 1e-300` (outside the supported range).
 ///
 /// # Example
 /// ```
@@ -110,11 +113,18 @@ fn peak(nu: f64, x: f64) -> f64 {
 pub fn bessel_k_values(nu: f64, x: f64) -> Result<BesselKValues> {
     check::finite("order nu", nu)?;
     check::positive("argument x", x)?;
+    if x < MIN_X {
+        return Err(ExpFamError::OutOfDomain {
+            name: "Bessel K argument x",
+            value: x,
+            requirement: ">= 1e-300 (the supported range)",
+        });
+    }
     let sign = if nu < 0.0 { -1.0 } else { 1.0 };
     let nu = nu.abs();
     let nu_up = nu + 1.0;
     let nu_dn = (nu - 1.0).abs();
-    let h = H_MAX.min(H_PEAK / (x * x + nu_up * nu_up).sqrt().sqrt());
+    let h = H_MAX.min(H_PEAK / x.hypot(nu_up).sqrt());
     let ts = peak(nu, x);
     // Ingredients at the peak.
     let e_ts = (-2.0 * nu * ts).exp().ln_1p();
@@ -174,6 +184,20 @@ pub fn bessel_k_values(nu: f64, x: f64) -> Result<BesselKValues> {
     // separate, equal peak, and the sum over the right-hand peak alone is the half-line integral.
     let weight = if crossed_zero { 0.5 * h } else { h };
     let ln_scaled = psi_peak + (weight * s0).ln();
+    let finite = ln_scaled.is_finite()
+        && s_up.is_finite()
+        && s_dn.is_finite()
+        && s_d.is_finite()
+        && s0 > 0.0
+        && terms <= 2 * MAX_TERMS;
+    if !finite {
+        // Only reached at the edges of f64 (x below ~1e-300 with large order and the like).
+        return Err(ExpFamError::OutOfDomain {
+            name: "Bessel K argument x",
+            value: x,
+            requirement: "such that the quadrature stays within f64",
+        });
+    }
     Ok(BesselKValues {
         ln_scaled,
         ratio_up: s_up / s0,
@@ -266,6 +290,20 @@ mod tests {
     #[test]
     fn order_zero_derivative_vanishes() {
         assert_eq!(bessel_k_values(0.0, 3.0).unwrap().d_ln_dnu, 0.0);
+    }
+
+    #[test]
+    fn extreme_arguments_and_orders() {
+        // Large x: e^x K_0(x) -> sqrt(pi / (2x)).
+        let v = bessel_k_values(0.0, 1e300).unwrap();
+        assert!((v.ln_scaled - 0.5 * (std::f64::consts::PI / 2e300).ln()).abs() < 1e-13);
+        // Large order: K_{nu+1}/K_nu ~ (nu + sqrt(nu^2 + x^2)) / x at nu = x.
+        let v = bessel_k_values(1e6, 1e6).unwrap();
+        assert!((v.ratio_up - (1.0 + 2f64.sqrt())).abs() < 1e-5);
+        // Tiny x, large order: K_{nu+1}/K_nu ~ 2 nu / x.
+        let v = bessel_k_values(1e3, 1e-300).unwrap();
+        assert!((v.ratio_up / 2e303 - 1.0).abs() < 1e-10);
+        assert!(bessel_k_values(0.0, 1e-301).is_err());
     }
 
     #[test]
