@@ -1,8 +1,9 @@
 //! Minimisation of a conversion over the Rényi order: over a grid, or over all real orders.
 //!
 //! Continuous optimisation: a coarse geometric scan of the order axis (which stops only when a
-//! rigorous lower bound shows no larger order can do better), then a golden-section search in
-//! `t = ln(a - 1)` on the bracket around the best scanned order. For the classic conversion the
+//! rigorous lower bound shows no larger order can do better), then Brent's minimisation
+//! (golden section with parabolic steps) in `t = ln(a - 1)` on the bracket around the best
+//! scanned order. For the classic conversion the
 //! objective is quasi-convex, because `(a-1) RDP(a)` is convex in `a` (a log-moment-generating
 //! function) and the objective is the slope of a chord of it; for the improved conversion the
 //! extra terms are smooth and monotone. Whatever order the search ends at, the value returned is
@@ -14,7 +15,7 @@ use crate::conversion::{Conversion, epsilon_unchecked, ln_delta_unchecked};
 pub(crate) const MAX_ORDER: f64 = 1_048_576.0;
 /// Smallest order the continuous search considers.
 pub(crate) const MIN_ORDER: f64 = 1.0 + 1.0 / 1024.0;
-/// Golden-section tolerance in `ln(a - 1)`.
+/// Absolute tolerance of the order search in `ln(a - 1)`.
 const T_TOLERANCE: f64 = 1e-6;
 
 /// The best value found and the order achieving it.
@@ -71,44 +72,92 @@ fn minimise_continuous(
         // if the bound said nothing further helps, or at MAX_ORDER)
         (scanned[best_idx].0 * 2.0).min(MAX_ORDER)
     };
-    golden(objective, lo, hi, best)
+    brent(objective, lo, hi, best)
 }
 
-/// Golden-section search of `objective` on `[lo, hi]` in `t = ln(a - 1)`, starting from the
-/// best known point.
-fn golden(objective: &dyn Fn(f64) -> (f64, f64), lo: f64, hi: f64, mut best: Optimum) -> Optimum {
-    let inv_phi = (5f64.sqrt() - 1.0) / 2.0;
+/// Brent's minimisation (golden section with parabolic steps; Brent 1973, ch. 5) of
+/// `objective` on `[lo, hi]` in `t = ln(a - 1)`, started from the best scanned point, which lies
+/// strictly inside the bracket.
+fn brent(objective: &dyn Fn(f64) -> (f64, f64), lo: f64, hi: f64, best: Optimum) -> Optimum {
+    const CGOLD: f64 = 0.381_966_011_250_105_1;
     let to_a = |t: f64| 1.0 + t.exp();
-    let mut a = (lo - 1.0).ln();
-    let mut b = (hi - 1.0).ln();
-    let mut c = b - inv_phi * (b - a);
-    let mut d = a + inv_phi * (b - a);
-    let mut fc = objective(to_a(c)).0;
-    let mut fd = objective(to_a(d)).0;
-    while (b - a).abs() > T_TOLERANCE {
-        if fc <= fd {
-            b = d;
-            d = c;
-            fd = fc;
-            c = b - inv_phi * (b - a);
-            fc = objective(to_a(c)).0;
+    let f = |t: f64| objective(to_a(t)).0;
+    let (mut a, mut b) = ((lo - 1.0).ln(), (hi - 1.0).ln());
+    let t0 = (best.order - 1.0).ln();
+    let (mut x, mut fx) = if t0 > a && t0 < b && best.value.is_finite() {
+        (t0, best.value)
+    } else {
+        let x = a + CGOLD * (b - a);
+        (x, f(x))
+    };
+    let (mut w, mut fw, mut v, mut fv) = (x, fx, x, fx);
+    let (mut d, mut e): (f64, f64) = (0.0, 0.0);
+    for _ in 0..200 {
+        let xm = 0.5 * (a + b);
+        let tol1 = T_TOLERANCE;
+        let tol2 = 2.0 * tol1;
+        if (x - xm).abs() <= tol2 - 0.5 * (b - a) {
+            break;
+        }
+        if e.abs() > tol1 {
+            let r = (x - w) * (fx - fv);
+            let mut q = (x - v) * (fx - fw);
+            let mut p = (x - v) * q - (x - w) * r;
+            q = 2.0 * (q - r);
+            if q > 0.0 {
+                p = -p;
+            }
+            q = q.abs();
+            let etemp = e;
+            e = d;
+            if p.abs() >= (0.5 * q * etemp).abs() || p <= q * (a - x) || p >= q * (b - x) {
+                e = if x >= xm { a - x } else { b - x };
+                d = CGOLD * e;
+            } else {
+                d = p / q;
+                let u = x + d;
+                if u - a < tol2 || b - u < tol2 {
+                    d = tol1.copysign(xm - x);
+                }
+            }
         } else {
-            a = c;
-            c = d;
-            fc = fd;
-            d = a + inv_phi * (b - a);
-            fd = objective(to_a(d)).0;
+            e = if x >= xm { a - x } else { b - x };
+            d = CGOLD * e;
+        }
+        let u = if d.abs() >= tol1 {
+            x + d
+        } else {
+            x + tol1.copysign(d)
+        };
+        let fu = f(u);
+        if fu <= fx {
+            if u >= x {
+                a = x;
+            } else {
+                b = x;
+            }
+            (v, fv, w, fw, x, fx) = (w, fw, x, fx, u, fu);
+        } else {
+            if u < x {
+                a = u;
+            } else {
+                b = u;
+            }
+            if fu <= fw || w == x {
+                (v, fv, w, fw) = (w, fw, u, fu);
+            } else if fu <= fv || v == x || v == w {
+                (v, fv) = (u, fu);
+            }
         }
     }
-    for (t, f) in [(c, fc), (d, fd)] {
-        if f < best.value {
-            best = Optimum {
-                value: f,
-                order: to_a(t),
-            };
+    if fx < best.value {
+        Optimum {
+            value: fx,
+            order: to_a(x),
         }
+    } else {
+        best
     }
-    best
 }
 
 /// Smallest `epsilon` at `delta` over all real orders, given the RDP curve as a function.
