@@ -142,7 +142,17 @@ pub(crate) struct Tilt {
     rate: f64,
     p_left: f64,
     left: LeftMethod,
+    /// Left proposals are drawn *without* their own rejection loop: a thinning or truncation
+    /// rejection restarts the whole proposal (see [`ShapeSampler::tilt_per_draw`]).
+    restart: bool,
 }
+
+/// `4 Phi(-1/sqrt(0.64)) = 4 Phi(-1.25)`: the mass of `a_0 = 2 Levy(1)` on `(0, 0.64]`.
+const DEVROYE_LEVY_MASS: f64 = 0.422_599_094_667_421;
+/// `(pi/2) e^{-pi^2 0.64 / 8}`.
+const DEVROYE_RIGHT_CONST: f64 = 0.713_205_524_607_997_9;
+/// Below this J* tilt the per-draw Devroye setup proposes from the untilted Lévy piece.
+const DEVROYE_LEVY_BELOW: f64 = 1.25;
 
 impl ShapeSampler {
     /// Setup for shape `h > 0` (`h <= 4`).
@@ -214,6 +224,7 @@ impl ShapeSampler {
                 rate,
                 p_left: p / (p + q),
                 left: LeftMethod::new(h, z, t, tilt_t >= ig_cdf),
+                restart: false,
             };
         }
         // ln IGcdf(t; h/z, h^2) = ln[Phi((zt - h)/sqrt t) + e^{2hz} Phi(-(zt + h)/sqrt t)]
@@ -237,6 +248,42 @@ impl ShapeSampler {
             rate,
             p_left,
             left: LeftMethod::new(h, z, t, -half_z2 * t >= ln_ig_cdf),
+            restart: false,
+        }
+    }
+
+    /// Like [`ShapeSampler::tilt`], but cheaper to set up when it serves a single draw
+    /// (Devroye, `z < 300`): no normal CDF is evaluated. Instead of the exact mass of the
+    /// tilted left piece, the mixture uses the mass of a left proposal that is then thinned
+    /// or truncated, restarting the whole proposal on rejection:
+    /// * `z < 1.25`: the untilted Lévy piece `2 Levy(x) 1{x <= t}` (mass `4 Phi(-1.25)`, a
+    ///   constant), accepted with probability `e^{-z^2 x/2}`;
+    /// * otherwise the untruncated `2 e^{-z} IG(x; 1/z, 1)` (mass `2 e^{-z}`), kept if `x <= t`.
+    ///
+    /// Either way the accepted left proposals have sub-density `a_0(x) e^{-z^2 x/2}` on `(0, t]`
+    /// relative to the right piece's `(pi/2) e^{-rate x}` on `(t, oo)`, i.e. the same envelope
+    /// as the exact-mass version, so the acceptance test is unchanged.
+    pub(crate) fn tilt_per_draw(&self, z: f64) -> Tilt {
+        if !matches!(self.method, Method::Devroye) || z >= 300.0 {
+            return self.tilt(z);
+        }
+        let half_z2 = 0.5 * z * z;
+        let rate = PI2_8 + half_z2;
+        let q = DEVROYE_RIGHT_CONST * (-half_z2 * DEVROYE_T).exp() / rate;
+        let (p, left) = if z < DEVROYE_LEVY_BELOW {
+            (DEVROYE_LEVY_MASS, LeftMethod::new(1.0, z, DEVROYE_T, true))
+        } else {
+            (
+                2.0 * (-z).exp(),
+                LeftMethod::InverseGaussian { mu: 1.0 / z },
+            )
+        };
+        Tilt {
+            z,
+            rate,
+            p_left: p / (p + q),
+            left,
+            restart: true,
         }
     }
 
@@ -304,7 +351,14 @@ fn sample_devroye<R: Rng + ?Sized>(rng: &mut R, tilt: &Tilt) -> f64 {
     let mut x = DEVROYE_T;
     for _ in 0..MAX_TRIES {
         x = if uniform(rng) < tilt.p_left {
-            tilt.left.sample(rng, 1.0, tilt.z, DEVROYE_T)
+            if tilt.restart {
+                match tilt.left.sample_once(rng, 1.0, tilt.z, DEVROYE_T) {
+                    Some(v) => v,
+                    None => continue,
+                }
+            } else {
+                tilt.left.sample(rng, 1.0, tilt.z, DEVROYE_T)
+            }
         } else {
             DEVROYE_T + exp1(rng) / tilt.rate
         };
@@ -377,6 +431,15 @@ mod tests {
             assert!(s.t < monotone_from_start_bound(h));
             assert!(s.t >= h + (2.0 * h).sqrt());
         }
+    }
+
+    #[test]
+    fn devroye_constants() {
+        let t: f64 = DEVROYE_T;
+        let levy = 4.0 * crate::special_fn::norm_cdf(-1.0 / t.sqrt());
+        assert!((levy - DEVROYE_LEVY_MASS).abs() < 1e-15);
+        let right = 0.5 * PI * (-PI2_8 * t).exp();
+        assert!((right - DEVROYE_RIGHT_CONST).abs() < 1e-15);
     }
 
     #[test]

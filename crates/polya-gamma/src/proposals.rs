@@ -134,6 +134,35 @@ impl LeftMethod {
     }
 }
 
+impl LeftMethod {
+    /// One proposal without an inner loop: `None` when the thinning (Lévy) or the truncation
+    /// (IG) rejects, in which case the caller restarts its whole proposal.
+    #[inline]
+    pub(crate) fn sample_once<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        h: f64,
+        z: f64,
+        t: f64,
+    ) -> Option<f64> {
+        match *self {
+            LeftMethod::Levy { a, alpha } => {
+                let n = normal_tail(rng, a, alpha);
+                let x = (h / n) * (h / n);
+                if z == 0.0 || uniform(rng) <= (-0.5 * z * z * x).exp() {
+                    Some(x)
+                } else {
+                    None
+                }
+            }
+            LeftMethod::InverseGaussian { mu } => {
+                let x = inverse_gaussian(rng, mu, h * h);
+                (x <= t).then_some(x)
+            }
+        }
+    }
+}
+
 /// Draws `x > t` with density proportional to `x^{h-1} e^{-rate x}`, `1 <= h <= 4`.
 ///
 /// `h = 1`: exactly `t + E / rate`. If `rate t <= h`: untruncated gamma until `x > t`

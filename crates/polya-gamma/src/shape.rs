@@ -15,7 +15,7 @@ const MAX_CHUNK_SHAPE: f64 = 4.0;
 /// From this shape on, one `(b, z)` with many draws uses the O(1) large-shape sampler.
 pub(crate) const LARGE_SHAPE_FIXED_TILT: f64 = 24.0;
 /// From this shape on, a fresh tilt per draw also uses it (its setup costs ~7 Fourier sums).
-pub(crate) const LARGE_SHAPE_PER_DRAW: f64 = 1000.0;
+pub(crate) const LARGE_SHAPE_PER_DRAW: f64 = 4096.0;
 /// The large-shape sampler is used only while `mean / sd` is below this (its density loses
 /// about `1e-16 * mean / sd` relative accuracy).
 const LARGE_MAX_MEAN_OVER_SD: f64 = 1e5;
@@ -105,7 +105,7 @@ impl Plan {
     #[inline]
     pub(crate) fn sample_fresh<R: Rng + ?Sized>(&self, rng: &mut R, z: f64) -> f64 {
         if z.is_finite() && self.b < LARGE_SHAPE_PER_DRAW && self.count <= MAX_PIECES {
-            let tilt = self.piece.tilt(0.5 * z);
+            let tilt = self.piece.tilt_per_draw(0.5 * z);
             let mut total = 0.0;
             for _ in 0..self.count {
                 total += self.piece.sample(rng, &tilt);

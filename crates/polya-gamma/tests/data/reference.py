@@ -71,48 +71,66 @@ def log_max_term(h, zj, y):
     return best
 
 
+def certified(h, n, y):
+    """True once a_m(x) decreases in m for every m >= n and every x <= y (docs/polya-gamma.md)."""
+    h, y = float(h), float(y)
+    if n == 0:
+        lp = math.log(2 + h)
+    elif h >= 1:
+        lp = math.log((n + h) * (2 * n + 2 + h) / ((n + 1) * (2 * n + h)))
+    else:
+        lp = math.log1p(2 / (2 * n + h))
+    return lp < 2 * (2 * n + 1 + h) / y
+
+
 def jstar_cdf(h, zj, y):
+    """Terms include the factor cosh(zj)^h; summation stops only past the certificate."""
+    fy = float(y)
     h, zj, y = mp.mpf(h), mp.mpf(zj), mp.mpf(y)
     s = mp.mpf(0)
     sy = mp.sqrt(y)
     lg = mp.loggamma(h)
+    lch = h * mp.log(mp.cosh(zj))
     eps = mp.mpf(10) ** (-mp.mp.dps + 3)
-    prev = None
+    cert = False
     n = 0
     while True:
         c = 2 * n + h
-        cn = mp.exp(h * mp.log(2) + mp.loggamma(n + h) - lg - mp.loggamma(n + 1))
+        cn = mp.exp(lch + h * mp.log(2) + mp.loggamma(n + h) - lg - mp.loggamma(n + 1))
         ig = mp.exp(-c * zj) * mp.ncdf((zj * y - c) / sy) + mp.exp(c * zj) * mp.ncdf(-(zj * y + c) / sy)
         term = cn * ig
         s += term if n % 2 == 0 else -term
-        if prev is not None and term < prev and term < eps and n > 3:
+        cert = cert or certified(h, n, fy)
+        if cert and term < eps:
             break
-        prev = term
         n += 1
         if n > 20000:
             raise RuntimeError("series did not converge")
-    return mp.cosh(zj) ** h * s
+    return s
 
 
 def jstar_pdf(h, zj, y):
+    """Terms include the tilt cosh(zj)^h exp(-zj^2 y/2); stops only past the certificate."""
+    fy = float(y)
     h, zj, y = mp.mpf(h), mp.mpf(zj), mp.mpf(y)
     s = mp.mpf(0)
     lg = mp.loggamma(h)
+    ltilt = h * mp.log(mp.cosh(zj)) - zj * zj * y / 2
     eps = mp.mpf(10) ** (-mp.mp.dps + 3)
-    prev = None
+    cert = False
     n = 0
     while True:
         c = 2 * n + h
-        term = mp.exp(h * mp.log(2) + mp.loggamma(n + h) - lg - mp.loggamma(n + 1) + mp.log(c)
+        term = mp.exp(ltilt + h * mp.log(2) + mp.loggamma(n + h) - lg - mp.loggamma(n + 1) + mp.log(c)
                       - mp.log(2 * mp.pi) / 2 - 1.5 * mp.log(y) - c * c / (2 * y))
         s += term if n % 2 == 0 else -term
-        if prev is not None and term < prev and term < eps and n > 3:
+        cert = cert or certified(h, n, fy)
+        if cert and term < eps:
             break
-        prev = term
         n += 1
         if n > 20000:
             raise RuntimeError("series did not converge")
-    return mp.cosh(zj) ** h * mp.exp(-zj * zj * y / 2) * s
+    return s
 
 
 def pg_cdf_pdf(b, z, x, extra=0):
