@@ -430,3 +430,30 @@ fn many_blocks_share_one_event() {
     }
     assert!(release.clipped_records() > 0);
 }
+
+/// Releases are divided by the public expected batch size `qN`, never by the realised one:
+/// with identical records `c`, a non-private Poisson release equals `c x (realised / qN)`, so
+/// `value / c x qN` is the (hidden) realised count, an integer that varies between releases.
+#[test]
+fn releases_are_normalised_by_the_expected_batch_size() {
+    let c = [0.3, -0.4, 0.0];
+    let mut wall = PrivacyWall::builder(vec![c.to_vec(); 1000])
+        .sampling(SamplingScheme::poisson(0.1).unwrap())
+        .non_private()
+        .seed(12)
+        .build()
+        .unwrap();
+    assert_eq!(wall.expected_batch_size(), 100.0);
+    let mut counts = Vec::new();
+    for _ in 0..5 {
+        let r = wall.release(&vector_spec(1.0), dense).unwrap();
+        assert_eq!(r.expected_batch_size(), 100.0);
+        let v = r.block("x").unwrap().as_vector().unwrap();
+        let realised = v[0] / c[0] * 100.0;
+        assert!((realised - realised.round()).abs() < 1e-9, "{realised}");
+        assert!((v[1] / c[1] * 100.0 - realised).abs() < 1e-9);
+        counts.push(realised.round() as i64);
+    }
+    assert!(counts.iter().any(|&n| n != 100), "{counts:?}");
+    assert!(counts.iter().any(|&n| n != counts[0]), "{counts:?}");
+}
