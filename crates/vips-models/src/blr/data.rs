@@ -1,0 +1,501 @@
+//! Loaders (CSV with a named label column, LIBSVM for sparse high-dimensional data) and the
+//! public map of raw features into the unit ball.
+//!
+//! # Privacy
+//! The unit-ball bound `||x|| <= 1` the sensitivities rely on is reached by a **public** map
+//! fixed before the data is seen ([`FeatureMap`]: per-feature centre and scale from known
+//! ranges, an optional constant intercept feature, a public radius), followed by clipping of each
+//! row that still falls outside (counted in [`LoadReport::clipped`]). Nothing here is fitted to
+//! the rows: the papers' code divides by the data's largest row norm, which is data-dependent and
+//! leaks.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{BlrError, BlrRecord, Features};
+
+/// A public, data-independent map of raw features into the unit ball:
+/// `x_i -> (x_i - centre_i) / scale_i`, an optional constant feature `1` appended (intercept),
+/// the whole vector divided by `radius`, then clipped to norm 1 by [`BlrRecord::new`].
+///
+/// # Example
+/// ```
+/// use vips_models::blr::FeatureMap;
+/// // features known to lie in [0, 10] and [-1, 1]; with an intercept
+/// let map = FeatureMap::from_ranges(&[0.0, -1.0], &[10.0, 1.0], true)?;
+/// assert_eq!(map.output_dim(), 3);
+/// let x = map.apply(&[10.0, -1.0])?;
+/// assert!(x.iter().map(|v| v * v).sum::<f64>() <= 1.0 + 1e-12);
+/// # Ok::<(), vips_models::blr::BlrError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FeatureMap {
+    centre: Vec<f64>,
+    scale: Vec<f64>,
+    intercept: bool,
+    radius: f64,
+}
+
+impl FeatureMap {
+    /// No per-feature scaling, no intercept, radius 1: for rows already prepared to lie in the
+    /// unit ball (rows outside are clipped and counted).
+    pub fn identity(dim: usize) -> Self {
+        Self {
+            centre: vec![0.0; dim],
+            scale: vec![1.0; dim],
+            intercept: false,
+            radius: 1.0,
+        }
+    }
+
+    /// For features known a priori to lie in `[lower_i, upper_i]`: each is mapped onto
+    /// `[-1, 1]`, the intercept (if asked) is the constant 1, and the vector is divided by
+    /// `sqrt(output_dim)`, so every row inside the box lands in the unit ball without clipping.
+    ///
+    /// # Errors
+    /// [`BlrError::Dimension`] for different lengths, [`BlrError::Empty`] for none,
+    /// [`BlrError::NonFinite`], [`BlrError::InvalidParameter`] unless `lower_i < upper_i`.
+    pub fn from_ranges(lower: &[f64], upper: &[f64], intercept: bool) -> Result<Self, BlrError> {
+        if lower.len() != upper.len() {
+            return Err(BlrError::Dimension {
+                what: "public ranges (lower vs upper)",
+                expected: lower.len(),
+                found: upper.len(),
+            });
+        }
+        if lower.is_empty() {
+            return Err(BlrError::Empty("no feature ranges".into()));
+        }
+        let mut centre = Vec::with_capacity(lower.len());
+        let mut scale = Vec::with_capacity(lower.len());
+        for (&lo, &hi) in lower.iter().zip(upper) {
+            if !(lo.is_finite() && hi.is_finite()) {
+                return Err(BlrError::NonFinite("public feature ranges".into()));
+            }
+            if lo >= hi {
+                return Err(BlrError::invalid(
+                    "lower bound",
+                    lo,
+                    "every range needs lower < upper",
+                ));
+            }
+            centre.push(0.5 * (lo + hi));
+            scale.push(0.5 * (hi - lo));
+        }
+        let out = lower.len() + usize::from(intercept);
+        Ok(Self {
+            centre,
+            scale,
+            intercept,
+            radius: (out as f64).sqrt(),
+        })
+    }
+
+    /// Replaces the radius the scaled vector is divided by (a smaller radius keeps more signal
+    /// and clips more rows; it must be public).
+    ///
+    /// # Errors
+    /// [`BlrError::InvalidParameter`] unless finite and `> 0`.
+    pub fn with_radius(mut self, radius: f64) -> Result<Self, BlrError> {
+        if !(radius > 0.0 && radius.is_finite()) {
+            return Err(BlrError::invalid(
+                "radius",
+                radius,
+                "must be finite and > 0",
+            ));
+        }
+        self.radius = radius;
+        Ok(self)
+    }
+
+    /// Number of raw input features.
+    pub fn input_dim(&self) -> usize {
+        self.centre.len()
+    }
+
+    /// Model dimension (input features plus the intercept).
+    pub fn output_dim(&self) -> usize {
+        self.centre.len() + usize::from(self.intercept)
+    }
+
+    /// The radius the scaled vector is divided by.
+    pub fn radius(&self) -> f64 {
+        self.radius
+    }
+
+    /// Maps raw features (before the unit-ball clip).
+    ///
+    /// # Errors
+    /// [`BlrError::Dimension`] for a wrong length; [`BlrError::NonFinite`].
+    pub fn apply(&self, raw: &[f64]) -> Result<Vec<f64>, BlrError> {
+        if raw.len() != self.centre.len() {
+            return Err(BlrError::Dimension {
+                what: "raw features vs feature map",
+                expected: self.centre.len(),
+                found: raw.len(),
+            });
+        }
+        if raw.iter().any(|v| !v.is_finite()) {
+            return Err(BlrError::NonFinite("raw features".into()));
+        }
+        let mut out: Vec<f64> = raw
+            .iter()
+            .zip(self.centre.iter().zip(&self.scale))
+            .map(|(x, (c, s))| (x - c) / s / self.radius)
+            .collect();
+        if self.intercept {
+            out.push(1.0 / self.radius);
+        }
+        Ok(out)
+    }
+}
+
+/// What a loader did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoadReport {
+    /// Records read.
+    pub rows: usize,
+    /// Records whose mapped features had norm above 1 and were clipped onto the unit sphere.
+    pub clipped: usize,
+    /// Model dimension.
+    pub dim: usize,
+    /// Whether the file's labels were `{-1, 1}` (mapped to `{0, 1}`).
+    pub labels_were_signed: bool,
+}
+
+impl LoadReport {
+    /// `clipped / rows`.
+    pub fn clipped_fraction(&self) -> f64 {
+        if self.rows == 0 {
+            0.0
+        } else {
+            self.clipped as f64 / self.rows as f64
+        }
+    }
+}
+
+/// Records with their feature names and a report.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The records (features in the unit ball).
+    pub records: Vec<BlrRecord>,
+    /// Names of the model's features (`"intercept"` last if the map adds one).
+    pub feature_names: Vec<String>,
+    /// Counts.
+    pub report: LoadReport,
+}
+
+/// Options of [`load_csv`].
+#[derive(Clone, Debug)]
+pub struct CsvOptions {
+    /// Name of the label column (values `{0, 1}` or `{-1, 1}`).
+    pub label: String,
+    /// The public map; `None` = [`FeatureMap::identity`] (rows assumed already in the ball).
+    pub map: Option<FeatureMap>,
+}
+
+/// Tracks whether labels are `{0,1}` or `{-1,1}`.
+#[derive(Default)]
+struct LabelKind {
+    zero: bool,
+    minus: bool,
+    signed: bool,
+}
+
+impl LabelKind {
+    fn read(&mut self, token: &str, line: usize) -> Result<bool, BlrError> {
+        let v: f64 = token
+            .trim()
+            .parse()
+            .map_err(|_| BlrError::parse(line, format!("label `{token}` is not a number")))?;
+        let y = if v == 1.0 {
+            true
+        } else if v == 0.0 {
+            self.zero = true;
+            false
+        } else if v == -1.0 {
+            self.minus = true;
+            false
+        } else {
+            return Err(BlrError::parse(
+                line,
+                format!("label `{token}` is not one of 0, 1, -1"),
+            ));
+        };
+        if self.zero && self.minus {
+            return Err(BlrError::parse(
+                line,
+                "labels mix 0 and -1: use {0, 1} or {-1, 1}",
+            ));
+        }
+        self.signed = self.minus;
+        Ok(y)
+    }
+}
+
+fn parse_value(token: &str, line: usize, column: &str) -> Result<f64, BlrError> {
+    let v: f64 = token.trim().parse().map_err(|_| {
+        BlrError::parse(
+            line,
+            format!("column `{column}`: `{token}` is not a number"),
+        )
+    })?;
+    if !v.is_finite() {
+        return Err(BlrError::parse(
+            line,
+            format!("column `{column}`: `{token}` is not finite"),
+        ));
+    }
+    Ok(v)
+}
+
+fn read_file(path: &Path) -> Result<String, BlrError> {
+    std::fs::read_to_string(path).map_err(|source| BlrError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Reads a CSV file: see [`parse_csv`].
+///
+/// # Errors
+/// [`BlrError::Io`] if the file cannot be read, else as [`parse_csv`].
+pub fn load_csv(path: impl AsRef<Path>, options: &CsvOptions) -> Result<Loaded, BlrError> {
+    parse_csv(&read_file(path.as_ref())?, options)
+}
+
+/// Parses CSV text: a header line naming the columns (one is the label), then one row per line
+/// (LF or CRLF line ends; blank lines skipped). Every non-label column is a numeric feature,
+/// mapped by the public [`FeatureMap`] and clipped into the unit ball.
+///
+/// # Errors
+/// [`BlrError::Parse`] naming the 1-based line for a missing header or label column, a row with
+/// the wrong number of fields, a value that is not a finite number, or a label outside
+/// `{0, 1}` / `{-1, 1}`; [`BlrError::Dimension`] if the map does not fit the feature count;
+/// [`BlrError::Empty`] for no rows.
+///
+/// # Example
+/// ```
+/// use vips_models::blr::{CsvOptions, parse_csv};
+/// let text = "a,b,label\r\n0.1,0.2,1\r\n0.3,-0.1,0\r\n";
+/// let loaded = parse_csv(text, &CsvOptions { label: "label".into(), map: None })?;
+/// assert_eq!(loaded.records.len(), 2);
+/// let bad = parse_csv("a,label\n0.1,2\n", &CsvOptions { label: "label".into(), map: None });
+/// assert!(bad.unwrap_err().to_string().starts_with("line 2"));
+/// # Ok::<(), vips_models::blr::BlrError>(())
+/// ```
+pub fn parse_csv(text: &str, options: &CsvOptions) -> Result<Loaded, BlrError> {
+    let mut lines = text
+        .split('\n')
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)));
+    let (_, header) = lines
+        .by_ref()
+        .find(|(_, l)| !l.trim().is_empty())
+        .ok_or_else(|| BlrError::parse(1, "no header line"))?;
+    let columns: Vec<String> = header.split(',').map(|c| c.trim().to_string()).collect();
+    let label_col = columns
+        .iter()
+        .position(|c| *c == options.label)
+        .ok_or_else(|| {
+            BlrError::parse(
+                1,
+                format!("no label column `{}` in the header", options.label),
+            )
+        })?;
+    let feature_names: Vec<String> = columns
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != label_col)
+        .map(|(_, c)| c.clone())
+        .collect();
+    let d_raw = feature_names.len();
+    if d_raw == 0 {
+        return Err(BlrError::parse(1, "no feature columns besides the label"));
+    }
+    let map = options
+        .map
+        .clone()
+        .unwrap_or_else(|| FeatureMap::identity(d_raw));
+    if map.input_dim() != d_raw {
+        return Err(BlrError::Dimension {
+            what: "feature map vs CSV feature columns",
+            expected: map.input_dim(),
+            found: d_raw,
+        });
+    }
+    let mut labels = LabelKind::default();
+    let mut records = Vec::new();
+    let mut clipped = 0;
+    let mut raw = Vec::with_capacity(d_raw);
+    for (line, text) in lines {
+        if text.trim().is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = text.split(',').collect();
+        if fields.len() != columns.len() {
+            return Err(BlrError::parse(
+                line,
+                format!("{} fields, the header has {}", fields.len(), columns.len()),
+            ));
+        }
+        raw.clear();
+        let mut y = false;
+        for (i, f) in fields.iter().enumerate() {
+            if i == label_col {
+                y = labels.read(f, line)?;
+            } else {
+                raw.push(parse_value(f, line, &columns[i])?);
+            }
+        }
+        let x = map
+            .apply(&raw)
+            .map_err(|e| BlrError::parse(line, e.to_string()))?;
+        let (record, clip) = BlrRecord::new(Features::Dense(x), y)
+            .map_err(|e| BlrError::parse(line, e.to_string()))?;
+        clipped += usize::from(clip.was_clipped());
+        records.push(record);
+    }
+    if records.is_empty() {
+        return Err(BlrError::Empty("the CSV has a header but no rows".into()));
+    }
+    let mut names = feature_names;
+    if map.output_dim() > d_raw {
+        names.push("intercept".into());
+    }
+    Ok(Loaded {
+        report: LoadReport {
+            rows: records.len(),
+            clipped,
+            dim: map.output_dim(),
+            labels_were_signed: labels.signed,
+        },
+        records,
+        feature_names: names,
+    })
+}
+
+/// Options of [`load_libsvm`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LibsvmOptions {
+    /// The model dimension `d` (feature ids must be `<= d`); `None` = the largest id seen
+    /// (that maximum is then a property of the data: pass the public `d` for private data).
+    pub dim: Option<usize>,
+    /// Public radius every row is divided by before clipping to the unit ball (e.g. the square
+    /// root of a public bound on the number of active binary features).
+    pub radius: f64,
+}
+
+/// Reads a LIBSVM file: see [`parse_libsvm`].
+///
+/// # Errors
+/// [`BlrError::Io`] if the file cannot be read, else as [`parse_libsvm`].
+pub fn load_libsvm(path: impl AsRef<Path>, options: LibsvmOptions) -> Result<Loaded, BlrError> {
+    parse_libsvm(&read_file(path.as_ref())?, options)
+}
+
+/// Parses LIBSVM / SVMlight text: `label id:value id:value ...` per line, ids 1-based and
+/// strictly increasing, labels `{0, 1}` or `{-1, +1}`; `#` starts a comment. Rows are stored
+/// sparse, divided by the public `radius` and clipped into the unit ball.
+///
+/// # Errors
+/// [`BlrError::Parse`] naming the 1-based line for a bad label, a token that is not `id:value`,
+/// an id of 0, above `dim`, or not increasing, a value that is not finite;
+/// [`BlrError::InvalidParameter`] for a bad radius or `dim = 0`; [`BlrError::Empty`] for no rows.
+///
+/// # Example
+/// ```
+/// use vips_models::blr::{LibsvmOptions, parse_libsvm};
+/// let loaded = parse_libsvm("+1 1:1 4:1\n-1 2:1\n", LibsvmOptions { dim: Some(5), radius: 2.0 })?;
+/// assert_eq!((loaded.records.len(), loaded.report.dim), (2, 5));
+/// assert!(parse_libsvm("1 3:1 2:1\n", LibsvmOptions { dim: None, radius: 1.0 }).is_err());
+/// # Ok::<(), vips_models::blr::BlrError>(())
+/// ```
+pub fn parse_libsvm(text: &str, options: LibsvmOptions) -> Result<Loaded, BlrError> {
+    if !(options.radius > 0.0 && options.radius.is_finite()) {
+        return Err(BlrError::invalid(
+            "radius",
+            options.radius,
+            "must be finite and > 0",
+        ));
+    }
+    if options.dim == Some(0) {
+        return Err(BlrError::invalid("dim", 0.0, "must be >= 1"));
+    }
+    let mut labels = LabelKind::default();
+    let mut rows: Vec<(Vec<u32>, Vec<f64>, bool, usize)> = Vec::new();
+    let mut max_id = 0usize;
+    for (i, raw_line) in text.split('\n').enumerate() {
+        let line = i + 1;
+        let content = raw_line.split('#').next().unwrap_or("").trim();
+        if content.is_empty() {
+            continue;
+        }
+        let mut tokens = content.split_whitespace();
+        let label = tokens.next().unwrap_or("");
+        let y = labels.read(label.strip_prefix('+').unwrap_or(label), line)?;
+        let mut indices = Vec::new();
+        let mut values = Vec::new();
+        for tok in tokens {
+            let (id, val) = tok
+                .split_once(':')
+                .ok_or_else(|| BlrError::parse(line, format!("`{tok}` is not id:value")))?;
+            let id: usize = id.parse().map_err(|_| {
+                BlrError::parse(line, format!("feature id `{id}` is not a positive integer"))
+            })?;
+            if id == 0 {
+                return Err(BlrError::parse(line, "feature ids are 1-based; found 0"));
+            }
+            if let Some(d) = options.dim
+                && id > d
+            {
+                return Err(BlrError::parse(
+                    line,
+                    format!("feature id {id} exceeds the dimension {d}"),
+                ));
+            }
+            if id > u32::MAX as usize {
+                return Err(BlrError::parse(
+                    line,
+                    format!("feature id {id} is too large"),
+                ));
+            }
+            if indices.last().is_some_and(|&last| id as u32 - 1 <= last) {
+                return Err(BlrError::parse(
+                    line,
+                    format!("feature id {id} is not above the previous one"),
+                ));
+            }
+            let v = parse_value(val, line, id.to_string().as_str())?;
+            max_id = max_id.max(id);
+            if v != 0.0 {
+                indices.push(id as u32 - 1);
+                values.push(v / options.radius);
+            }
+        }
+        rows.push((indices, values, y, line));
+    }
+    if rows.is_empty() {
+        return Err(BlrError::Empty("the LIBSVM file has no rows".into()));
+    }
+    let dim = options.dim.unwrap_or(max_id).max(1);
+    let mut records = Vec::with_capacity(rows.len());
+    let mut clipped = 0;
+    for (indices, values, y, line) in rows {
+        let (r, clip) = BlrRecord::new(Features::Sparse { indices, values }, y)
+            .map_err(|e| BlrError::parse(line, e.to_string()))?;
+        clipped += usize::from(clip.was_clipped());
+        records.push(r);
+    }
+    Ok(Loaded {
+        report: LoadReport {
+            rows: records.len(),
+            clipped,
+            dim,
+            labels_were_signed: labels.signed,
+        },
+        records,
+        feature_names: (1..=dim).map(|i| format!("f{i}")).collect(),
+    })
+}

@@ -1,0 +1,80 @@
+use thiserror::Error;
+
+use crate::engine::EngineError;
+
+/// Errors of Bayesian logistic regression: settings, records, files, fitting.
+#[derive(Debug, Error)]
+pub enum BlrError {
+    /// A setting is out of range.
+    #[error("invalid {name} = {value}: {reason}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: &'static str,
+        /// The value given.
+        value: f64,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+    /// No records, no features, or a split that leaves a side empty.
+    #[error("empty input: {0}")]
+    Empty(String),
+    /// A record or a scaling does not match the model's dimension.
+    #[error("dimension mismatch in {what}: expected {expected}, found {found}")]
+    Dimension {
+        /// What was compared.
+        what: &'static str,
+        /// The expected length.
+        expected: usize,
+        /// The length found.
+        found: usize,
+    },
+    /// A value that is NaN or infinite.
+    #[error("non-finite value in {0}")]
+    NonFinite(String),
+    /// A malformed line of an input file (1-based line number).
+    #[error("line {line}: {reason}")]
+    Parse {
+        /// 1-based line number in the file.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A posterior computation failed (a precision that is not positive definite).
+    #[error("posterior: {0}")]
+    Posterior(String),
+    /// The VIPS engine refused or failed.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+impl BlrError {
+    pub(crate) fn invalid(name: &'static str, value: f64, reason: &'static str) -> Self {
+        Self::InvalidParameter {
+            name,
+            value,
+            reason,
+        }
+    }
+
+    pub(crate) fn parse(line: usize, reason: impl Into<String>) -> Self {
+        Self::Parse {
+            line,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl From<expfam::ExpFamError> for BlrError {
+    fn from(e: expfam::ExpFamError) -> Self {
+        Self::Posterior(e.to_string())
+    }
+}
