@@ -49,7 +49,6 @@ impl Context {
     }
 
     /// A data set directory under the data directory, if present (with a note if not).
-    #[allow(dead_code)] // used by the experiments on real data as they land
     pub fn data_set(&self, name: &str) -> Option<PathBuf> {
         let dir = self.data_dir.as_ref()?.join(name);
         if dir.exists() {

@@ -6,6 +6,7 @@
 mod audit;
 mod context;
 mod criterion_runner;
+mod example_runner;
 mod experiments;
 mod plot;
 mod report;

@@ -27,7 +27,6 @@ impl Series {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
     /// Linear axis.
-    #[allow(dead_code)] // used by the model experiments as they land
     Linear,
     /// Base-10 logarithmic axis (non-positive values are dropped).
     Log,

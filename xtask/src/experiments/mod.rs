@@ -1,6 +1,8 @@
 //! The experiments behind the report: each reproduces one figure or table of the papers.
 
 pub mod accountant;
+pub mod dpsep;
+pub mod lda;
 pub mod sampler;
 
 use crate::context::Context;
@@ -28,6 +30,16 @@ pub fn all() -> Vec<Experiment> {
             name: "pg_throughput",
             about: "Polya-Gamma sampler draws per second over shapes and tilts",
             run: sampler::run,
+        },
+        Experiment {
+            name: "lda",
+            about: "private LDA: held-out perplexity against epsilon",
+            run: lda::run,
+        },
+        Experiment {
+            name: "dpsep",
+            about: "DP-SEP: PBP test RMSE against epsilon; mixture-of-Gaussians table",
+            run: dpsep::run,
         },
     ]
 }

@@ -1,0 +1,65 @@
+//! Runs a crate's example (`cargo run --release -p P --example E -- ARGS --json`) and parses the
+//! one JSON object it prints, so that every experiment's rerun command is a documented example.
+
+use std::process::Command;
+
+use anyhow::Context as _;
+use serde_json::Value;
+
+use crate::context::Context;
+
+/// The command line (as a user would type it) and its parsed JSON output.
+pub struct ExampleRun {
+    /// `cargo run --release -p ... --example ... -- ...` as text.
+    pub command: String,
+    /// The JSON object the example printed.
+    pub output: Value,
+}
+
+/// Runs `example` of `package` with `args` (plus `--json`) from the workspace root.
+pub fn run_example(
+    ctx: &Context,
+    package: &str,
+    example: &str,
+    args: &[String],
+) -> anyhow::Result<ExampleRun> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut full: Vec<String> = vec![
+        "run".into(),
+        "--release".into(),
+        "-q".into(),
+        "-p".into(),
+        package.into(),
+        "--example".into(),
+        example.into(),
+        "--".into(),
+    ];
+    full.extend(args.iter().cloned());
+    full.push("--json".into());
+    let command = format!("cargo {}", full.join(" "));
+    let out = Command::new(&cargo)
+        .current_dir(&ctx.root)
+        .args(&full)
+        .output()
+        .with_context(|| format!("could not start {command}"))?;
+    anyhow::ensure!(
+        out.status.success(),
+        "{command} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .with_context(|| format!("{command} printed no JSON object"))?;
+    let output: Value =
+        serde_json::from_str(line).with_context(|| format!("{command} printed bad JSON"))?;
+    Ok(ExampleRun { command, output })
+}
+
+/// A number from an example's JSON output, or NaN with the key missing.
+pub fn number(v: &Value, key: &str) -> f64 {
+    v.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN)
+}

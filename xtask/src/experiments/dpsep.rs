@@ -1,0 +1,196 @@
+//! DP-SEP (002): test RMSE of probabilistic backpropagation against epsilon (002 Tables 2-3), and
+//! the mixture-of-Gaussians table (002 Table 1) for epsilon in {1, 5, 50, infinity}.
+//!
+//! Quick mode writes a small synthetic regression set in the UCI layout (so the same example and
+//! loader run); the full run uses wine-quality-red from the data directory when present.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+use serde_json::json;
+
+use crate::context::Context;
+use crate::example_runner::{number, run_example};
+use crate::plot::{LinePlot, Scale, Series, line_plot};
+use crate::report::{Section, markdown_table};
+
+const SEED: u64 = 7;
+
+/// Writes a synthetic regression set (`y = sin(x1) + x2 x3 / 2 + 0.1 noise`, 4 features,
+/// 1,000 rows, two 90/10 splits) in the UCI layout under `dir`.
+fn write_synthetic_uci(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let n = 1000;
+    let mut data = String::new();
+    for _ in 0..n {
+        let x: Vec<f64> = (0..4).map(|_| rng.random::<f64>() * 4.0 - 2.0).collect();
+        let noise: f64 = (0..12).map(|_| rng.random::<f64>()).sum::<f64>() - 6.0;
+        let y = x[0].sin() + 0.5 * x[1] * x[2] + 0.1 * noise;
+        let _ = writeln!(data, "{} {} {} {} {y}", x[0], x[1], x[2], x[3]);
+    }
+    std::fs::write(dir.join("data.txt"), data)?;
+    std::fs::write(dir.join("index_features.txt"), "0\n1\n2\n3\n")?;
+    std::fs::write(dir.join("index_target.txt"), "4\n")?;
+    std::fs::write(dir.join("n_splits.txt"), "2\n")?;
+    std::fs::write(dir.join("n_hidden.txt"), "50\n")?;
+    std::fs::write(dir.join("n_epochs.txt"), "40\n")?;
+    for split in 0..2 {
+        let mut idx: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            idx.swap(i, rng.random_range(0..=i));
+        }
+        let cut = n * 9 / 10;
+        let list = |v: &[usize]| v.iter().map(|i| format!("{i}\n")).collect::<String>();
+        std::fs::write(
+            dir.join(format!("index_train_{split}.txt")),
+            list(&idx[..cut]),
+        )?;
+        std::fs::write(
+            dir.join(format!("index_test_{split}.txt")),
+            list(&idx[cut..]),
+        )?;
+    }
+    Ok(())
+}
+
+fn eps_label(eps: Option<f64>) -> String {
+    eps.map_or("∞ (non-private)".into(), |e| e.to_string())
+}
+
+fn private_args(eps: Option<f64>) -> Vec<String> {
+    match eps {
+        Some(e) => vec![
+            "--epsilon".into(),
+            e.to_string(),
+            "--delta".into(),
+            "1e-5".into(),
+            "--noise-seed".into(),
+            SEED.to_string(),
+        ],
+        None => Vec::new(),
+    }
+}
+
+/// Runs the PBP grid and the MoG table.
+pub fn run(ctx: &Context) -> anyhow::Result<Section> {
+    let (uci, data_note): (PathBuf, String) = match ctx.data_set("uci/wine-quality-red") {
+        Some(dir) if !ctx.quick => (
+            dir.clone(),
+            format!("wine-quality-red split 0 at {}", dir.display()),
+        ),
+        _ => {
+            let dir = ctx.output("synthetic_uci");
+            write_synthetic_uci(&dir)?;
+            (
+                dir,
+                "synthetic regression set in UCI layout (1,000 rows, 4 features; written by xtask)"
+                    .into(),
+            )
+        }
+    };
+    let epochs = if ctx.quick { "10" } else { "40" };
+    let pbp_eps = [Some(0.5), Some(1.0), Some(2.0), Some(5.0), Some(50.0), None];
+    let mut rows = Vec::new();
+    let mut points = Vec::new();
+    let mut nonprivate = f64::NAN;
+    let mut commands = Vec::new();
+    let mut runs = Vec::new();
+    for eps in pbp_eps {
+        let mut args = vec![
+            "--uci".into(),
+            uci.display().to_string(),
+            "--split".into(),
+            "0".into(),
+            "--epochs".into(),
+            epochs.into(),
+            "--clip".into(),
+            "1".into(),
+            "--seed".into(),
+            SEED.to_string(),
+        ];
+        args.extend(private_args(eps));
+        let run = run_example(ctx, "dp-sep", "pbp", &args)?;
+        let o = &run.output;
+        let rmse = number(o, "test_rmse");
+        match eps {
+            Some(e) => points.push((e, rmse)),
+            None => nonprivate = rmse,
+        }
+        rows.push(vec![
+            eps_label(eps),
+            format!("{rmse:.4}"),
+            format!("{:.4}", number(o, "test_log_likelihood")),
+            format!("{:.2}", number(o, "seconds")),
+        ]);
+        commands.push(run.command);
+        runs.push(o.clone());
+    }
+    let mut mog_rows = Vec::new();
+    let mut mog_runs = Vec::new();
+    for eps in [Some(1.0), Some(5.0), Some(50.0), None] {
+        let mut args = vec!["--seed".into(), SEED.to_string()];
+        if ctx.quick {
+            args.extend([
+                "--epochs".into(),
+                "30".into(),
+                "--gibbs-samples".into(),
+                "3000".into(),
+            ]);
+        }
+        args.extend(private_args(eps));
+        let run = run_example(ctx, "dp-sep", "mog", &args)?;
+        let o = &run.output;
+        mog_rows.push(vec![
+            eps_label(eps),
+            format!("{:.4}", number(o, "f_norm")),
+            format!("{:.4}", number(o, "kl_proxy")),
+        ]);
+        commands.push(run.command);
+        mog_runs.push(o.clone());
+    }
+    let plot_file = "dpsep_rmse_vs_epsilon.svg";
+    let last = points.last().map_or(50.0, |p| p.0);
+    line_plot(
+        &ctx.output(plot_file),
+        &LinePlot {
+            title: "DP-SEP probabilistic backpropagation: test RMSE against epsilon",
+            x_label: "epsilon (delta = 1e-5)",
+            y_label: "test RMSE",
+            x_scale: Scale::Log,
+            y_scale: Scale::Linear,
+        },
+        &[
+            Series::new("DP-SEP", points),
+            Series::new(
+                "SEP (non-private)",
+                vec![(0.5, nonprivate), (last, nonprivate)],
+            ),
+        ],
+    )?;
+    let mut section = Section::new(
+        "dpsep",
+        "DP-SEP: PBP test RMSE against epsilon and the mixture-of-Gaussians table (002)",
+        commands.first().map_or("", String::as_str),
+    );
+    section.seed = format!("{SEED} (data split, init and noise)");
+    section.data = format!("{data_note}; MoG: synthetic (N = 1,000, J = 4, d = 4)");
+    section.body = format!(
+        "### PBP ({epochs} epochs, clip C = 1)\n\n{}\n### Mixture of Gaussians (002 Table 1)\n\n{}\n\nCommands:\n\n{}\n",
+        markdown_table(
+            &["epsilon", "test RMSE", "test log-likelihood", "seconds"],
+            &rows
+        ),
+        markdown_table(&["epsilon", "F-norm error", "KL proxy"], &mog_rows),
+        commands
+            .iter()
+            .map(|c| format!("- `{c}`"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    section.figures = json!({"pbp": runs, "mog": mog_runs});
+    section.plots.push(plot_file.into());
+    Ok(section)
+}
