@@ -13,6 +13,7 @@ use vips_models::lda::{Lda, LdaConfig, evaluate};
 
 #[test]
 #[ignore = "release mode: three one-pass fits on the news corpus"]
+// Observed: bound +3.0%, completion +5.0% against gensim's 5-seed float32 means.
 fn news_perplexity_is_close_to_gensims() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/news");
     if !dir.exists() {
@@ -44,6 +45,8 @@ fn news_perplexity_is_close_to_gensims() {
         .prepare(&splits.train, &mut ChaCha8Rng::seed_from_u64(0))
         .unwrap();
     let (mut bound, mut completion) = (0.0, 0.0);
+    // Seeds vary both the initial topics and the Poisson batches (gensim's seed varies its
+    // initial topics); the seed-to-seed spread of either library is about 3%.
     for seed in 1..=3u64 {
         let svi = SviConfig::builder()
             .step(StepSize::robbins_monro(1024.0, 0.7).unwrap())
@@ -51,6 +54,7 @@ fn news_perplexity_is_close_to_gensims() {
             .stop(Stop::Passes { passes: 1.0 })
             .privacy(Privacy::NonPrivate)
             .noise_seed(Some(seed))
+            .init_seed(seed)
             .build()
             .unwrap();
         let result = fit(&model, docs.clone(), &svi, |_, _| {}).unwrap();
