@@ -12,7 +12,7 @@ use crate::error::{AccountantError, check_order};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(tag = "kind", content = "orders", rename_all = "snake_case")]
 pub enum Orders {
-    /// Minimise over all real orders (coarse scan, then golden-section search).
+    /// Minimise over all real orders (coarse scan, then Brent's method).
     #[default]
     Continuous,
     /// dp_accounting's default list (156 orders, see [`dp_accounting_default_orders`]).
