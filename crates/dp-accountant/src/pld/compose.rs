@@ -15,16 +15,21 @@ pub(crate) struct Composer {
     tail_mass: f64,
     /// Current grid spacing (only ever doubles).
     step: f64,
+    /// Window length above which a self-composition coarsens its grid (`<= max_fft_len`):
+    /// below the hard cap when the spacing was chosen automatically, trading a little accuracy
+    /// in wide, heavy-tailed cases for speed.
+    soft_len: usize,
 }
 
 impl Composer {
     /// A composer starting at grid spacing `step`.
-    pub(crate) fn new(step: f64, max_fft_len: usize, tail_mass: f64) -> Self {
+    pub(crate) fn new(step: f64, max_fft_len: usize, soft_len: usize, tail_mass: f64) -> Self {
         Self {
             conv: Convolver::new(),
             max_fft_len,
             tail_mass,
             step,
+            soft_len: soft_len.min(max_fft_len),
         }
     }
 
@@ -69,7 +74,7 @@ impl Composer {
         loop {
             let (k_lo, k_hi) = window(&base, count, self.tail_mass);
             let span = (k_hi - k_lo + 1) as f64;
-            if span.max(base.mass.len() as f64) > self.max_fft_len as f64 {
+            if span.max(base.mass.len() as f64) > self.soft_len as f64 {
                 base.coarsen();
                 self.step = self.step.max(base.step);
                 continue;
@@ -169,8 +174,8 @@ fn window(p: &DiscretePld, count: u64, tail_mass: f64) -> (i64, i64) {
                 .sum::<f64>()
                 .ln()
         };
-        for k in -24..=16 {
-            let t = (k as f64).exp2() / h.max(1e-300).sqrt().max(1e-3);
+        for k in -10..=22 {
+            let t = (k as f64).exp2();
             let up = (t_count * ln_mgf(t) - log_tail) / t;
             if up.is_finite() {
                 x_hi = x_hi.min(up);

@@ -58,6 +58,9 @@ use compose::Composer;
 use discrete::{Bound, DiscretePld};
 use loss::{Direction, SubsampledGaussian};
 
+/// Window length (grid points) above which an automatically spaced self-composition coarsens.
+const AUTO_WINDOW_LEN: usize = 1 << 18;
+
 /// Settings of the PLD accountant.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PldConfig {
@@ -201,10 +204,17 @@ impl PldAccountant {
                 PldConfig::auto_interval(total, var.sqrt())
             })
         };
+        // With an automatic spacing, self-compositions whose window would exceed 2^18 points
+        // coarsen (heavy-tailed, wide cases: small sigma, small q, many steps).
+        let soft_len = match config.value_discretization_interval {
+            Some(_) => config.max_fft_len,
+            None => AUTO_WINDOW_LEN,
+        };
         let build = |direction: Direction, bound: Bound| {
             Composer::new(
                 step(direction),
                 config.max_fft_len,
+                soft_len,
                 config.tail_mass_truncation,
             )
             .composed(&parts, direction, bound)
