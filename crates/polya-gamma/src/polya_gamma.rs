@@ -43,7 +43,8 @@ impl PolyaGamma {
     /// `PG(b, z)`. `z = +-inf` is allowed: every draw is then the limit 0.
     ///
     /// The setup is sized for many draws of this `(b, z)`: for `b >= 24` it builds the
-    /// large-shape envelope (15 Fourier sums, tens of microseconds). When `z` changes with
+    /// large-shape envelope (a table of Fourier terms, 61 tangents and 254 rectangles, about
+    /// 0.4 M instructions). When `z` changes with
     /// every draw, use [`crate::PolyaGammaShape`] instead.
     ///
     /// # Errors
