@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use clap::Parser;
 use vips_models::blr::{
-    self, Blr, BlrConfig, CsvOptions, FeatureMap, LibsvmOptions, Loaded, evaluate, stratified_split,
+    self, Blr, BlrConfig, CsvOptions, FeatureMap, Hyperprior, LibsvmOptions, Loaded, evaluate,
+    stratified_split,
 };
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig};
 
@@ -50,7 +51,8 @@ struct Args {
     /// Total delta.
     #[arg(long, default_value_t = 1e-5)]
     delta: f64,
-    /// Iterations (releases); default 2 when private, 30 when not.
+    /// Iterations (releases); default 1 when private (one release: all the budget on one noisy
+    /// statistic), 30 when not.
     #[arg(long)]
     iterations: Option<u64>,
     /// Expected batch size for stochastic VI (default: all training rows = batch VB).
@@ -72,6 +74,12 @@ struct Args {
     /// ChaCha20 from OS entropy.
     #[arg(long)]
     noise_seed: Option<u64>,
+    /// Shape `a0` of the Gamma hyperprior on the prior precision.
+    #[arg(long, default_value_t = 1.0)]
+    a0: f64,
+    /// Rate `b0` of the Gamma hyperprior on the prior precision.
+    #[arg(long, default_value_t = 1.0)]
+    b0: f64,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -178,7 +186,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     };
     let iterations = args
         .iterations
-        .unwrap_or(if args.epsilon.is_some() { 2 } else { 30 });
+        .unwrap_or(if args.epsilon.is_some() { 1 } else { 30 });
     let svi = match args.batch_size {
         None => blr::batch_config(n, iterations, privacy, args.noise_seed)?,
         Some(s) => SviConfig::builder()
@@ -189,7 +197,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             .noise_seed(args.noise_seed)
             .build()?,
     };
-    let model = Blr::new(BlrConfig::new(dim)?);
+    let model = Blr::new(BlrConfig::new(dim)?.hyperprior(Hyperprior::Gamma {
+        shape: args.a0,
+        rate: args.b0,
+    })?);
     let start = Instant::now();
     let fitted = blr::fit(&model, train, &svi)?;
     let seconds = start.elapsed().as_secs_f64();

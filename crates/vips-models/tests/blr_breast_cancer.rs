@@ -110,7 +110,7 @@ fn private_mean_auc_beats_diffprivlib() {
     let Some(records) = load() else { return };
     let reference = reference();
     for eps in [0.5, 1.0, 2.0, 4.0] {
-        let ours = mean_auc(&records, 100, Some((eps, 1e-5)), 2);
+        let ours = mean_auc(&records, 100, Some((eps, 1e-5)), 1);
         let theirs = reference["diffprivlib"][format!("{eps:?}")]["auc_mean"]
             .as_f64()
             .unwrap();

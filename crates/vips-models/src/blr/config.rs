@@ -41,9 +41,9 @@ pub struct BlrConfig {
 }
 
 impl BlrConfig {
-    /// Defaults: `alpha ~ Gamma(1, 0.01)` (prior mean 100, weak: it is dominated by the data's
-    /// `d/2` and `(mu^T mu + tr Sigma)/2` after one update) and an eigenvalue floor of `1e-9` on
-    /// the released normalised `s2`.
+    /// Defaults: `alpha ~ Gamma(1, 1)` (prior mean 1: unit prior variance on each weight; with
+    /// `d/2` added to the shape after one update the data dominate) and an eigenvalue floor of
+    /// `1e-9` on the released normalised `s2`.
     ///
     /// # Errors
     /// [`BlrError::Empty`] for `dim == 0`.
@@ -55,7 +55,7 @@ impl BlrConfig {
             dim,
             hyperprior: Hyperprior::Gamma {
                 shape: 1.0,
-                rate: 0.01,
+                rate: 1.0,
             },
             eigenvalue_floor: 1e-9,
         })
