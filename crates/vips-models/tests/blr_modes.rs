@@ -42,7 +42,12 @@ fn svi_reaches_the_batch_posterior_mean() {
     let b = stochastic.global.posterior().mean();
     let sd = batch.global.posterior().cov().diagonal().map(f64::sqrt);
     for j in 0..4 {
-        assert!((a[j] - b[j]).abs() < 2.0 * sd[j], "coordinate {j}: {} vs {}", a[j], b[j]);
+        assert!(
+            (a[j] - b[j]).abs() < 2.0 * sd[j],
+            "coordinate {j}: {} vs {}",
+            a[j],
+            b[j]
+        );
     }
     assert!(stochastic.privacy.sampling_rate < 0.2);
 }
