@@ -60,8 +60,13 @@ def run_dp(args):
             return None, None
 
 
+def rfmt(v):
+    """Formats a number as Rust's Display does (1.0 -> "1")."""
+    return str(int(v)) if float(v) == int(v) else repr(v)
+
+
 def criterion_mean_s(root, sigma, q, steps):
-    name = f"{sigma}_{q}_{steps}"
+    name = f"{rfmt(sigma)}_{rfmt(q)}_{steps}"
     for cand in (name, f"{sigma}/{q}/{steps}".replace("/", "_")):
         path = os.path.join(root, "pld", cand, "new", "estimates.json")
         if os.path.exists(path):
