@@ -322,7 +322,7 @@ mod tests {
                 "b={b} z={z}: envelope mass {mass} knots {:?} c {:?}",
                 s.knots, s.c
             );
-            assert!(mass > 1.0 && mass < 1.2, "b={b} z={z}: {mass}");
+            assert!(mass > 1.0 && mass < 1.02, "b={b} z={z}: {mass}");
         }
     }
 
