@@ -113,7 +113,10 @@ pub fn delta_for_event(
     let rdp = |a: f64| rdp_valid(event, a);
     let opt = match config.orders.grid() {
         None => optimize::ln_delta_continuous(&rdp, epsilon, config.conversion),
-        Some(grid) => optimize::ln_delta_grid(&rdp, &grid, epsilon, config.conversion),
+        Some(grid) => {
+            let curve = crate::rdp::curve_valid(event, &grid);
+            optimize::ln_delta_grid(&curve, &grid, epsilon, config.conversion)
+        }
     };
     Ok(DeltaReport {
         delta: opt.value.exp().min(1.0),
@@ -133,7 +136,10 @@ pub(crate) fn epsilon_valid(
     let ln_delta = delta.ln();
     let Optimum { value, order } = match config.orders.grid() {
         None => optimize::epsilon_continuous(&rdp, ln_delta, config.conversion),
-        Some(grid) => optimize::epsilon_grid(&rdp, &grid, ln_delta, config.conversion),
+        Some(grid) => {
+            let curve = crate::rdp::curve_valid(event, &grid);
+            optimize::epsilon_grid(&curve, &grid, ln_delta, config.conversion)
+        }
     };
     EpsilonReport {
         epsilon: value,

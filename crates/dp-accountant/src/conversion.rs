@@ -107,15 +107,61 @@ pub fn epsilon_from_rdp_curve(
 ) -> Result<(f64, f64), AccountantError> {
     check_curve(orders, rdp)?;
     check_delta("delta", delta)?;
-    let ln_delta = delta.ln();
+    Ok(best_epsilon_on_grid(orders, rdp, delta.ln(), conversion))
+}
+
+/// The smallest `epsilon` over a validated curve, `(epsilon, order)`, first best order on ties:
+/// the same answer as evaluating [`epsilon_unchecked`] at every order, but the two logarithms of
+/// the improved conversion are only taken where a cheap lower bound does not already rule the
+/// order out. With `ln(1 - 1/a) >= -1/(a-1)` and `ln a <= (a-1)/sqrt(a)` (both for `a > 1`),
+/// `eps(a) >= rdp - (1 + ln delta)/(a-1) - 1/sqrt(a)`; a relative margin of 1e-9 covers rounding.
+pub(crate) fn best_epsilon_on_grid(
+    orders: &[f64],
+    rdp: &[f64],
+    ln_delta: f64,
+    conversion: Conversion,
+) -> (f64, f64) {
     let mut best = (f64::INFINITY, orders[0]);
-    for (&a, &r) in orders.iter().zip(rdp) {
-        let e = epsilon_unchecked(a, r, ln_delta, conversion);
-        if e < best.0 {
-            best = (e, a);
+    if conversion == Conversion::Classic {
+        for (&a, &r) in orders.iter().zip(rdp) {
+            let e = epsilon_unchecked(a, r, ln_delta, conversion);
+            if e < best.0 {
+                best = (e, a);
+            }
+        }
+        return best;
+    }
+    let lower = |a: f64, r: f64| {
+        let inv = 1.0 / (a - 1.0);
+        let margin = 1e-9 * (r.abs() + (ln_delta.abs() + 1.0) * inv + 1.0);
+        (r - (1.0 + ln_delta) * inv - 1.0 / a.sqrt() - margin).max(0.0)
+    };
+    // Start from the order with the smallest lower bound (usually the best or near it).
+    let mut start = 0;
+    let mut start_bound = f64::INFINITY;
+    for (i, (&a, &r)) in orders.iter().zip(rdp).enumerate() {
+        let l = lower(a, r);
+        if l < start_bound {
+            start_bound = l;
+            start = i;
         }
     }
-    Ok(best)
+    let mut best_index = start;
+    best = (
+        epsilon_unchecked(orders[start], rdp[start], ln_delta, conversion),
+        orders[start],
+    );
+    for (i, (&a, &r)) in orders.iter().zip(rdp).enumerate() {
+        if i == start || lower(a, r) > best.0 {
+            continue;
+        }
+        let e = epsilon_unchecked(a, r, ln_delta, conversion);
+        if e < best.0 || (e == best.0 && i < best_index) {
+            best = (e, a);
+            best_index = i;
+        }
+    }
+    best
 }
 
 /// The smallest `delta` at `epsilon` over a precomputed RDP curve: `(delta, order)`.

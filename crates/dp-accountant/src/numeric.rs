@@ -27,7 +27,10 @@ pub(crate) fn log1p_exp(x: f64) -> f64 {
 
 /// `ln(expm1(x))` for `x > 0`, accurate for tiny and huge `x`.
 pub(crate) fn ln_expm1(x: f64) -> f64 {
-    if x > 36.0 {
+    if x > 40.0 {
+        // ln(1 - e^-x) is below 4.3e-18, under half an ulp of x: the sum below rounds to x
+        x
+    } else if x > 36.0 {
         x + (-(-x).exp()).ln_1p()
     } else {
         x.exp_m1().ln()

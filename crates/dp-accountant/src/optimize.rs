@@ -184,22 +184,13 @@ pub(crate) fn epsilon_continuous(
 
 /// Smallest `epsilon` at `delta` over a grid of orders (first best order on ties).
 pub(crate) fn epsilon_grid(
-    rdp: &dyn Fn(f64) -> f64,
+    rdp: &[f64],
     orders: &[f64],
     ln_delta: f64,
     conversion: Conversion,
 ) -> Optimum {
-    let mut best = Optimum {
-        value: f64::INFINITY,
-        order: orders[0],
-    };
-    for &a in orders {
-        let v = epsilon_unchecked(a, rdp(a), ln_delta, conversion);
-        if v < best.value {
-            best = Optimum { value: v, order: a };
-        }
-    }
-    best
+    let (value, order) = crate::conversion::best_epsilon_on_grid(orders, rdp, ln_delta, conversion);
+    Optimum { value, order }
 }
 
 /// Smallest `ln delta` at `epsilon` over all real orders.
@@ -229,7 +220,7 @@ pub(crate) fn ln_delta_continuous(
 
 /// Smallest `ln delta` at `epsilon` over a grid of orders.
 pub(crate) fn ln_delta_grid(
-    rdp: &dyn Fn(f64) -> f64,
+    rdp: &[f64],
     orders: &[f64],
     epsilon: f64,
     conversion: Conversion,
@@ -238,8 +229,8 @@ pub(crate) fn ln_delta_grid(
         value: f64::INFINITY,
         order: orders[0],
     };
-    for &a in orders {
-        let v = ln_delta_unchecked(a, rdp(a), epsilon, conversion);
+    for (&a, &r) in orders.iter().zip(rdp) {
+        let v = ln_delta_unchecked(a, r, epsilon, conversion);
         if v < best.value {
             best = Optimum { value: v, order: a };
         }

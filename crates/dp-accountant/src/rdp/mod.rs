@@ -144,7 +144,7 @@ pub fn rdp_curve(event: &PrivacyEvent, orders: &[f64]) -> Result<Vec<f64>, Accou
     for &a in orders {
         check_order(a)?;
     }
-    Ok(orders.iter().map(|&a| rdp_valid(event, a)).collect())
+    Ok(curve_valid(event, orders))
 }
 
 /// Composition of RDP curves computed on the same orders: their sum, order by order
@@ -207,8 +207,9 @@ fn gaussian(sigma: f64, order: f64) -> f64 {
     order / (2.0 * sigma * sigma)
 }
 
-/// `ln A_a` of the Poisson-subsampled Gaussian, `0 < q < 1`, any order `a >= 1`.
-fn poisson_ln_a(sigma: f64, q: f64, order: f64) -> f64 {
+/// `ln A_a` of the Poisson-subsampled Gaussian, `0 < q < 1`, any order `a >= 1`; `cache`
+/// belongs to this `(sigma, q)`.
+fn poisson_ln_a(sigma: f64, q: f64, order: f64, cache: &mut poisson_frac::FracCache) -> f64 {
     if order == 1.0 {
         return 0.0;
     }
@@ -216,7 +217,7 @@ fn poisson_ln_a(sigma: f64, q: f64, order: f64) -> f64 {
         return poisson_int::ln_a(q, sigma, order as u64);
     }
     if order <= MAX_SERIES_FRACTIONAL_ORDER {
-        return poisson_frac::ln_a_upper(q, sigma, order);
+        return poisson_frac::ln_a_upper_cached(q, sigma, order, cache);
     }
     // Convexity of a -> ln A_a (a log-moment-generating function): the chord lies above.
     let lo = order.floor();
@@ -226,13 +227,48 @@ fn poisson_ln_a(sigma: f64, q: f64, order: f64) -> f64 {
 }
 
 fn poisson(sigma: f64, q: f64, order: f64) -> f64 {
+    poisson_cached(sigma, q, order, &mut poisson_frac::FracCache::new())
+}
+
+fn poisson_cached(sigma: f64, q: f64, order: f64, cache: &mut poisson_frac::FracCache) -> f64 {
     if q == 1.0 {
         return gaussian(sigma, order);
     }
     if order.fract() == 0.0 {
         return poisson_int::rdp(q, sigma, order as u64);
     }
-    poisson_ln_a(sigma, q, order) / (order - 1.0)
+    poisson_ln_a(sigma, q, order, cache) / (order - 1.0)
+}
+
+/// The RDP curve of a validated event over validated orders: the same values as
+/// [`rdp_valid`] order by order, with the work shared across the orders of one Poisson event.
+pub(crate) fn curve_valid(event: &PrivacyEvent, orders: &[f64]) -> Vec<f64> {
+    match event {
+        PrivacyEvent::PoissonSubsampledGaussian {
+            noise_multiplier,
+            sampling_rate,
+        } => {
+            let mut cache = poisson_frac::FracCache::new();
+            orders
+                .iter()
+                .map(|&a| poisson_cached(*noise_multiplier, *sampling_rate, a, &mut cache))
+                .collect()
+        }
+        PrivacyEvent::SelfComposed { event, count } => curve_valid(event, orders)
+            .into_iter()
+            .map(|v| *count as f64 * v)
+            .collect(),
+        PrivacyEvent::Composed { events } => {
+            let mut out = vec![-0.0; orders.len()];
+            for e in events {
+                for (o, v) in out.iter_mut().zip(curve_valid(e, orders)) {
+                    *o += v;
+                }
+            }
+            out
+        }
+        _ => orders.iter().map(|&a| rdp_valid(event, a)).collect(),
+    }
 }
 
 fn fixed_size(sigma: f64, m: u64, n: u64, order: f64) -> f64 {

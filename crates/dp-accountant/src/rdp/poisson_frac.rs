@@ -23,7 +23,68 @@
 //! `A_a - 1 = sum_i C(a,i)(1-q)^(a-i) q^i [expm1(c_i) Phi(u_i) - Phi(-u_i)] + (second series)`.
 
 use crate::numeric::{LogSignedSum, ln_expm1, ln_ndtr, log1p_exp};
+use std::collections::HashMap;
 use std::f64::consts::LN_2;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Values shared by every fractional order of one `(q, sigma)`: the series-1 normal-CDF factors
+/// depend on the index only, the series-2 ones on `m = a - i`, which repeats across orders with
+/// the same fractional part (`a - i` is exact for `i <= a`). Filled lazily; every entry is the
+/// value the uncached code computes from the same `f64` argument, so results are bit-identical.
+pub(crate) struct FracCache {
+    /// `ln Phi((z0 - i)/sigma)` by `i` (NaN = not yet computed).
+    s1_pos: Vec<f64>,
+    /// `ln Phi(-(z0 - i)/sigma)` by `i`.
+    s1_neg: Vec<f64>,
+    /// `ln expm1(c_i)` by `i`.
+    expm1: Vec<f64>,
+    /// `ln(i + 1)` by `i`.
+    ln_next: Vec<f64>,
+    /// Per bit pattern of `m = a - i`: `(ln Phi((m - z0)/sigma), ln |m|)`.
+    by_m: HashMap<u64, (f64, f64), BuildHasherDefault<BitsHasher>>,
+}
+
+/// A multiplicative hash of one `u64` (the keys are `f64` bit patterns, no adversary).
+#[derive(Default)]
+struct BitsHasher(u64);
+
+impl Hasher for BitsHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 ^= self.0 >> 29;
+    }
+}
+
+impl FracCache {
+    /// An empty cache (for one `(q, sigma)` pair).
+    pub(crate) fn new() -> Self {
+        Self {
+            s1_pos: Vec::new(),
+            s1_neg: Vec::new(),
+            expm1: Vec::new(),
+            ln_next: Vec::new(),
+            by_m: HashMap::default(),
+        }
+    }
+}
+
+fn memo(v: &mut Vec<f64>, i: usize, f: impl FnOnce() -> f64) -> f64 {
+    if v.len() <= i {
+        v.resize(i + 1, f64::NAN);
+    }
+    if v[i].is_nan() {
+        v[i] = f();
+    }
+    v[i]
+}
 
 const LN_4: f64 = 2.0 * LN_2;
 
@@ -42,7 +103,7 @@ const MAX_EXTRA_HEAD: usize = 48;
 /// error is at most `2 S / (3 + sqrt 8)^n <= 2 T_0 / 5.83^n` for such sequences; `n` is chosen
 /// from `T_0` and the target (at most [`MAX_TAIL_TERMS`]), and the interval is widened by that
 /// bound and by the rounding of the weighted sum.
-fn alternating_tail(ln_t: &dyn Fn(usize) -> f64, ln_target: f64) -> (f64, f64) {
+fn alternating_tail(ln_t: &mut dyn FnMut(usize) -> f64, ln_target: f64) -> (f64, f64) {
     let ln_t0 = ln_t(0);
     if ln_t0 == f64::NEG_INFINITY {
         return (f64::NEG_INFINITY, f64::NEG_INFINITY);
@@ -88,8 +149,8 @@ fn term_ulps(i: usize, components: &[f64]) -> f64 {
     8.0 + 4.0 * i as f64 + 4.0 * components.iter().map(|c| c.abs()).sum::<f64>()
 }
 
-/// Parameters shared by the term evaluations.
-struct Setup {
+/// Parameters shared by the term evaluations, and the cache of the `(q, sigma)` pair.
+struct Setup<'c> {
     alpha: f64,
     sigma: f64,
     ln_q: f64,
@@ -98,10 +159,11 @@ struct Setup {
     inv_two_var: f64,
     /// `ceil(alpha)`: first index of the alternating tail.
     n0: u64,
+    cache: &'c mut FracCache,
 }
 
-impl Setup {
-    fn new(q: f64, sigma: f64, alpha: f64) -> Self {
+impl<'c> Setup<'c> {
+    fn new(q: f64, sigma: f64, alpha: f64, cache: &'c mut FracCache) -> Self {
         let ln_q = q.ln();
         let ln_1mq = (-q).ln_1p();
         Self {
@@ -112,25 +174,64 @@ impl Setup {
             z0: sigma * sigma * (ln_1mq - ln_q) + 0.5,
             inv_two_var: 1.0 / (2.0 * sigma * sigma),
             n0: alpha.ceil() as u64,
+            cache,
         }
     }
 
+    /// `(ln Phi((m - z0)/sigma), ln |m|)` for `m = alpha - i` (cached by the bits of `m`).
+    fn by_m(&mut self, i: f64) -> (f64, f64) {
+        let m = self.alpha - i;
+        let (z0, sigma) = (self.z0, self.sigma);
+        *self
+            .cache
+            .by_m
+            .entry(m.to_bits())
+            .or_insert_with(|| (ln_ndtr((m - z0) / sigma), m.abs().ln()))
+    }
+
+    /// `ln (i + 1)` (cached).
+    fn ln_next(&mut self, i: usize) -> f64 {
+        memo(&mut self.cache.ln_next, i, || ((i + 1) as f64).ln())
+    }
+
+    /// `ln Phi((z0 - i)/sigma)` (cached).
+    fn ln_phi1(&mut self, i: usize) -> f64 {
+        let (z0, sigma) = (self.z0, self.sigma);
+        memo(&mut self.cache.s1_pos, i, || {
+            ln_ndtr((z0 - i as f64) / sigma)
+        })
+    }
+
+    /// `ln Phi(-(z0 - i)/sigma)` (cached).
+    fn ln_phi1_neg(&mut self, i: usize) -> f64 {
+        let (z0, sigma) = (self.z0, self.sigma);
+        memo(&mut self.cache.s1_neg, i, || {
+            ln_ndtr(-((z0 - i as f64) / sigma))
+        })
+    }
+
+    /// `ln expm1(c_i)` (cached).
+    fn ln_expm1_c(&mut self, i: usize) -> f64 {
+        let c = self.c(i as f64);
+        memo(&mut self.cache.expm1, i, || ln_expm1(c))
+    }
+
     /// Extends `ln |C(alpha, i)|` to length `len`.
-    fn grow_binoms(&self, v: &mut Vec<f64>, len: usize) {
+    fn grow_binoms(&mut self, v: &mut Vec<f64>, len: usize) {
         while v.len() < len {
             let i = v.len() - 1;
-            let next = v[i] + (self.alpha - i as f64).abs().ln() - ((i + 1) as f64).ln();
+            let next = v[i] + self.by_m(i as f64).1 - self.ln_next(i);
             v.push(next);
         }
     }
 
     /// `ln |C(alpha, i)|` for `i = 0..=n`.
-    fn ln_abs_binoms(&self, n: usize) -> Vec<f64> {
+    fn ln_abs_binoms(&mut self, n: usize) -> Vec<f64> {
         let mut out = Vec::with_capacity(n + 1);
         let mut acc = 0.0;
         out.push(acc);
         for i in 0..n {
-            acc += (self.alpha - i as f64).abs().ln() - ((i + 1) as f64).ln();
+            acc += self.by_m(i as f64).1 - self.ln_next(i);
             out.push(acc);
         }
         out
@@ -147,41 +248,37 @@ impl Setup {
     }
 
     /// `ln` of the series-1 integral factor `exp(c_i) Phi((z0 - i)/sigma)`.
-    fn ln_i1(&self, i: f64) -> f64 {
-        self.c(i) + ln_ndtr((self.z0 - i) / self.sigma)
+    fn ln_i1(&mut self, i: usize) -> f64 {
+        self.c(i as f64) + self.ln_phi1(i)
     }
 
     /// `ln` of the full series-2 term magnitude divided by `|C(a,i)|`.
-    fn ln_s2(&self, i: f64) -> f64 {
+    fn ln_s2(&mut self, i: f64) -> f64 {
         self.s2_components(i).iter().sum()
     }
 
     /// The log components of [`Setup::ln_s2`] (for the error model).
-    fn s2_components(&self, i: f64) -> [f64; 4] {
+    fn s2_components(&mut self, i: f64) -> [f64; 4] {
         let m = self.alpha - i;
-        [
-            i * self.ln_1mq,
-            m * self.ln_q,
-            self.c(m),
-            ln_ndtr((m - self.z0) / self.sigma),
-        ]
+        [i * self.ln_1mq, m * self.ln_q, self.c(m), self.by_m(i).0]
     }
 }
 
-/// Upper bound on `ln A_a` for fractional `a > 1` and `0 < q < 1`.
-pub(crate) fn ln_a_upper(q: f64, sigma: f64, alpha: f64) -> f64 {
-    let s = Setup::new(q, sigma, alpha);
+/// Upper bound on `ln A_a` for fractional `a > 1` and `0 < q < 1`, sharing `cache` with the
+/// other orders of the same `(q, sigma)` (the cache must not be used with another pair).
+pub(crate) fn ln_a_upper_cached(q: f64, sigma: f64, alpha: f64, cache: &mut FracCache) -> f64 {
+    let mut s = Setup::new(q, sigma, alpha, cache);
     let mut binoms = s.ln_abs_binoms(s.n0 as usize + MAX_TAIL_TERMS + 1);
     if q <= 0.5
-        && let Some(v) = ln_a_via_a_minus_one(&s, &mut binoms)
+        && let Some(v) = ln_a_via_a_minus_one(&mut s, &mut binoms)
     {
         return v;
     }
-    ln_a_direct(&s, &binoms)
+    ln_a_direct(&mut s, &binoms)
 }
 
 /// Adds the head of the second series (`i < ceil(a)`, all terms positive).
-fn add_second_series_head(s: &Setup, binoms: &[f64], total: &mut LogSignedSum) {
+fn add_second_series_head(s: &mut Setup, binoms: &[f64], total: &mut LogSignedSum) {
     for (i, lb) in binoms.iter().enumerate().take(s.n0 as usize) {
         let parts = s.s2_components(i as f64);
         let l2: f64 = parts.iter().sum();
@@ -191,9 +288,13 @@ fn add_second_series_head(s: &Setup, binoms: &[f64], total: &mut LogSignedSum) {
 }
 
 /// Upper end of the second series' tail (from `ceil(a)`; its first term is positive).
-fn second_series_tail_upper(s: &Setup, binoms: &[f64], ln_target: f64) -> f64 {
+fn second_series_tail_upper(s: &mut Setup, binoms: &[f64], ln_target: f64) -> f64 {
     let n0 = s.n0 as usize;
-    alternating_tail(&|j| binoms[n0 + j] + s.ln_s2((n0 + j) as f64), ln_target).1
+    alternating_tail(
+        &mut |j| binoms[n0 + j] + s.ln_s2((n0 + j) as f64),
+        ln_target,
+    )
+    .1
 }
 
 /// `ln A` summed as `A - 1` (for `q <= 1/2`), or `None` if rounding left no positive value.
@@ -201,7 +302,7 @@ fn second_series_tail_upper(s: &Setup, binoms: &[f64], ln_target: f64) -> f64 {
 /// The head runs past `ceil(a)` (with alternating signs) until the binomial weights fall below
 /// the running sum, so that the two accelerated tails, which nearly cancel when `A - 1` is
 /// tiny, are small against it.
-fn ln_a_via_a_minus_one(s: &Setup, binoms: &mut Vec<f64>) -> Option<f64> {
+fn ln_a_via_a_minus_one(s: &mut Setup, binoms: &mut Vec<f64>) -> Option<f64> {
     let n0 = s.n0 as usize;
     let mut total = LogSignedSum::new();
     add_second_series_head(s, binoms, &mut total);
@@ -215,16 +316,16 @@ fn ln_a_via_a_minus_one(s: &Setup, binoms: &mut Vec<f64>) -> Option<f64> {
         }
         // sign of C(a, i): + below ceil(a), then alternating
         let positive = i < n0 || (i - n0).is_multiple_of(2);
-        let u = (s.z0 - fi) / s.sigma;
         let c = s.c(fi);
         let ulps = term_ulps(
             i,
             &[binoms[i], fi * s.ln_q, (s.alpha - fi) * s.ln_1mq, c, 1.0],
         );
         if c > 0.0 {
-            total.add_with_ulps(lw + ln_expm1(c) + ln_ndtr(u), positive, ulps);
+            let t = lw + s.ln_expm1_c(i) + s.ln_phi1(i);
+            total.add_with_ulps(t, positive, ulps);
         }
-        total.add_with_ulps(lw + ln_ndtr(-u), !positive, ulps);
+        total.add_with_ulps(lw + s.ln_phi1_neg(i), !positive, ulps);
         i += 1;
     }
     let binoms: &[f64] = binoms;
@@ -232,13 +333,15 @@ fn ln_a_via_a_minus_one(s: &Setup, binoms: &mut Vec<f64>) -> Option<f64> {
     total.add(second_series_tail_upper(s, binoms, ln_target), true);
     // Tail from i: sign (-1)^(i - n0) times sum_j (-1)^j [T1_j - B_j].
     let tail_positive = (i - n0).is_multiple_of(2);
-    let t1 = |j: usize| {
-        let k = i + j;
-        binoms[k] + s.ln_w1(k as f64) + s.ln_i1(k as f64)
-    };
-    let tb = |j: usize| binoms[i + j] + s.ln_w1((i + j) as f64);
-    let (t1_lo, t1_hi) = alternating_tail(&t1, ln_target);
-    let (b_lo, b_hi) = alternating_tail(&tb, ln_target);
+    let (t1_lo, t1_hi) = alternating_tail(
+        &mut |j| {
+            let k = i + j;
+            binoms[k] + s.ln_w1(k as f64) + s.ln_i1(k)
+        },
+        ln_target,
+    );
+    let (b_lo, b_hi) =
+        alternating_tail(&mut |j| binoms[i + j] + s.ln_w1((i + j) as f64), ln_target);
     if tail_positive {
         total.add(t1_hi, true);
         total.add(b_lo, false);
@@ -255,23 +358,23 @@ fn ln_a_via_a_minus_one(s: &Setup, binoms: &mut Vec<f64>) -> Option<f64> {
 }
 
 /// `ln A` summed directly (both series with positive heads and accelerated tails).
-fn ln_a_direct(s: &Setup, binoms: &[f64]) -> f64 {
+fn ln_a_direct(s: &mut Setup, binoms: &[f64]) -> f64 {
     let n0 = s.n0 as usize;
     let mut total = LogSignedSum::new();
     add_second_series_head(s, binoms, &mut total);
     for (i, lb) in binoms.iter().enumerate().take(n0) {
         let fi = i as f64;
-        let (w, i1) = (s.ln_w1(fi), s.ln_i1(fi));
+        let (w, i1) = (s.ln_w1(fi), s.ln_i1(i));
         let ulps = term_ulps(i, &[*lb, fi * s.ln_q, (s.alpha - fi) * s.ln_1mq, i1]);
         total.add_with_ulps(lb + w + i1, true, ulps);
     }
     let ln_target = total.value().0 + LN_TAIL_TOLERANCE;
     total.add(second_series_tail_upper(s, binoms, ln_target), true);
-    let t1 = |j: usize| {
+    let t1 = &mut |j: usize| {
         let k = n0 + j;
-        binoms[k] + s.ln_w1(k as f64) + s.ln_i1(k as f64)
+        binoms[k] + s.ln_w1(k as f64) + s.ln_i1(k)
     };
-    total.add(alternating_tail(&t1, ln_target).1, true);
+    total.add(alternating_tail(t1, ln_target).1, true);
     let rounding = total.ln_rounding_bound();
     total.add(rounding, true);
     total.value().0.max(0.0)

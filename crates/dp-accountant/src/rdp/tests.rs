@@ -52,3 +52,30 @@ fn fixed_size_is_below_full_batch() {
         assert!(sub > 0.0 && sub < full, "{a}: {sub}");
     }
 }
+
+#[test]
+fn shared_curve_is_bit_identical_to_order_by_order() {
+    let mut orders = crate::dp_accounting_default_orders();
+    orders.extend([1.25, 2.75, 17.3, 255.5, 300.25]);
+    for (s, q) in [
+        (1.1, 0.01),
+        (0.5, 1e-4),
+        (10.0, 0.2),
+        (0.8, 0.7),
+        (2.0, 1.0),
+    ] {
+        let step = PrivacyEvent::poisson_subsampled_gaussian(s, q).unwrap();
+        let run = PrivacyEvent::compose(vec![
+            step.clone().self_composed(7).unwrap(),
+            PrivacyEvent::gaussian(3.0, crate::Neighbouring::AddRemoveOne).unwrap(),
+        ])
+        .unwrap();
+        for event in [&step, &run] {
+            let curve = rdp_curve(event, &orders).unwrap();
+            for (&a, &v) in orders.iter().zip(&curve) {
+                let single = rdp_event(event, a).unwrap();
+                assert_eq!(v.to_bits(), single.to_bits(), "sigma {s} q {q} order {a}");
+            }
+        }
+    }
+}

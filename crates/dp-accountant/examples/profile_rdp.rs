@@ -1,0 +1,31 @@
+//! Profiling driver for the RDP hot paths (`valgrind --tool=callgrind` counts instructions
+//! regardless of machine load): `cargo build --release -p dp-accountant --example profile_rdp`,
+//! then `valgrind --tool=callgrind target/release/examples/profile_rdp 5`.
+use dp_accountant::conversion::epsilon_from_rdp_curve;
+use dp_accountant::rdp::rdp_curve;
+use dp_accountant::{Conversion, PrivacyEvent, dp_accounting_default_orders};
+use std::hint::black_box;
+fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(20);
+    let orders = dp_accounting_default_orders();
+    let step = PrivacyEvent::poisson_subsampled_gaussian(1.1, 0.01).unwrap();
+    let mut s = 0.0;
+    for _ in 0..n {
+        let c = rdp_curve(black_box(&step), black_box(&orders)).unwrap();
+        s += c[0];
+    }
+    let curve: Vec<f64> = rdp_curve(&step, &orders)
+        .unwrap()
+        .iter()
+        .map(|r| r * 1000.0)
+        .collect();
+    for _ in 0..n * 10 {
+        s += epsilon_from_rdp_curve(&orders, black_box(&curve), 1e-5, Conversion::Improved)
+            .unwrap()
+            .0;
+    }
+    println!("{s}");
+}
