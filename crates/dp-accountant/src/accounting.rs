@@ -8,7 +8,38 @@ use crate::error::{AccountantError, check_delta, check_positive};
 use crate::events::PrivacyEvent;
 use crate::optimize::{self, Optimum};
 use crate::orders::Orders;
+use crate::pld::PldConfig;
 use crate::rdp::rdp_valid;
+
+/// The `method` string of PLD answers.
+pub const PLD_METHOD: &str = "pld/connect-the-dots";
+
+/// Which accountant answers a question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum AccountantKind {
+    /// Rényi DP with the configured orders and conversion (`docs/accountant.md`).
+    #[default]
+    Rdp,
+    /// The privacy-loss distribution accountant (`docs/pld.md`): tighter, reports a lower
+    /// bound too; Gaussian and Poisson-subsampled Gaussian events only.
+    Pld,
+}
+
+impl AccountantKind {
+    /// Stable name (`"rdp"`, `"pld"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rdp => "rdp",
+            Self::Pld => "pld",
+        }
+    }
+
+    /// Whether this is the default, RDP (used to keep RDP ledgers' JSON unchanged).
+    pub fn is_rdp(&self) -> bool {
+        *self == Self::Rdp
+    }
+}
 
 /// How the accountant turns RDP into `(epsilon, delta)`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
@@ -17,6 +48,11 @@ pub struct AccountantConfig {
     pub orders: Orders,
     /// The RDP to `(epsilon, delta)` conversion (default: improved).
     pub conversion: Conversion,
+    /// Which accountant answers: RDP (the default; orders and conversion apply) or the
+    /// privacy-loss distribution ([`AccountantKind::Pld`], default [`crate::pld::PldConfig`];
+    /// orders and conversion are then unused).
+    #[serde(default)]
+    pub accountant: AccountantKind,
 }
 
 impl AccountantConfig {
@@ -26,11 +62,34 @@ impl AccountantConfig {
     /// Any error of [`Orders::validate`].
     pub fn new(orders: Orders, conversion: Conversion) -> Result<Self, AccountantError> {
         orders.validate()?;
-        Ok(Self { orders, conversion })
+        Ok(Self {
+            orders,
+            conversion,
+            accountant: AccountantKind::Rdp,
+        })
     }
 
-    /// A short name of the method, e.g. `"rdp/improved/continuous"`.
+    /// The same configuration answered by `accountant`.
+    ///
+    /// # Example
+    /// ```
+    /// use dp_accountant::{AccountantConfig, AccountantKind, PrivacyEvent, epsilon_for_event};
+    /// let run = PrivacyEvent::poisson_subsampled_gaussian(1.1, 0.01)?.self_composed(1000)?;
+    /// let pld = AccountantConfig::default().with_accountant(AccountantKind::Pld);
+    /// let report = epsilon_for_event(&run, 1e-5, &pld)?;
+    /// assert!(report.epsilon_lower.unwrap() <= report.epsilon);
+    /// # Ok::<(), dp_accountant::AccountantError>(())
+    /// ```
+    pub fn with_accountant(mut self, accountant: AccountantKind) -> Self {
+        self.accountant = accountant;
+        self
+    }
+
+    /// A short name of the method, e.g. `"rdp/improved/continuous"` or `"pld/connect-the-dots"`.
     pub fn method(&self) -> String {
+        if self.accountant == AccountantKind::Pld {
+            return PLD_METHOD.to_string();
+        }
         let orders = match self.orders {
             Orders::Continuous => "continuous",
             Orders::DpAccountingDefault => "dp_accounting_default",
@@ -47,12 +106,15 @@ pub struct EpsilonReport {
     pub epsilon: f64,
     /// The delta it is stated for.
     pub delta: f64,
-    /// The Rényi order at which the conversion was tightest.
+    /// The Rényi order at which the conversion was tightest (NaN for PLD: no order).
     pub order: f64,
-    /// The RDP of the event at `order`.
+    /// The RDP of the event at `order` (NaN for PLD).
     pub rdp: f64,
-    /// How it was computed, e.g. `"rdp/improved/continuous"`.
+    /// How it was computed, e.g. `"rdp/improved/continuous"` or `"pld/connect-the-dots"`.
     pub method: String,
+    /// PLD only: a lower bound on the exact epsilon (not a guarantee; shows the tightness).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epsilon_lower: Option<f64>,
 }
 
 /// A `delta` answer with the order that achieved it and the method used.
@@ -62,10 +124,13 @@ pub struct DeltaReport {
     pub delta: f64,
     /// The epsilon it is stated for.
     pub epsilon: f64,
-    /// The Rényi order at which the conversion was tightest.
+    /// The Rényi order at which the conversion was tightest (NaN for PLD: no order).
     pub order: f64,
     /// How it was computed.
     pub method: String,
+    /// PLD only: a lower bound on the exact value (not a guarantee; shows the tightness).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_lower: Option<f64>,
 }
 
 /// The spent `epsilon` of `event` at `delta`.
@@ -92,7 +157,7 @@ pub fn epsilon_for_event(
     event.validate()?;
     config.orders.validate()?;
     check_delta("delta", delta)?;
-    Ok(epsilon_valid(event, delta, config))
+    epsilon_checked(event, delta, config)
 }
 
 /// The `delta` of `event` at `epsilon`.
@@ -110,6 +175,16 @@ pub fn delta_for_event(
     event.validate()?;
     config.orders.validate()?;
     check_positive("epsilon", epsilon)?;
+    if config.accountant == AccountantKind::Pld {
+        let b = crate::pld::delta(event, epsilon, &PldConfig::default())?;
+        return Ok(DeltaReport {
+            delta: b.upper,
+            epsilon,
+            order: f64::NAN,
+            method: PLD_METHOD.to_string(),
+            delta_lower: Some(b.lower),
+        });
+    }
     let rdp = |a: f64| rdp_valid(event, a);
     let opt = match config.orders.grid() {
         None => optimize::ln_delta_continuous(&rdp, epsilon, config.conversion),
@@ -123,10 +198,36 @@ pub fn delta_for_event(
         epsilon,
         order: opt.order,
         method: config.method(),
+        delta_lower: None,
     })
 }
 
-/// `epsilon` for validated input.
+/// `epsilon` for validated input, by the configured accountant.
+///
+/// # Errors
+/// For PLD, the errors of [`crate::pld::epsilon`] (e.g. a fixed-size subsampled event).
+pub(crate) fn epsilon_checked(
+    event: &PrivacyEvent,
+    delta: f64,
+    config: &AccountantConfig,
+) -> Result<EpsilonReport, AccountantError> {
+    match config.accountant {
+        AccountantKind::Rdp => Ok(epsilon_valid(event, delta, config)),
+        AccountantKind::Pld => {
+            let b = crate::pld::epsilon(event, delta, &PldConfig::default())?;
+            Ok(EpsilonReport {
+                epsilon: b.upper,
+                delta,
+                order: f64::NAN,
+                rdp: f64::NAN,
+                method: PLD_METHOD.to_string(),
+                epsilon_lower: Some(b.lower),
+            })
+        }
+    }
+}
+
+/// `epsilon` for validated input by RDP (whatever the configured accountant).
 pub(crate) fn epsilon_valid(
     event: &PrivacyEvent,
     delta: f64,
@@ -147,5 +248,6 @@ pub(crate) fn epsilon_valid(
         order,
         rdp: rdp(order),
         method: config.method(),
+        epsilon_lower: None,
     }
 }

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::accounting::{AccountantConfig, epsilon_valid};
+use crate::accounting::{AccountantConfig, AccountantKind, epsilon_checked};
 use crate::budget::Budget;
 use crate::error::{AccountantError, check_positive};
 use crate::events::{Neighbouring, PrivacyEvent};
@@ -97,6 +97,9 @@ pub struct Calibration {
     pub tolerance: f64,
     /// The conversion method.
     pub method: String,
+    /// PLD only: a lower bound on the exact epsilon at `noise_multiplier`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epsilon_lower: Option<f64>,
 }
 
 /// The smallest noise multiplier (within [`DEFAULT_SIGMA_TOLERANCE`]) for which `steps`
@@ -155,12 +158,17 @@ pub fn calibrate_noise_multiplier_with_tolerance(
     }
     config.orders.validate()?;
     sampling.run_event(1.0, steps)?; // validates sampling and steps
+    if config.accountant == AccountantKind::Pld && matches!(sampling, Sampling::FixedSize { .. }) {
+        return Err(AccountantError::Other(
+            "the PLD accountant does not cover fixed-size (replace-one) sampling; use RDP".into(),
+        ));
+    }
     let target = budget.epsilon();
     let delta = budget.delta();
     let eps_at = |t: f64| -> f64 {
         // valid by construction: sigma = e^t is finite and positive
         match sampling.run_event(t.exp(), steps) {
-            Ok(e) => epsilon_valid(&e, delta, config).epsilon,
+            Ok(e) => epsilon_checked(&e, delta, config).map_or(f64::INFINITY, |r| r.epsilon),
             Err(_) => f64::INFINITY,
         }
     };
@@ -245,7 +253,7 @@ fn finish(
     config: &AccountantConfig,
 ) -> Result<Calibration, AccountantError> {
     let sigma = t.exp();
-    let report = epsilon_valid(&sampling.run_event(sigma, steps)?, delta, config);
+    let report = epsilon_checked(&sampling.run_event(sigma, steps)?, delta, config)?;
     Ok(Calibration {
         noise_multiplier: sigma,
         epsilon: report.epsilon,
@@ -253,6 +261,7 @@ fn finish(
         steps,
         tolerance,
         method: report.method,
+        epsilon_lower: report.epsilon_lower,
     })
 }
 
@@ -299,7 +308,7 @@ pub fn max_steps(
             event: Box::new(step.clone()),
             count: n,
         };
-        epsilon_valid(&run, budget.delta(), config).epsilon
+        epsilon_checked(&run, budget.delta(), config).map_or(f64::INFINITY, |r| r.epsilon)
     };
     let method = config.method();
     let e1 = eps(1);

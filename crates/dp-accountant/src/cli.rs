@@ -169,21 +169,23 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
         } => {
             let event = sampling.run_event(*noise_multiplier, *steps)?;
             let r = epsilon_for_event(&event, *delta, config)?;
+            let mut json = json!({
+                "epsilon": r.epsilon, "delta": r.delta, "order": r.order, "rdp": r.rdp,
+                "method": r.method, "accountant": config.accountant.name(),
+                "noise_multiplier": noise_multiplier, "steps": steps,
+                "sampling": sampling_json(sampling), "crate_version": version,
+            });
+            with_lower(&mut json, "epsilon_lower", r.epsilon_lower);
             Ok(CliOutput {
-                json: json!({
-                    "epsilon": r.epsilon, "delta": r.delta, "order": r.order, "rdp": r.rdp,
-                    "method": r.method, "accountant": "rdp", "noise_multiplier": noise_multiplier,
-                    "steps": steps, "sampling": sampling_json(sampling), "crate_version": version,
-                }),
+                json,
                 text: format!(
-                    "epsilon = {:.6} at delta = {:e}\n  {} steps, noise multiplier {}, {}\n  optimal order {:.4} ({})",
+                    "epsilon = {:.6} at delta = {:e}\n  {} steps, noise multiplier {}, {}\n  {}",
                     r.epsilon,
                     r.delta,
                     steps,
                     noise_multiplier,
                     sampling_text(sampling),
-                    r.order,
-                    r.method
+                    how(r.order, &r.method, "epsilon", r.epsilon_lower),
                 ),
             })
         }
@@ -196,21 +198,22 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
         } => {
             let event = sampling.run_event(*noise_multiplier, *steps)?;
             let r = delta_for_event(&event, *epsilon, config)?;
+            let mut json = json!({
+                "delta": r.delta, "epsilon": r.epsilon, "order": r.order, "method": r.method,
+                "accountant": config.accountant.name(), "noise_multiplier": noise_multiplier,
+                "steps": steps, "sampling": sampling_json(sampling), "crate_version": version,
+            });
+            with_lower(&mut json, "delta_lower", r.delta_lower);
             Ok(CliOutput {
-                json: json!({
-                    "delta": r.delta, "epsilon": r.epsilon, "order": r.order, "method": r.method,
-                    "accountant": "rdp", "noise_multiplier": noise_multiplier, "steps": steps,
-                    "sampling": sampling_json(sampling), "crate_version": version,
-                }),
+                json,
                 text: format!(
-                    "delta = {:e} at epsilon = {}\n  {} steps, noise multiplier {}, {}\n  optimal order {:.4} ({})",
+                    "delta = {:e} at epsilon = {}\n  {} steps, noise multiplier {}, {}\n  {}",
                     r.delta,
                     r.epsilon,
                     steps,
                     noise_multiplier,
                     sampling_text(sampling),
-                    r.order,
-                    r.method
+                    how(r.order, &r.method, "delta", r.delta_lower),
                 ),
             })
         }
@@ -223,15 +226,17 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
         } => {
             let budget = Budget::new(*epsilon, *delta)?;
             let c = calibrate_noise_multiplier(*sampling, *steps, &budget, config)?;
+            let mut json = json!({
+                "noise_multiplier": c.noise_multiplier, "epsilon": c.epsilon, "delta": delta,
+                "target_epsilon": epsilon, "order": c.order, "method": c.method,
+                "tolerance": c.tolerance, "accountant": config.accountant.name(), "steps": steps,
+                "sampling": sampling_json(sampling), "crate_version": version,
+            });
+            with_lower(&mut json, "epsilon_lower", c.epsilon_lower);
             Ok(CliOutput {
-                json: json!({
-                    "noise_multiplier": c.noise_multiplier, "epsilon": c.epsilon, "delta": delta,
-                    "target_epsilon": epsilon, "order": c.order, "method": c.method,
-                    "tolerance": c.tolerance, "accountant": "rdp", "steps": steps,
-                    "sampling": sampling_json(sampling), "crate_version": version,
-                }),
+                json,
                 text: format!(
-                    "noise multiplier = {:.6} (relative tolerance {:e})\n  achieves epsilon = {:.6} <= {} at delta = {:e}\n  {} steps, {}\n  order {:.4} ({})",
+                    "noise multiplier = {:.6} (relative tolerance {:e})\n  achieves epsilon = {:.6} <= {} at delta = {:e}\n  {} steps, {}\n  {}",
                     c.noise_multiplier,
                     c.tolerance,
                     c.epsilon,
@@ -239,8 +244,7 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
                     delta,
                     steps,
                     sampling_text(sampling),
-                    c.order,
-                    c.method
+                    how(c.order, &c.method, "epsilon", c.epsilon_lower),
                 ),
             })
         }
@@ -267,28 +271,44 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             let ledger = Accountant::from_json(ledger_json)?;
             let r = ledger.epsilon_report(*delta)?;
             let hash = ledger.content_hash()?;
+            let mut json = json!({
+                "epsilon": r.epsilon, "delta": r.delta, "order": r.order, "rdp": r.rdp,
+                "method": r.method, "accountant": ledger.config().accountant.name(),
+                "entries": ledger.len(), "content_hash": hash, "written_by": ledger.written_by(),
+                "crate_version": version, "ledger": source,
+            });
+            with_lower(&mut json, "epsilon_lower", r.epsilon_lower);
             Ok(CliOutput {
-                json: json!({
-                    "epsilon": r.epsilon, "delta": r.delta, "order": r.order, "rdp": r.rdp,
-                    "method": r.method, "accountant": "rdp", "entries": ledger.len(),
-                    "content_hash": hash, "written_by": ledger.written_by(),
-                    "crate_version": version, "ledger": source,
-                }),
+                json,
                 text: format!(
-                    "ledger {source}: {} entries, {hash} (written by dp-accountant {})\n  epsilon = {:.6} at delta = {:e}, order {:.4} ({})",
+                    "ledger {source}: {} entries, {hash} (written by dp-accountant {})\n  epsilon = {:.6} at delta = {:e}\n  {}",
                     ledger.len(),
                     ledger.written_by().unwrap_or("?"),
                     r.epsilon,
                     r.delta,
-                    r.order,
-                    r.method
+                    how(r.order, &r.method, "epsilon", r.epsilon_lower),
                 ),
             })
         }
     }
 }
 
-/// Orders and conversion for the CLI.
+/// Adds `key: lower` to a JSON object when a lower bound is known (PLD).
+fn with_lower(json: &mut Value, key: &str, lower: Option<f64>) {
+    if let (Some(l), Some(map)) = (lower, json.as_object_mut()) {
+        map.insert(key.to_string(), json!(l));
+    }
+}
+
+/// The report line saying how a value was obtained.
+fn how(order: f64, method: &str, what: &str, lower: Option<f64>) -> String {
+    match lower {
+        Some(l) => format!("{method}: the exact {what} is at least {l:.6} (PLD lower bound)"),
+        None => format!("optimal order {order:.4} ({method})"),
+    }
+}
+
+/// Orders and conversion for the CLI (RDP; see [`AccountantConfig::with_accountant`] for PLD).
 ///
 /// # Errors
 /// As [`parse_orders`].

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::accounting::{
-    AccountantConfig, DeltaReport, EpsilonReport, delta_for_event, epsilon_valid,
+    AccountantConfig, AccountantKind, DeltaReport, EpsilonReport, delta_for_event, epsilon_checked,
+    epsilon_valid,
 };
 use crate::budget::Budget;
 use crate::conversion::Conversion;
@@ -81,6 +82,9 @@ struct LedgerBody {
     crate_version: String,
     conversion: Conversion,
     orders: Orders,
+    /// Absent (= RDP) unless another accountant is configured, so RDP ledgers keep their form.
+    #[serde(default, skip_serializing_if = "AccountantKind::is_rdp")]
+    accountant: AccountantKind,
     entries: Vec<LedgerEntry>,
 }
 
@@ -264,7 +268,7 @@ impl Accountant {
     pub fn epsilon_report(&self, delta: f64) -> Result<EpsilonReport, AccountantError> {
         check_delta("delta", delta)?;
         let event = self.composed_event()?;
-        Ok(epsilon_valid(&event, delta, &self.config))
+        epsilon_checked(&event, delta, &self.config)
     }
 
     /// The delta at `epsilon`.
@@ -293,6 +297,12 @@ impl Accountant {
     }
 
     fn check_compatible(&self, event: &PrivacyEvent) -> Result<(), AccountantError> {
+        if self.config.accountant == AccountantKind::Pld && contains_fixed_size(event) {
+            return Err(AccountantError::Other(
+                "the PLD accountant does not cover fixed-size (replace-one) sampling; use RDP"
+                    .into(),
+            ));
+        }
         let relation = event.neighbouring()?;
         if let Some(first) = self.neighbouring()
             && first != relation
@@ -317,6 +327,9 @@ impl Accountant {
     ) -> Result<f64, AccountantError> {
         self.check_compatible(event)?;
         let all = compose_grouped(self.entries.iter().map(|e| &e.event).chain([event]))?;
+        if self.config.accountant == AccountantKind::Pld {
+            return Ok(epsilon_checked(&all, budget.delta(), &self.config)?.epsilon);
+        }
         if let Some(order) = self.order_hint.get() {
             let rdp = crate::rdp::rdp_valid(&all, order);
             let eps = crate::conversion::epsilon_unchecked(
@@ -343,6 +356,7 @@ impl Accountant {
                 .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_string()),
             conversion: self.config.conversion,
             orders: self.config.orders.clone(),
+            accountant: self.config.accountant,
             entries: self.entries.clone(),
         }
     }
@@ -395,6 +409,7 @@ impl Accountant {
             config: AccountantConfig {
                 orders: file.body.orders,
                 conversion: file.body.conversion,
+                accountant: file.body.accountant,
             },
             entries: Vec::with_capacity(file.body.entries.len()),
             written_by: Some(file.body.crate_version),
@@ -406,6 +421,15 @@ impl Accountant {
                 .map_err(|e| corrupt(format!("entry {i}: {e}")))?;
         }
         Ok(ledger)
+    }
+}
+
+fn contains_fixed_size(event: &PrivacyEvent) -> bool {
+    match event {
+        PrivacyEvent::FixedSizeSubsampledGaussian { .. } => true,
+        PrivacyEvent::SelfComposed { event, .. } => contains_fixed_size(event),
+        PrivacyEvent::Composed { events } => events.iter().any(contains_fixed_size),
+        _ => false,
     }
 }
 
@@ -460,6 +484,7 @@ mod tests {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             conversion: Conversion::Improved,
             orders: Orders::Continuous,
+            accountant: AccountantKind::Rdp,
             entries: vec![LedgerEntry {
                 label: "bad".into(),
                 event: PrivacyEvent::PoissonSubsampledGaussian {
@@ -484,6 +509,7 @@ mod tests {
             crate_version: "0.0.0".to_string(),
             conversion: Conversion::Classic,
             orders: Orders::Custom(vec![0.5]),
+            accountant: AccountantKind::Rdp,
             entries: vec![],
         };
         let content_hash = hash_body(&body).unwrap();

@@ -38,7 +38,8 @@ pub mod rdp;
 pub mod zcdp;
 
 pub use accounting::{
-    AccountantConfig, DeltaReport, EpsilonReport, delta_for_event, epsilon_for_event,
+    AccountantConfig, AccountantKind, DeltaReport, EpsilonReport, delta_for_event,
+    epsilon_for_event,
 };
 pub use budget::Budget;
 pub use calibrate::{Calibration, Sampling, StepsReport, calibrate_noise_multiplier, max_steps};

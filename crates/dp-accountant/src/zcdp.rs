@@ -95,6 +95,7 @@ pub fn zcdp_epsilon_cks(rho: f64, delta: f64) -> Result<EpsilonReport, Accountan
         order: opt.order,
         rdp: rho * opt.order,
         method: "zcdp/cks".to_string(),
+        epsilon_lower: None,
     })
 }
 

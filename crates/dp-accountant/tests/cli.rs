@@ -205,6 +205,21 @@ fn bad_arguments_exit_2_with_one_line() {
             "--delta",
             "1e-5",
             "--accountant",
+            "prv",
+        ],
+        &[
+            "epsilon",
+            "--noise-multiplier",
+            "0.8",
+            "--sample-size",
+            "6",
+            "--population",
+            "60000",
+            "--steps",
+            "100",
+            "--delta",
+            "1e-5",
+            "--accountant",
             "pld",
         ],
         &[
@@ -224,4 +239,75 @@ fn bad_arguments_exit_2_with_one_line() {
         assert_eq!(code, 2, "{args:?}: {stdout} {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
     }
+}
+
+/// `--accountant pld` on the epsilon, delta and calibrate commands: JSON with the PLD method
+/// and a lower bound, tighter than the RDP answer to the same question.
+#[test]
+fn pld_forms_work() {
+    let base = [
+        "--noise-multiplier",
+        "1.1",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000",
+    ];
+    let with = |cmd: &str, extra: &[&str]| {
+        let mut v = vec![cmd];
+        v.extend_from_slice(&base);
+        v.extend_from_slice(extra);
+        v.push("--json");
+        json(&v)
+    };
+    let rdp = with("epsilon", &["--delta", "1e-5"]);
+    let pld = with("epsilon", &["--delta", "1e-5", "--accountant", "pld"]);
+    assert_eq!(pld["accountant"], "pld");
+    assert_eq!(pld["method"], "pld/connect-the-dots");
+    let (up, lo) = (
+        pld["epsilon"].as_f64().unwrap(),
+        pld["epsilon_lower"].as_f64().unwrap(),
+    );
+    // dp_accounting's PLD: 1.5154 for this run (docs/pld.md)
+    assert!(lo <= up && (up - 1.5154).abs() < 1e-3, "{pld}");
+    assert!(up < rdp["epsilon"].as_f64().unwrap());
+    assert!(rdp.get("epsilon_lower").is_none());
+    let d = with("delta", &["--epsilon", "2", "--accountant", "pld"]);
+    assert!(d["delta_lower"].as_f64().unwrap() <= d["delta"].as_f64().unwrap());
+    assert!(d["delta"].as_f64().unwrap() > 0.0 && d["delta"].as_f64().unwrap() < 1e-5);
+    let c = json(&[
+        "calibrate",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000",
+        "--accountant",
+        "pld",
+        "--json",
+    ]);
+    assert_eq!(c["accountant"], "pld");
+    assert!(c["epsilon"].as_f64().unwrap() <= 1.0);
+    assert!(c["epsilon_lower"].as_f64().unwrap() <= c["epsilon"].as_f64().unwrap());
+    // RDP needs sigma ~1.513 here; PLD is tighter, so less noise suffices
+    let sigma = c["noise_multiplier"].as_f64().unwrap();
+    assert!(sigma > 1.0 && sigma < 1.5, "{c}");
+    let (code, stdout, _) = run(&[
+        "epsilon",
+        "--noise-multiplier",
+        "1.1",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000",
+        "--delta",
+        "1e-5",
+        "--accountant",
+        "pld",
+    ]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("PLD lower bound"), "{stdout}");
 }

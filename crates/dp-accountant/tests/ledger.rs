@@ -174,7 +174,8 @@ fn bad_queries_are_typed_errors() {
     assert!(
         Accountant::with_config(AccountantConfig {
             orders: Orders::Custom(vec![]),
-            conversion: Conversion::Classic
+            conversion: Conversion::Classic,
+            accountant: Default::default(),
         })
         .is_err()
     );

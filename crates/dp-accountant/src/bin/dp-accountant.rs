@@ -5,6 +5,7 @@
 //! dp-accountant epsilon   --noise-multiplier 0.8 --sample-size 6 --population 60000 --steps 100 --delta 1e-5
 //! dp-accountant delta     --noise-multiplier 1.1 --sampling-rate 0.01 --steps 1000 --epsilon 2
 //! dp-accountant calibrate --epsilon 1 --delta 1e-5 --sampling-rate 0.01 --steps 1000
+//! dp-accountant epsilon   --noise-multiplier 1.1 --sampling-rate 0.01 --steps 1000 --delta 1e-5 --accountant pld
 //! dp-accountant zcdp      --rho 0.1 --delta 1e-5
 //! dp-accountant replay    LEDGER.json --delta 1e-5
 //! ```
@@ -13,7 +14,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use dp_accountant::cli::{CliCommand, config_from_flags, execute, sampling_from_flags};
 
-/// Audit a differential-privacy budget (RDP accountant).
+/// Audit a differential-privacy budget (RDP accountant, or PLD with --accountant pld).
 #[derive(Parser, Debug)]
 #[command(name = "dp-accountant", version, about)]
 struct Cli {
@@ -21,12 +22,24 @@ struct Cli {
     command: Command,
 }
 
-/// The accounting method (only `rdp` is available in this version).
+/// The accounting method.
 #[derive(ValueEnum, Clone, Copy, Debug, Default)]
 enum AccountantKind {
-    /// Rényi-DP composition with the chosen conversion.
+    /// Rényi-DP composition with the chosen orders and conversion (the default).
     #[default]
     Rdp,
+    /// Privacy-loss distribution (tighter; reports a lower bound too; Poisson or full batch only).
+    Pld,
+}
+
+impl Common {
+    fn config(&self) -> Result<dp_accountant::AccountantConfig, dp_accountant::AccountantError> {
+        let kind = match self.accountant {
+            AccountantKind::Rdp => dp_accountant::AccountantKind::Rdp,
+            AccountantKind::Pld => dp_accountant::AccountantKind::Pld,
+        };
+        Ok(config_from_flags(&self.orders, self.classic)?.with_accountant(kind))
+    }
 }
 
 #[derive(Args, Debug)]
@@ -37,7 +50,7 @@ struct Common {
     /// Use the classic Mironov conversion instead of the improved (CKS/Balle) one.
     #[arg(long)]
     classic: bool,
-    /// The accountant.
+    /// The accountant: `rdp` (default) or `pld`.
     #[arg(long, value_enum, default_value_t = AccountantKind::Rdp)]
     accountant: AccountantKind,
     /// Print one JSON object instead of a readable report.
@@ -161,7 +174,7 @@ fn to_command(cli: Cli) -> Result<(CliCommand, bool), dp_accountant::AccountantE
                 noise_multiplier,
                 steps: s.steps,
                 delta,
-                config: config_from_flags(&common.orders, common.classic)?,
+                config: common.config()?,
             },
             common.json,
         ),
@@ -176,7 +189,7 @@ fn to_command(cli: Cli) -> Result<(CliCommand, bool), dp_accountant::AccountantE
                 noise_multiplier,
                 steps: s.steps,
                 epsilon,
-                config: config_from_flags(&common.orders, common.classic)?,
+                config: common.config()?,
             },
             common.json,
         ),
@@ -191,7 +204,7 @@ fn to_command(cli: Cli) -> Result<(CliCommand, bool), dp_accountant::AccountantE
                 steps: s.steps,
                 epsilon,
                 delta,
-                config: config_from_flags(&common.orders, common.classic)?,
+                config: common.config()?,
             },
             common.json,
         ),
