@@ -158,11 +158,7 @@ pub fn calibrate_noise_multiplier_with_tolerance(
     }
     config.orders.validate()?;
     sampling.run_event(1.0, steps)?; // validates sampling and steps
-    if config.accountant == AccountantKind::Pld && matches!(sampling, Sampling::FixedSize { .. }) {
-        return Err(AccountantError::Other(
-            "the PLD accountant does not cover fixed-size (replace-one) sampling; use RDP".into(),
-        ));
-    }
+    check_pld_sampling(sampling, config)?;
     let target = budget.epsilon();
     let delta = budget.delta();
     let eps_at = |t: f64| -> f64 {
@@ -244,6 +240,19 @@ pub fn calibrate_noise_multiplier_with_tolerance(
     finish(hi, steps, tolerance, sampling, delta, config)
 }
 
+/// The PLD accountant covers Poisson sampling and full batches only.
+fn check_pld_sampling(
+    sampling: Sampling,
+    config: &AccountantConfig,
+) -> Result<(), AccountantError> {
+    if config.accountant == AccountantKind::Pld && matches!(sampling, Sampling::FixedSize { .. }) {
+        return Err(AccountantError::Other(
+            "the PLD accountant does not cover fixed-size (replace-one) sampling; use RDP".into(),
+        ));
+    }
+    Ok(())
+}
+
 fn finish(
     t: f64,
     steps: u64,
@@ -302,6 +311,7 @@ pub fn max_steps(
 ) -> Result<StepsReport, AccountantError> {
     check_positive("noise_multiplier", noise_multiplier)?;
     config.orders.validate()?;
+    check_pld_sampling(sampling, config)?;
     let step = sampling.step_event(noise_multiplier)?;
     let eps = |n: u64| -> f64 {
         let run = PrivacyEvent::SelfComposed {

@@ -137,12 +137,20 @@ pub(crate) fn best_epsilon_on_grid(
         (r - (1.0 + ln_delta) * inv - 1.0 / a.sqrt() - margin).max(0.0)
     };
     // Start from the order with the smallest lower bound (usually the best or near it).
+    let mut stack = [0.0; 256];
+    let mut heap = Vec::new();
+    let bounds: &mut [f64] = if orders.len() <= stack.len() {
+        &mut stack[..orders.len()]
+    } else {
+        heap.resize(orders.len(), 0.0);
+        &mut heap
+    };
     let mut start = 0;
     let mut start_bound = f64::INFINITY;
-    for (i, (&a, &r)) in orders.iter().zip(rdp).enumerate() {
-        let l = lower(a, r);
-        if l < start_bound {
-            start_bound = l;
+    for (i, ((&a, &r), b)) in orders.iter().zip(rdp).zip(bounds.iter_mut()).enumerate() {
+        *b = lower(a, r);
+        if *b < start_bound {
+            start_bound = *b;
             start = i;
         }
     }
@@ -151,8 +159,8 @@ pub(crate) fn best_epsilon_on_grid(
         epsilon_unchecked(orders[start], rdp[start], ln_delta, conversion),
         orders[start],
     );
-    for (i, (&a, &r)) in orders.iter().zip(rdp).enumerate() {
-        if i == start || lower(a, r) > best.0 {
+    for (i, ((&a, &r), &b)) in orders.iter().zip(rdp).zip(bounds.iter()).enumerate() {
+        if i == start || b > best.0 {
             continue;
         }
         let e = epsilon_unchecked(a, r, ln_delta, conversion);

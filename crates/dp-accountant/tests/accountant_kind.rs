@@ -86,6 +86,15 @@ fn calibration_with_pld_lands_at_or_below_the_target() {
         ),
         Err(AccountantError::Other(_))
     ));
+    let fixed = Sampling::FixedSize {
+        sample_size: 6,
+        population: 60,
+    };
+    assert!(dp_accountant::max_steps(fixed, 1.0, &budget, &pld_config()).is_err());
+    let steps = dp_accountant::max_steps(sampling, 1.5, &budget, &pld_config()).unwrap();
+    let rdp_steps =
+        dp_accountant::max_steps(sampling, 1.5, &budget, &AccountantConfig::default()).unwrap();
+    assert!(steps.steps > rdp_steps.steps && steps.epsilon <= 1.0);
 }
 
 #[test]

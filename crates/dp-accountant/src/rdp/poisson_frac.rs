@@ -23,13 +23,11 @@
 //! `A_a - 1 = sum_i C(a,i)(1-q)^(a-i) q^i [expm1(c_i) Phi(u_i) - Phi(-u_i)] + (second series)`.
 
 use crate::numeric::{LogSignedSum, ln_expm1, ln_ndtr, log1p_exp};
-use std::collections::HashMap;
 use std::f64::consts::LN_2;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Values shared by every fractional order of one `(q, sigma)`: the series-1 normal-CDF factors
 /// depend on the index only, the series-2 ones on `m = a - i`, which repeats across orders with
-/// the same fractional part (`a - i` is exact for `i <= a`). Filled lazily; every entry is the
+/// the same fractional part. Filled lazily; every entry is the
 /// value the uncached code computes from the same `f64` argument, so results are bit-identical.
 pub(crate) struct FracCache {
     /// `ln Phi((z0 - i)/sigma)` by `i` (NaN = not yet computed).
@@ -40,28 +38,14 @@ pub(crate) struct FracCache {
     expm1: Vec<f64>,
     /// `ln(i + 1)` by `i`.
     ln_next: Vec<f64>,
-    /// Per bit pattern of `m = a - i`: `(ln Phi((m - z0)/sigma), ln |m|)`.
-    by_m: HashMap<u64, (f64, f64), BuildHasherDefault<BitsHasher>>,
+    /// Per fractional part `f` of the order (its bits): `(ln Phi((m - z0)/sigma), ln |m|)` for
+    /// `m = a - i`, indexed by `i - floor(a) + FRAC_OFFSET`. `a - i` is the correctly rounded
+    /// `(floor(a) - i) + f`, so it depends on `(floor(a) - i, f)` only.
+    by_frac: Vec<(u64, Vec<(f64, f64)>)>,
 }
 
-/// A multiplicative hash of one `u64` (the keys are `f64` bit patterns, no adversary).
-#[derive(Default)]
-struct BitsHasher(u64);
-
-impl Hasher for BitsHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 ^= self.0 >> 29;
-    }
-}
+/// Index offset of [`FracCache::by_frac`] (orders with series are at most 256).
+const FRAC_OFFSET: i64 = 257;
 
 impl FracCache {
     /// An empty cache (for one `(q, sigma)` pair).
@@ -71,7 +55,7 @@ impl FracCache {
             s1_neg: Vec::new(),
             expm1: Vec::new(),
             ln_next: Vec::new(),
-            by_m: HashMap::default(),
+            by_frac: Vec::new(),
         }
     }
 }
@@ -159,6 +143,10 @@ struct Setup<'c> {
     inv_two_var: f64,
     /// `ceil(alpha)`: first index of the alternating tail.
     n0: u64,
+    /// `floor(alpha)`.
+    floor: i64,
+    /// This order's entry of [`FracCache::by_frac`].
+    slot: usize,
     cache: &'c mut FracCache,
 }
 
@@ -166,7 +154,18 @@ impl<'c> Setup<'c> {
     fn new(q: f64, sigma: f64, alpha: f64, cache: &'c mut FracCache) -> Self {
         let ln_q = q.ln();
         let ln_1mq = (-q).ln_1p();
+        let floor = alpha.floor();
+        let key = (alpha - floor).to_bits();
+        let slot = match cache.by_frac.iter().position(|(k, _)| *k == key) {
+            Some(slot) => slot,
+            None => {
+                cache.by_frac.push((key, Vec::new()));
+                cache.by_frac.len() - 1
+            }
+        };
         Self {
+            floor: floor as i64,
+            slot,
             alpha,
             sigma,
             ln_q,
@@ -180,13 +179,16 @@ impl<'c> Setup<'c> {
 
     /// `(ln Phi((m - z0)/sigma), ln |m|)` for `m = alpha - i` (cached by the bits of `m`).
     fn by_m(&mut self, i: f64) -> (f64, f64) {
-        let m = self.alpha - i;
-        let (z0, sigma) = (self.z0, self.sigma);
-        *self
-            .cache
-            .by_m
-            .entry(m.to_bits())
-            .or_insert_with(|| (ln_ndtr((m - z0) / sigma), m.abs().ln()))
+        let idx = (i as i64 - self.floor + FRAC_OFFSET) as usize;
+        let v = &mut self.cache.by_frac[self.slot].1;
+        if v.len() <= idx {
+            v.resize(idx + 1, (f64::NAN, f64::NAN));
+        }
+        if v[idx].0.is_nan() {
+            let m = self.alpha - i;
+            v[idx] = (ln_ndtr((m - self.z0) / self.sigma), m.abs().ln());
+        }
+        v[idx]
     }
 
     /// `ln (i + 1)` (cached).
