@@ -1,0 +1,120 @@
+//! Settings of the sigmoid belief network.
+
+use serde::{Deserialize, Serialize};
+
+use super::SbnError;
+
+/// How the `J` second-moment statistics `G_j = sum_n <xi0_nj> <z_n z_n^T>` (000 Eq. 68) cross
+/// the privacy wall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GRelease {
+    /// As in the paper: `J` symmetric `K x K` blocks, each with its own bound `K/4`, each noised
+    /// by Analyze-Gauss and projected onto the positive-definite cone. A record writes
+    /// `J K (K+1)/2` numbers and every release costs `J` eigendecompositions of `K x K`:
+    /// for MNIST (`J = 784`, `K = 100`) that is 4 M numbers (32 MB) per record and 784
+    /// eigendecompositions per iteration, about 0.1 G flops per record. Use for small `J K^2`.
+    PerUnit,
+    /// One symmetric `K x K` block `Z = sum_n <z_n z_n^T>` (bound `K`), and
+    /// `G_j ~ (sum_n <xi0_nj>) Z / S` formed after the release from the released `s4` and `Z`
+    /// (a mean-field decoupling of `xi0_nj` from `z_n` across the batch). Cost per record
+    /// `K (K+1)/2`; one eigendecomposition per iteration. The default for MNIST-sized models.
+    Pooled,
+}
+
+/// Settings of [`crate::sbn::Sbn`]; build with [`SbnConfig::new`] and adjust the public fields.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SbnConfig {
+    /// Number of visible units `J` (pixels).
+    pub visible: usize,
+    /// Number of hidden units `K`.
+    pub hidden: usize,
+    /// Prior variance `nu_b` of each hidden bias `b_k ~ N(0, nu_b)`.
+    pub prior_var_b: f64,
+    /// Prior variance `nu_c` of each visible bias `c_j ~ N(0, nu_c)`.
+    pub prior_var_c: f64,
+    /// Coordinate-ascent sweeps over `(q(xi0_n), q(z_n))` per record in the E-step.
+    pub estep_sweeps: usize,
+    /// How the `G_j` statistics are released.
+    pub g_release: GRelease,
+    /// Eigenvalue floor of the PSD projection of the noised symmetric blocks.
+    pub eigenvalue_floor: f64,
+    /// Standard deviation of the random initial means of `W` (public randomness).
+    pub init_scale: f64,
+}
+
+impl SbnConfig {
+    /// Defaults for `J` visible and `K` hidden units: `nu_b = nu_c = 10` (broad), 3 E-step sweeps,
+    /// [`GRelease::PerUnit`] when `J K^2 <= 200,000`, otherwise [`GRelease::Pooled`]; eigenvalue
+    /// floor `1e-6`; initial `W` means with std `0.1`.
+    ///
+    /// # Errors
+    /// [`SbnError::InvalidParameter`] for `J = 0` or `K = 0`.
+    ///
+    /// # Example
+    /// ```
+    /// use vips_models::sbn::{GRelease, SbnConfig};
+    /// let cfg = SbnConfig::new(784, 100)?;
+    /// assert_eq!(cfg.g_release, GRelease::Pooled);
+    /// assert_eq!(SbnConfig::new(16, 4)?.g_release, GRelease::PerUnit);
+    /// # Ok::<(), vips_models::sbn::SbnError>(())
+    /// ```
+    pub fn new(visible: usize, hidden: usize) -> Result<Self, SbnError> {
+        let cfg = Self {
+            visible,
+            hidden,
+            prior_var_b: 10.0,
+            prior_var_c: 10.0,
+            estep_sweeps: 3,
+            g_release: if visible * hidden * hidden <= 200_000 {
+                GRelease::PerUnit
+            } else {
+                GRelease::Pooled
+            },
+            eigenvalue_floor: 1e-6,
+            init_scale: 0.1,
+        };
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    /// Validates the settings.
+    ///
+    /// # Errors
+    /// [`SbnError::InvalidParameter`] for a zero dimension, a variance that is not finite and
+    /// `> 0`, zero sweeps, a floor outside `(0, 1)` or a negative initial scale.
+    pub fn check(&self) -> Result<(), SbnError> {
+        if self.visible == 0 {
+            return Err(SbnError::invalid("visible", 0.0, "must be >= 1"));
+        }
+        if self.hidden == 0 {
+            return Err(SbnError::invalid("hidden", 0.0, "must be >= 1"));
+        }
+        for (name, v) in [
+            ("prior_var_b", self.prior_var_b),
+            ("prior_var_c", self.prior_var_c),
+        ] {
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(SbnError::invalid(name, v, "must be finite and > 0"));
+            }
+        }
+        if self.estep_sweeps == 0 {
+            return Err(SbnError::invalid("estep_sweeps", 0.0, "must be >= 1"));
+        }
+        if !(self.eigenvalue_floor > 0.0 && self.eigenvalue_floor < 1.0) {
+            return Err(SbnError::invalid(
+                "eigenvalue_floor",
+                self.eigenvalue_floor,
+                "must be in (0, 1)",
+            ));
+        }
+        if !(self.init_scale >= 0.0 && self.init_scale.is_finite()) {
+            return Err(SbnError::invalid(
+                "init_scale",
+                self.init_scale,
+                "must be finite and >= 0",
+            ));
+        }
+        Ok(())
+    }
+}

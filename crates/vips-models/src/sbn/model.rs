@@ -1,0 +1,491 @@
+//! The one-hidden-layer sigmoid belief network on the VIPS engine (000 Sec. 7, Algorithm 6,
+//! Appendices B and C).
+
+use std::sync::{Arc, Mutex};
+
+use dp_core::{BlockSpec, ContributionBuffer, Release, ReleaseSpec};
+use nalgebra::{DMatrix, DVector};
+use rand::Rng;
+use rand_distr::{Distribution, Normal};
+use serde::Serialize;
+
+use super::estep::{LocalPosterior, pg1_mean};
+use super::tpbn::Tpbn;
+use super::{BinaryImage, GRelease, SbnBounds, SbnConfig, SbnError};
+use crate::engine::{EngineError, VipsModel};
+
+/// Index of the first `G` block in the release (blocks 0-5 are s1..s6).
+pub(crate) const G_BLOCK: usize = 6;
+
+/// The global variational parameters: natural parameters of `q(w_j) = N(mu_j, Sigma_j)`
+/// (precision `Sigma_j^-1` and shift `Sigma_j^-1 mu_j`), of `q(b)` and `q(c)` (diagonal),
+/// and the TPBN hyper-posteriors (000 Appendix C).
+#[derive(Clone, Debug, Serialize)]
+pub struct SbnGlobal {
+    /// `Sigma_j^-1`, one `K x K` matrix per visible unit.
+    pub w_precision: Vec<DMatrix<f64>>,
+    /// `Sigma_j^-1 mu_j` as the rows of a `J x K` matrix.
+    pub w_shift: DMatrix<f64>,
+    /// Precisions of `q(b_k)`.
+    pub b_precision: DVector<f64>,
+    /// `precision x mean` of `q(b_k)`.
+    pub b_shift: DVector<f64>,
+    /// Precisions of `q(c_j)`.
+    pub c_precision: DVector<f64>,
+    /// `precision x mean` of `q(c_j)`.
+    pub c_shift: DVector<f64>,
+    /// TPBN shrinkage hyper-posteriors.
+    pub tpbn: Tpbn,
+}
+
+/// Posterior moments of the parameters: the expected natural parameters the E-step needs.
+#[derive(Clone, Debug)]
+pub struct SbnNatural {
+    /// `J`.
+    pub visible: usize,
+    /// `K`.
+    pub hidden: usize,
+    /// `<W>` row-major (`j * K + k`).
+    pub mu_w: Vec<f64>,
+    /// `<W>` transposed (`k * J + j`).
+    pub mu_wt: Vec<f64>,
+    /// `<W_jk^2>` row-major.
+    pub w2: Vec<f64>,
+    /// `<W_jk^2>` transposed.
+    pub w2t: Vec<f64>,
+    /// Full posterior covariance `Sigma_j` of each row.
+    pub cov: Vec<DMatrix<f64>>,
+    /// `<b>`.
+    pub mu_b: Vec<f64>,
+    /// `<b^2>`.
+    pub b2: Vec<f64>,
+    /// `<xi1_k> = E[PG(1, sqrt(<b_k^2>))]` (000 Eq. 54).
+    pub xi1: Vec<f64>,
+    /// `<c>`.
+    pub mu_c: Vec<f64>,
+    /// `<c^2>`.
+    pub c2: Vec<f64>,
+    /// Prior precisions `<1/zeta_jk>` of `W` from the TPBN posterior (row-major).
+    pub w_prior_precision: Vec<f64>,
+}
+
+impl SbnNatural {
+    /// The moments of `global` (one Cholesky factorisation per visible unit).
+    pub fn from_global(global: &SbnGlobal) -> Self {
+        let j_dim = global.w_precision.len();
+        let k_dim = global.b_shift.len();
+        let mut mu_w = vec![0.0; j_dim * k_dim];
+        let mut w2 = vec![0.0; j_dim * k_dim];
+        let mut cov = Vec::with_capacity(j_dim);
+        for j in 0..j_dim {
+            let (mean, sigma) =
+                gaussian_moments(&global.w_precision[j], &global.w_shift.row(j).transpose());
+            for k in 0..k_dim {
+                mu_w[j * k_dim + k] = mean[k];
+                w2[j * k_dim + k] = mean[k] * mean[k] + sigma[(k, k)];
+            }
+            cov.push(sigma);
+        }
+        let transpose = |m: &[f64]| {
+            let mut t = vec![0.0; j_dim * k_dim];
+            for j in 0..j_dim {
+                for k in 0..k_dim {
+                    t[k * j_dim + j] = m[j * k_dim + k];
+                }
+            }
+            t
+        };
+        let diag = |prec: &DVector<f64>, shift: &DVector<f64>| {
+            let mean: Vec<f64> = shift.iter().zip(prec.iter()).map(|(h, l)| h / l).collect();
+            let second: Vec<f64> = mean
+                .iter()
+                .zip(prec.iter())
+                .map(|(m, l)| m * m + 1.0 / l)
+                .collect();
+            (mean, second)
+        };
+        let (mu_b, b2) = diag(&global.b_precision, &global.b_shift);
+        let (mu_c, c2) = diag(&global.c_precision, &global.c_shift);
+        let xi1 = b2.iter().map(|&s| pg1_mean(s.sqrt())).collect();
+        Self {
+            visible: j_dim,
+            hidden: k_dim,
+            mu_wt: transpose(&mu_w),
+            w2t: transpose(&w2),
+            mu_w,
+            w2,
+            cov,
+            mu_b,
+            b2,
+            xi1,
+            mu_c,
+            c2,
+            w_prior_precision: global.tpbn.zeta_inv.clone(),
+        }
+    }
+}
+
+/// Mean and covariance of a Gaussian from precision and shift; a precision that is not
+/// numerically positive definite gets a growing diagonal jitter (post-processing only).
+fn gaussian_moments(precision: &DMatrix<f64>, shift: &DVector<f64>) -> (DVector<f64>, DMatrix<f64>) {
+    let n = precision.nrows();
+    let mut jitter = 0.0;
+    for _ in 0..20 {
+        let mut p = precision.clone();
+        for i in 0..n {
+            p[(i, i)] += jitter;
+        }
+        if let Some(ch) = p.cholesky() {
+            return (ch.solve(shift), ch.inverse());
+        }
+        jitter = if jitter == 0.0 { 1e-8 } else { jitter * 10.0 };
+    }
+    (DVector::zeros(n), DMatrix::identity(n, n))
+}
+
+/// The sigmoid belief network `p(z_k = 1) = sigma(b_k)`, `p(y_j = 1 | z) = sigma(w_j^T z + c_j)`
+/// with a TPBN prior on `W` and broad Gaussian priors on `b` and `c` (000 Sec. 7, Gan et al.
+/// 2015), made conjugate by Pólya-Gamma variables for both layers, as a [`VipsModel`].
+///
+/// Records are [`BinaryImage`]s. The release carries the seven statistics of 000 Eq. 61-68 as
+/// sums with the bounds of [`SbnBounds`] (see [`GRelease`] for how `G_j` goes out).
+///
+/// # Example
+/// ```
+/// use vips_models::engine::{fit, Privacy, Stop, StepSize, SviConfig};
+/// use vips_models::sbn::{Sbn, SbnConfig, SyntheticSbn};
+/// let truth = SyntheticSbn::random(16, 3, 1);
+/// let train = truth.sample(300, 2);
+/// let model = Sbn::new(SbnConfig::new(16, 3)?)?;
+/// let svi = SviConfig::builder()
+///     .expected_batch_size(100.0)
+///     .step(StepSize::robbins_monro(1.0, 0.6)?)
+///     .stop(Stop::Iterations { iterations: 3 })
+///     .privacy(Privacy::Target { epsilon: 1.0, delta: 1e-5 })
+///     .noise_seed(Some(3))
+///     .build()?;
+/// let result = fit(&model, train, &svi, |_, _| {})?;
+/// assert!(result.privacy.epsilon.unwrap() <= 1.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Privacy
+/// Every block is a sum of per-record contributions clipped by the wall to its declared bound;
+/// all blocks go out in one Gaussian release per iteration (rescale-noise-rescale, 003 Eq. 63;
+/// Analyze-Gauss with PSD projection on the symmetric blocks), charged as one Poisson-subsampled
+/// Gaussian event under add/remove-one neighbouring. The M-step and the TPBN updates are
+/// post-processing.
+#[derive(Debug)]
+pub struct Sbn {
+    config: SbnConfig,
+    bounds: SbnBounds,
+    /// The parameters' moments at the last `expected_natural` (the M-step of Appendix C needs
+    /// `<W>` and `<c>`, and `global_target` sees only the release).
+    current: Mutex<Option<Arc<SbnNatural>>>,
+}
+
+impl Sbn {
+    /// A model with the given settings.
+    ///
+    /// # Errors
+    /// [`SbnError::InvalidParameter`] as [`SbnConfig::check`].
+    pub fn new(config: SbnConfig) -> Result<Self, SbnError> {
+        config.check()?;
+        Ok(Self {
+            bounds: SbnBounds::new(config.visible, config.hidden),
+            config,
+            current: Mutex::new(None),
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &SbnConfig {
+        &self.config
+    }
+
+    /// The declared per-record bounds.
+    pub fn bounds(&self) -> SbnBounds {
+        self.bounds
+    }
+
+    /// Checks that every image has `J` binary pixels.
+    ///
+    /// # Errors
+    /// [`SbnError::Empty`], [`SbnError::WrongDimension`], [`SbnError::NotBinary`].
+    pub fn check_images(&self, images: &[BinaryImage]) -> Result<(), SbnError> {
+        if images.is_empty() {
+            return Err(SbnError::Empty("no images"));
+        }
+        for (index, im) in images.iter().enumerate() {
+            if im.pixels.len() != self.config.visible {
+                return Err(SbnError::WrongDimension {
+                    index,
+                    len: im.pixels.len(),
+                    expected: self.config.visible,
+                });
+            }
+            if let Some(&value) = im.pixels.iter().find(|&&v| v > 1) {
+                return Err(SbnError::NotBinary { index, value });
+            }
+        }
+        Ok(())
+    }
+
+    /// The E-step for one image (public so that evaluation and tests can use it).
+    pub fn local_posterior(&self, natural: &SbnNatural, image: &BinaryImage) -> LocalPosterior {
+        let mut local = LocalPosterior::default();
+        local.fit(natural, &image.pixels, self.config.estep_sweeps);
+        local
+    }
+
+    /// The record's contribution to each of the release's blocks, as dense vectors (matrix
+    /// blocks column-major, symmetric blocks as full `K x K` column-major). For tests and audits:
+    /// the wall receives exactly these numbers.
+    pub fn record_blocks(&self, natural: &SbnNatural, image: &BinaryImage) -> Vec<Vec<f64>> {
+        let spec = self.release_spec().expect("valid spec");
+        let mut buf = ContributionBuffer::new(&spec);
+        let mut scratch = self.new_scratch();
+        scratch.fit(natural, &image.pixels, self.config.estep_sweeps);
+        self.write_statistic(natural, image, &scratch, &mut buf);
+        (0..spec.len())
+            .map(|b| {
+                let values = buf.dense(b).to_vec();
+                match spec.blocks()[b].shape() {
+                    dp_core::BlockShape::Symmetric { dim } => unpack_symmetric(&values, dim),
+                    _ => values,
+                }
+            })
+            .collect()
+    }
+
+    fn write_statistic(&self, nat: &SbnNatural, image: &BinaryImage, local: &LocalPosterior, out: &mut ContributionBuffer) {
+        let (j_dim, k_dim) = (nat.visible, nat.hidden);
+        let p = &local.p;
+        let xi = &local.xi;
+        let y = &image.pixels;
+        for (v, &pk) in out.dense(0).iter_mut().zip(p) {
+            *v = pk - 0.5;
+        }
+        out.dense(1).copy_from_slice(&nat.xi1);
+        for (v, &yj) in out.dense(2).iter_mut().zip(y) {
+            *v = f64::from(yj) - 0.5;
+        }
+        out.dense(3).copy_from_slice(xi);
+        {
+            let s5 = out.dense(4);
+            for k in 0..k_dim {
+                let col = &mut s5[k * j_dim..(k + 1) * j_dim];
+                for j in 0..j_dim {
+                    col[j] = xi[j] * p[k];
+                }
+            }
+        }
+        {
+            let s6 = out.dense(5);
+            for k in 0..k_dim {
+                let col = &mut s6[k * j_dim..(k + 1) * j_dim];
+                for j in 0..j_dim {
+                    col[j] = (f64::from(y[j]) - 0.5) * p[k];
+                }
+            }
+        }
+        let write_zz = |values: &mut [f64], weight: f64| {
+            for b in 0..k_dim {
+                let base = b * (b + 1) / 2;
+                let wb = weight * p[b];
+                for a in 0..b {
+                    values[base + a] = wb * p[a];
+                }
+                values[base + b] = weight * p[b];
+            }
+        };
+        match self.config.g_release {
+            GRelease::PerUnit => {
+                for j in 0..j_dim {
+                    write_zz(out.dense(G_BLOCK + j), xi[j]);
+                }
+            }
+            GRelease::Pooled => write_zz(out.dense(G_BLOCK), 1.0),
+        }
+    }
+}
+
+/// Full column-major `dim x dim` matrix from a packed upper triangle.
+fn unpack_symmetric(packed: &[f64], dim: usize) -> Vec<f64> {
+    let mut full = vec![0.0; dim * dim];
+    for j in 0..dim {
+        for i in 0..=j {
+            let v = packed[j * (j + 1) / 2 + i];
+            full[j * dim + i] = v;
+            full[i * dim + j] = v;
+        }
+    }
+    full
+}
+
+/// An `N(0, s^2)` sampler for `s >= 0` (a point mass at 0 for `s = 0`).
+fn normal(scale: f64) -> Normal<f64> {
+    Normal::new(0.0, scale.max(0.0)).unwrap_or_else(|_| Normal::new(0.0, 0.0).expect("std 0"))
+}
+
+impl VipsModel for Sbn {
+    type Record = BinaryImage;
+    type Global = SbnGlobal;
+    type Natural = Arc<SbnNatural>;
+    type Scratch = LocalPosterior;
+
+    fn name(&self) -> &str {
+        "sbn"
+    }
+
+    fn release_spec(&self) -> Result<ReleaseSpec, EngineError> {
+        let (j, k) = (self.config.visible, self.config.hidden);
+        let b = self.bounds;
+        let e = |r: Result<BlockSpec, dp_core::CoreError>| r.map_err(|e| EngineError::Privacy(e.to_string()));
+        let mut blocks = vec![
+            e(BlockSpec::vector("s1_z", k, b.s1))?,
+            e(BlockSpec::vector("s2_xi1", k, b.s2))?,
+            e(BlockSpec::vector("s3_y", j, b.s3))?,
+            e(BlockSpec::vector("s4_xi0", j, b.s4))?,
+            e(BlockSpec::matrix("s5_xi0_z", j, k, b.s5))?,
+            e(BlockSpec::matrix("s6_y_z", j, k, b.s6))?,
+        ];
+        let floor = self.config.eigenvalue_floor;
+        match self.config.g_release {
+            GRelease::PerUnit => {
+                for jj in 0..j {
+                    blocks.push(e(BlockSpec::symmetric(format!("s7_G_{jj}"), k, b.g_per_unit)
+                        .and_then(|s| s.with_eigenvalue_floor(floor)))?);
+                }
+            }
+            GRelease::Pooled => blocks.push(e(BlockSpec::symmetric("s7_Z", k, b.g_pooled)
+                .and_then(|s| s.with_eigenvalue_floor(floor)))?),
+        }
+        ReleaseSpec::new(blocks).map_err(|e| EngineError::Privacy(e.to_string()))
+    }
+
+    fn init_global(&self, rng: &mut dyn Rng) -> SbnGlobal {
+        let (j, k) = (self.config.visible, self.config.hidden);
+        let tpbn = Tpbn::new(j, k);
+        let prior = DMatrix::from_diagonal(&DVector::from_fn(k, |kk, _| tpbn.zeta_inv[kk]));
+        let init = normal(self.config.init_scale);
+        let mut w_shift = DMatrix::zeros(j, k);
+        let mut w_precision = Vec::with_capacity(j);
+        for jj in 0..j {
+            let mut prec = prior.clone();
+            for kk in 0..k {
+                prec[(kk, kk)] = tpbn.zeta_inv[jj * k + kk] + 1.0 / (self.config.init_scale.powi(2) + 1e-4);
+                w_shift[(jj, kk)] = prec[(kk, kk)] * init.sample(rng);
+            }
+            w_precision.push(prec);
+        }
+        SbnGlobal {
+            w_precision,
+            w_shift,
+            b_precision: DVector::from_element(k, 1.0 / self.config.prior_var_b),
+            b_shift: DVector::zeros(k),
+            c_precision: DVector::from_element(j, 1.0 / self.config.prior_var_c),
+            c_shift: DVector::zeros(j),
+            tpbn,
+        }
+    }
+
+    fn expected_natural(&self, global: &SbnGlobal) -> Arc<SbnNatural> {
+        let nat = Arc::new(SbnNatural::from_global(global));
+        if let Ok(mut cur) = self.current.lock() {
+            *cur = Some(Arc::clone(&nat));
+        }
+        nat
+    }
+
+    fn new_scratch(&self) -> LocalPosterior {
+        LocalPosterior::default()
+    }
+
+    fn record_statistic(
+        &self,
+        natural: &Arc<SbnNatural>,
+        record: &BinaryImage,
+        scratch: &mut LocalPosterior,
+        out: &mut ContributionBuffer,
+    ) {
+        scratch.fit(natural, &record.pixels, self.config.estep_sweeps);
+        self.write_statistic(natural, record, scratch, out);
+    }
+
+    fn global_target(&self, release: &Release, population: f64) -> SbnGlobal {
+        let (j_dim, k_dim) = (self.config.visible, self.config.hidden);
+        let n = population;
+        let cur = self
+            .current
+            .lock()
+            .ok()
+            .and_then(|c| c.clone())
+            .expect("expected_natural runs before global_target");
+        let blocks = release.blocks();
+        let vec = |i: usize| blocks[i].as_vector().expect("vector block").clone();
+        let mat = |i: usize| blocks[i].as_matrix().expect("matrix block");
+        let s1 = vec(0);
+        let s2 = vec(1);
+        let s3 = vec(2);
+        let s4 = vec(3);
+        let s5 = mat(4);
+        let s6 = mat(5);
+        // q(b): Eq. 69-70.
+        let b_precision = DVector::from_fn(k_dim, |k, _| 1.0 / self.config.prior_var_b + n * s2[k].max(0.0));
+        let b_shift = &s1 * n;
+        // q(c): Eq. 71-72.
+        let c_precision = DVector::from_fn(j_dim, |j, _| 1.0 / self.config.prior_var_c + n * s4[j].max(0.0));
+        let c_shift = DVector::from_fn(j_dim, |j, _| {
+            let cross: f64 = (0..k_dim).map(|k| s5[(j, k)] * cur.mu_w[j * k_dim + k]).sum();
+            n * (s3[j] - 0.5 * cross)
+        });
+        // q(w_j): Appendix C, Sigma_j^-1 = N G_j + diag(<1/zeta_j>), shift N (F_j - <c_j> E_j).
+        let mut w_shift = DMatrix::zeros(j_dim, k_dim);
+        for j in 0..j_dim {
+            for k in 0..k_dim {
+                w_shift[(j, k)] = n * (s6[(j, k)] - cur.mu_c[j] * s5[(j, k)]);
+            }
+        }
+        let pooled = match self.config.g_release {
+            GRelease::Pooled => Some(mat(G_BLOCK)),
+            GRelease::PerUnit => None,
+        };
+        let w_precision = (0..j_dim)
+            .map(|j| {
+                let mut prec = match pooled {
+                    Some(z) => z * (n * s4[j].max(0.0)),
+                    None => mat(G_BLOCK + j) * n,
+                };
+                for k in 0..k_dim {
+                    prec[(k, k)] += cur.w_prior_precision[j * k_dim + k];
+                }
+                prec
+            })
+            .collect();
+        SbnGlobal {
+            w_precision,
+            w_shift,
+            b_precision,
+            b_shift,
+            c_precision,
+            c_shift,
+            tpbn: Tpbn::new(0, 0),
+        }
+    }
+
+    fn blend(&self, global: &mut SbnGlobal, target: &SbnGlobal, rho: f64) {
+        let mix = |a: f64, b: f64| (1.0 - rho) * a + rho * b;
+        for (g, t) in global.w_precision.iter_mut().zip(&target.w_precision) {
+            g.zip_apply(t, |a, b| *a = mix(*a, b));
+        }
+        global.w_shift.zip_apply(&target.w_shift, |a, b| *a = mix(*a, b));
+        global.b_precision.zip_apply(&target.b_precision, |a, b| *a = mix(*a, b));
+        global.b_shift.zip_apply(&target.b_shift, |a, b| *a = mix(*a, b));
+        global.c_precision.zip_apply(&target.c_precision, |a, b| *a = mix(*a, b));
+        global.c_shift.zip_apply(&target.c_shift, |a, b| *a = mix(*a, b));
+        // TPBN hyper-posteriors from the blended q(W) (Appendix C; post-processing).
+        let nat = SbnNatural::from_global(global);
+        global.tpbn.update(&nat.w2);
+    }
+}

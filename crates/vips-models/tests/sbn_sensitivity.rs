@@ -1,0 +1,121 @@
+//! Sensitivity property tests for each of the seven SBN statistics (000 Eq. 61-68): on
+//! neighbouring datasets (one record removed) the sum of every block moves by at most its
+//! declared bound, for arbitrary parameters (including extreme ones) and arbitrary images.
+
+use nalgebra::{DMatrix, DVector};
+use proptest::prelude::*;
+use rand::SeedableRng;
+use rand::rngs::ChaCha8Rng;
+use vips_models::engine::VipsModel;
+use vips_models::sbn::{BinaryImage, GRelease, Sbn, SbnConfig, SbnGlobal, SbnNatural};
+
+fn model(j: usize, k: usize, g: GRelease) -> Sbn {
+    let mut cfg = SbnConfig::new(j, k).unwrap();
+    cfg.g_release = g;
+    Sbn::new(cfg).unwrap()
+}
+
+/// A global with random (possibly extreme) means and variances.
+fn global(model: &Sbn, seed: u64, scale: f64) -> SbnGlobal {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut g = model.init_global(&mut rng);
+    let (j, k) = (model.config().visible, model.config().hidden);
+    let mut s = seed;
+    let mut next = || {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((s >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2.0 * scale
+    };
+    g.w_shift = DMatrix::from_fn(j, k, |_, _| next());
+    g.b_shift = DVector::from_fn(k, |_, _| next());
+    g.c_shift = DVector::from_fn(j, |_, _| next());
+    g
+}
+
+fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+fn bounds_of(model: &Sbn) -> Vec<f64> {
+    model.release_spec().unwrap().blocks().iter().map(|b| b.bound()).collect()
+}
+
+fn check_neighbours(model: &Sbn, nat: &SbnNatural, data: &[BinaryImage], removed: usize) {
+    let bounds = bounds_of(model);
+    let per: Vec<Vec<Vec<f64>>> = data.iter().map(|im| model.record_blocks(nat, im)).collect();
+    for (b, &bound) in bounds.iter().enumerate() {
+        let len = per[0][b].len();
+        let mut full = vec![0.0; len];
+        let mut neighbour = vec![0.0; len];
+        for (i, rec) in per.iter().enumerate() {
+            for (t, v) in full.iter_mut().zip(&rec[b]) {
+                *t += v;
+            }
+            if i != removed {
+                for (t, v) in neighbour.iter_mut().zip(&rec[b]) {
+                    *t += v;
+                }
+            }
+        }
+        let diff: Vec<f64> = full.iter().zip(&neighbour).map(|(a, c)| a - c).collect();
+        assert!(
+            norm(&diff) <= bound * (1.0 + 1e-12),
+            "block {b}: moved by {} > bound {bound}",
+            norm(&diff)
+        );
+    }
+}
+
+fn image(bits: &[bool]) -> BinaryImage {
+    BinaryImage {
+        pixels: bits.iter().map(|&b| u8::from(b)).collect(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn per_unit_blocks_respect_bounds(
+        seed in 0u64..1000,
+        scale in prop_oneof![Just(0.1), Just(5.0), Just(500.0)],
+        bits in proptest::collection::vec(proptest::collection::vec(any::<bool>(), 12), 2..6),
+        removed in 0usize..6,
+    ) {
+        let m = model(12, 4, GRelease::PerUnit);
+        let nat = m.expected_natural(&global(&m, seed, scale));
+        let data: Vec<BinaryImage> = bits.iter().map(|b| image(b)).collect();
+        check_neighbours(&m, &nat, &data, removed % data.len());
+    }
+
+    #[test]
+    fn pooled_blocks_respect_bounds(
+        seed in 0u64..1000,
+        scale in prop_oneof![Just(0.1), Just(5.0), Just(500.0)],
+        bits in proptest::collection::vec(proptest::collection::vec(any::<bool>(), 9), 2..6),
+        removed in 0usize..6,
+    ) {
+        let m = model(9, 5, GRelease::Pooled);
+        let nat = m.expected_natural(&global(&m, seed, scale));
+        let data: Vec<BinaryImage> = bits.iter().map(|b| image(b)).collect();
+        check_neighbours(&m, &nat, &data, removed % data.len());
+    }
+}
+
+/// The bounds are attained (so they are not loose by construction errors): all-ones image with
+/// saturated hidden units reaches the s3, s6 and Z bounds.
+#[test]
+fn bounds_are_tight_where_claimed() {
+    let m = model(9, 5, GRelease::Pooled);
+    let mut g = global(&m, 1, 0.0);
+    g.b_shift = DVector::from_element(5, 1e4 * g.b_precision[0]);
+    g.w_shift = DMatrix::zeros(9, 5);
+    let nat = m.expected_natural(&g);
+    let blocks = m.record_blocks(&nat, &image(&[true; 9]));
+    let b = m.bounds();
+    assert!((norm(&blocks[2]) - b.s3).abs() < 1e-9);
+    assert!((norm(&blocks[5]) - b.s6).abs() < 1e-6);
+    assert!((norm(&blocks[6]) - b.g_pooled).abs() < 1e-6);
+    // The names of the seven statistics in release order.
+    let names: Vec<String> = m.release_spec().unwrap().blocks().iter().map(|b| b.name().to_string()).collect();
+    assert_eq!(names, ["s1_z", "s2_xi1", "s3_y", "s4_xi0", "s5_xi0_z", "s6_y_z", "s7_Z"]);
+}
