@@ -41,6 +41,14 @@ proptest! {
         prop_assert!(larger_s <= base * (1.0 + SLACK) + 1e-300);
     }
 
+    /// Regression (found by CI): at orders above 256 the chord bound at `q < 1` overshot the exact
+    /// `q = 1` value `a / (2 sigma^2)`; the cap keeps the curve monotone in `q`.
+    #[test]
+    fn rdp_never_exceeds_the_full_batch_gaussian(s in sigma(), q in rate(), a in order()) {
+        let sub = rdp_poisson_subsampled_gaussian(s, q, a).unwrap();
+        prop_assert!(sub <= a / (2.0 * s * s));
+    }
+
     #[test]
     fn rdp_is_finite_and_non_negative(s in sigma(), q in rate(), a in order()) {
         let r = rdp_poisson_subsampled_gaussian(s, q, a).unwrap();
@@ -103,4 +111,13 @@ proptest! {
             .unwrap().self_composed(steps).unwrap();
         prop_assert!(epsilon_for_event(&smaller, 1e-5, &config).unwrap().epsilon > eps * (1.0 - 1e-9));
     }
+}
+
+/// The case CI found: sigma = 0.239, q = 1 against q = 0.99941 at order 712.08.
+#[test]
+fn rdp_is_monotone_in_rate_at_high_fractional_orders() {
+    let (s, a) = (0.23925856907657658, 712.0768922037764);
+    let full = rdp_poisson_subsampled_gaussian(s, 1.0, a).unwrap();
+    let sub = rdp_poisson_subsampled_gaussian(s, 0.9994068533777217, a).unwrap();
+    assert!(sub <= full, "{sub} > {full}");
 }

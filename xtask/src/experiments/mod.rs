@@ -1,6 +1,7 @@
 //! The experiments behind the report: each reproduces one figure or table of the papers.
 
 pub mod accountant;
+pub mod blr;
 pub mod dpsep;
 pub mod lda;
 pub mod sampler;
@@ -35,6 +36,11 @@ pub fn all() -> Vec<Experiment> {
             name: "lda",
             about: "private LDA: held-out perplexity against epsilon",
             run: lda::run,
+        },
+        Experiment {
+            name: "blr",
+            about: "private Bayesian logistic regression: test AUC against epsilon",
+            run: blr::run,
         },
         Experiment {
             name: "dpsep",

@@ -234,10 +234,17 @@ fn poisson_cached(sigma: f64, q: f64, order: f64, cache: &mut poisson_frac::Frac
     if q == 1.0 {
         return gaussian(sigma, order);
     }
-    if order.fract() == 0.0 {
-        return poisson_int::rdp(q, sigma, order as u64);
-    }
-    poisson_ln_a(sigma, q, order, cache) / (order - 1.0)
+    // Subsampling never costs more than the full-batch Gaussian: the Rényi divergence is jointly
+    // quasi-convex (van Erven & Harremoës 2014, Thm 13), so in both directions the divergence
+    // between N(0, s^2) and (1-q) N(0, s^2) + q N(1, s^2) is at most a / (2 s^2). The cap keeps
+    // the curve monotone in `q` where a safe-side approximation (the chord between integer orders
+    // above order 256) would otherwise overshoot the exact `q = 1` value.
+    let bound = if order.fract() == 0.0 {
+        poisson_int::rdp(q, sigma, order as u64)
+    } else {
+        poisson_ln_a(sigma, q, order, cache) / (order - 1.0)
+    };
+    bound.min(gaussian(sigma, order))
 }
 
 /// The RDP curve of a validated event over validated orders: the same values as
