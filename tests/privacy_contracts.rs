@@ -44,7 +44,8 @@ fn wall_ledger_matches_the_audit_cli_and_replays() {
         .unwrap();
     let spec = ReleaseSpec::new(vec![BlockSpec::vector("x", 1, 1.0).unwrap()]).unwrap();
     for _ in 0..releases {
-        wall.release(&spec, |r: &f64, out| out.push(0, 0, *r)).unwrap();
+        wall.release(&spec, |r: &f64, out| out.push(0, 0, *r))
+            .unwrap();
     }
     let sigma = wall.noise_multiplier().unwrap();
     let spent = wall.spent_epsilon().unwrap();
@@ -82,18 +83,29 @@ fn an_exhausted_wall_refuses_and_keeps_its_ledger() {
     let spec = ReleaseSpec::new(vec![BlockSpec::vector("x", 1, 1.0).unwrap()]).unwrap();
     let mut made = 0;
     while wall.can_release().unwrap() {
-        wall.release(&spec, |r: &f64, out| out.push(0, 0, *r)).unwrap();
+        wall.release(&spec, |r: &f64, out| out.push(0, 0, *r))
+            .unwrap();
         made += 1;
         assert!(made <= 1000, "the wall never stops releasing");
     }
-    assert!(made >= 3, "the calibrated wall affords its planned releases");
+    assert!(
+        made >= 3,
+        "the calibrated wall affords its planned releases"
+    );
     let before = wall.ledger().to_json().unwrap();
-    assert!(wall.release(&spec, |r: &f64, out| out.push(0, 0, *r)).is_err());
+    assert!(
+        wall.release(&spec, |r: &f64, out| out.push(0, 0, *r))
+            .is_err()
+    );
     assert_eq!(wall.ledger().to_json().unwrap(), before);
     let event = wall.event_per_release().unwrap().clone();
     let k = wall.releases_made();
-    let direct = epsilon_for_event(&event.self_composed(k).unwrap(), 1e-5, &AccountantConfig::default())
-        .unwrap()
-        .epsilon;
+    let direct = epsilon_for_event(
+        &event.self_composed(k).unwrap(),
+        1e-5,
+        &AccountantConfig::default(),
+    )
+    .unwrap()
+    .epsilon;
     assert!((direct - wall.spent_epsilon().unwrap()).abs() <= 1e-9);
 }

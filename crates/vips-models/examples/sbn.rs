@@ -85,12 +85,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => synthetic(),
     };
     let visible = train[0].pixels.len();
-    let hidden = if source == "synthetic" { 8 } else { args.hidden };
+    let hidden = if source == "synthetic" {
+        8
+    } else {
+        args.hidden
+    };
     let mut cfg = SbnConfig::new(visible, hidden)?;
     match args.g_release.as_deref() {
         Some("per-unit") => cfg.g_release = GRelease::PerUnit,
         Some("pooled") => cfg.g_release = GRelease::Pooled,
-        Some(other) => return Err(format!("unknown --g-release {other} (per-unit | pooled)").into()),
+        Some(other) => {
+            return Err(format!("unknown --g-release {other} (per-unit | pooled)").into());
+        }
         None => {}
     }
     let model = Sbn::new(cfg)?;
@@ -106,7 +112,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let svi = SviConfig::builder()
         .expected_batch_size(args.batch_size.min(train.len() as f64))
         .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
-        .stop(Stop::Passes { passes: args.passes })
+        .stop(Stop::Passes {
+            passes: args.passes,
+        })
         .privacy(privacy)
         .noise_seed(args.noise_seed)
         .init_seed(args.init_seed)
@@ -160,5 +168,9 @@ fn synthetic() -> (
     String,
 ) {
     let truth = SyntheticSbn::random(64, 8, 11);
-    (truth.sample(4000, 1), truth.sample(1000, 2), "synthetic".into())
+    (
+        truth.sample(4000, 1),
+        truth.sample(1000, 2),
+        "synthetic".into(),
+    )
 }

@@ -22,7 +22,9 @@ fn global(model: &Sbn, seed: u64, scale: f64) -> SbnGlobal {
     let (j, k) = (model.config().visible, model.config().hidden);
     let mut s = seed;
     let mut next = || {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((s >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2.0 * scale
     };
     g.w_shift = DMatrix::from_fn(j, k, |_, _| next());
@@ -36,7 +38,13 @@ fn norm(v: &[f64]) -> f64 {
 }
 
 fn bounds_of(model: &Sbn) -> Vec<f64> {
-    model.release_spec().unwrap().blocks().iter().map(|b| b.bound()).collect()
+    model
+        .release_spec()
+        .unwrap()
+        .blocks()
+        .iter()
+        .map(|b| b.bound())
+        .collect()
 }
 
 fn check_neighbours(model: &Sbn, nat: &SbnNatural, data: &[BinaryImage], removed: usize) {
@@ -116,6 +124,17 @@ fn bounds_are_tight_where_claimed() {
     assert!((norm(&blocks[5]) - b.s6).abs() < 1e-6);
     assert!((norm(&blocks[6]) - b.g_pooled).abs() < 1e-6);
     // The names of the seven statistics in release order.
-    let names: Vec<String> = m.release_spec().unwrap().blocks().iter().map(|b| b.name().to_string()).collect();
-    assert_eq!(names, ["s1_z", "s2_xi1", "s3_y", "s4_xi0", "s5_xi0_z", "s6_y_z", "s7_Z"]);
+    let names: Vec<String> = m
+        .release_spec()
+        .unwrap()
+        .blocks()
+        .iter()
+        .map(|b| b.name().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "s1_z", "s2_xi1", "s3_y", "s4_xi0", "s5_xi0_z", "s6_y_z", "s7_Z"
+        ]
+    );
 }

@@ -42,10 +42,19 @@ pub fn baseline_pixel_accuracy(train: &[BinaryImage], test: &[BinaryImage]) -> f
             *c += usize::from(v);
         }
     }
-    let predict: Vec<u8> = counts.iter().map(|&c| u8::from(2 * c > train.len())).collect();
+    let predict: Vec<u8> = counts
+        .iter()
+        .map(|&c| u8::from(2 * c > train.len()))
+        .collect();
     let correct: usize = test
         .iter()
-        .map(|im| im.pixels.iter().zip(&predict).filter(|(a, b)| a == b).count())
+        .map(|im| {
+            im.pixels
+                .iter()
+                .zip(&predict)
+                .filter(|(a, b)| a == b)
+                .count()
+        })
         .sum();
     correct as f64 / (test.len() * j_dim).max(1) as f64
 }
@@ -57,7 +66,11 @@ pub fn baseline_pixel_accuracy(train: &[BinaryImage], test: &[BinaryImage]) -> f
 pub fn heldout_lower_bound(model: &Sbn, natural: &SbnNatural, images: &[BinaryImage]) -> f64 {
     let total: f64 = images
         .par_iter()
-        .map(|im| model.local_posterior(natural, im).lower_bound(natural, &im.pixels))
+        .map(|im| {
+            model
+                .local_posterior(natural, im)
+                .lower_bound(natural, &im.pixels)
+        })
         .sum();
     total / images.len().max(1) as f64
 }

@@ -61,13 +61,20 @@ pub fn parse_idx_images(
         bytes
     };
     if data.len() < 16 {
-        return Err(idx_err(path, format!("{} bytes, shorter than the 16-byte header", data.len())));
+        return Err(idx_err(
+            path,
+            format!("{} bytes, shorter than the 16-byte header", data.len()),
+        ));
     }
-    let word = |i: usize| u32::from_be_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]) as usize;
+    let word =
+        |i: usize| u32::from_be_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]) as usize;
     if word(0) != 0x0803 {
         return Err(idx_err(
             path,
-            format!("magic {:#010x}, expected 0x00000803 (unsigned bytes, 3 dimensions)", word(0)),
+            format!(
+                "magic {:#010x}, expected 0x00000803 (unsigned bytes, 3 dimensions)",
+                word(0)
+            ),
         ));
     }
     let (n, rows, cols) = (word(4), word(8), word(12));
@@ -82,7 +89,10 @@ pub fn parse_idx_images(
     if body.len() != expected {
         return Err(idx_err(
             path,
-            format!("body has {} bytes, header says {n} x {rows} x {cols} = {expected}", body.len()),
+            format!(
+                "body has {} bytes, header says {n} x {rows} x {cols} = {expected}",
+                body.len()
+            ),
         ));
     }
     if n == 0 {

@@ -9,6 +9,10 @@
 //! same path). The seven statistics of Eq. 61-68 are released as sums with the bounds derived in
 //! [`SbnBounds`], in one release per iteration.
 
+// Numeric loops below index several arrays (rows of W, visible units, hidden units) by the same
+// unit number; iterator chains would hide that correspondence.
+#![allow(clippy::needless_range_loop)]
+
 mod config;
 mod error;
 mod estep;

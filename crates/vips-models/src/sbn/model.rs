@@ -127,7 +127,10 @@ impl SbnNatural {
 
 /// Mean and covariance of a Gaussian from precision and shift; a precision that is not
 /// numerically positive definite gets a growing diagonal jitter (post-processing only).
-fn gaussian_moments(precision: &DMatrix<f64>, shift: &DVector<f64>) -> (DVector<f64>, DMatrix<f64>) {
+fn gaussian_moments(
+    precision: &DMatrix<f64>,
+    shift: &DVector<f64>,
+) -> (DVector<f64>, DMatrix<f64>) {
     let n = precision.nrows();
     let mut jitter = 0.0;
     for _ in 0..20 {
@@ -258,7 +261,13 @@ impl Sbn {
             .collect()
     }
 
-    fn write_statistic(&self, nat: &SbnNatural, image: &BinaryImage, local: &LocalPosterior, out: &mut ContributionBuffer) {
+    fn write_statistic(
+        &self,
+        nat: &SbnNatural,
+        image: &BinaryImage,
+        local: &LocalPosterior,
+        out: &mut ContributionBuffer,
+    ) {
         let (j_dim, k_dim) = (nat.visible, nat.hidden);
         let p = &local.p;
         let xi = &local.xi;
@@ -341,7 +350,9 @@ impl VipsModel for Sbn {
     fn release_spec(&self) -> Result<ReleaseSpec, EngineError> {
         let (j, k) = (self.config.visible, self.config.hidden);
         let b = self.bounds;
-        let e = |r: Result<BlockSpec, dp_core::CoreError>| r.map_err(|e| EngineError::Privacy(e.to_string()));
+        let e = |r: Result<BlockSpec, dp_core::CoreError>| {
+            r.map_err(|e| EngineError::Privacy(e.to_string()))
+        };
         let mut blocks = vec![
             e(BlockSpec::vector("s1_z", k, b.s1))?,
             e(BlockSpec::vector("s2_xi1", k, b.s2))?,
@@ -354,8 +365,12 @@ impl VipsModel for Sbn {
         match self.config.g_release {
             GRelease::PerUnit => {
                 for jj in 0..j {
-                    blocks.push(e(BlockSpec::symmetric(format!("s7_G_{jj}"), k, b.g_per_unit)
-                        .and_then(|s| s.with_eigenvalue_floor(floor)))?);
+                    blocks.push(e(BlockSpec::symmetric(
+                        format!("s7_G_{jj}"),
+                        k,
+                        b.g_per_unit,
+                    )
+                    .and_then(|s| s.with_eigenvalue_floor(floor)))?);
                 }
             }
             GRelease::Pooled => blocks.push(e(BlockSpec::symmetric("s7_Z", k, b.g_pooled)
@@ -374,7 +389,8 @@ impl VipsModel for Sbn {
         for jj in 0..j {
             let mut prec = prior.clone();
             for kk in 0..k {
-                prec[(kk, kk)] = tpbn.zeta_inv[jj * k + kk] + 1.0 / (self.config.init_scale.powi(2) + 1e-4);
+                prec[(kk, kk)] =
+                    tpbn.zeta_inv[jj * k + kk] + 1.0 / (self.config.init_scale.powi(2) + 1e-4);
                 w_shift[(jj, kk)] = prec[(kk, kk)] * init.sample(rng);
             }
             w_precision.push(prec);
@@ -432,12 +448,18 @@ impl VipsModel for Sbn {
         let s5 = mat(4);
         let s6 = mat(5);
         // q(b): Eq. 69-70.
-        let b_precision = DVector::from_fn(k_dim, |k, _| 1.0 / self.config.prior_var_b + n * s2[k].max(0.0));
+        let b_precision = DVector::from_fn(k_dim, |k, _| {
+            1.0 / self.config.prior_var_b + n * s2[k].max(0.0)
+        });
         let b_shift = &s1 * n;
         // q(c): Eq. 71-72.
-        let c_precision = DVector::from_fn(j_dim, |j, _| 1.0 / self.config.prior_var_c + n * s4[j].max(0.0));
+        let c_precision = DVector::from_fn(j_dim, |j, _| {
+            1.0 / self.config.prior_var_c + n * s4[j].max(0.0)
+        });
         let c_shift = DVector::from_fn(j_dim, |j, _| {
-            let cross: f64 = (0..k_dim).map(|k| s5[(j, k)] * cur.mu_w[j * k_dim + k]).sum();
+            let cross: f64 = (0..k_dim)
+                .map(|k| s5[(j, k)] * cur.mu_w[j * k_dim + k])
+                .sum();
             n * (s3[j] - 0.5 * cross)
         });
         // q(w_j): Appendix C, Sigma_j^-1 = N G_j + diag(<1/zeta_j>), shift N (F_j - <c_j> E_j).
@@ -479,11 +501,21 @@ impl VipsModel for Sbn {
         for (g, t) in global.w_precision.iter_mut().zip(&target.w_precision) {
             g.zip_apply(t, |a, b| *a = mix(*a, b));
         }
-        global.w_shift.zip_apply(&target.w_shift, |a, b| *a = mix(*a, b));
-        global.b_precision.zip_apply(&target.b_precision, |a, b| *a = mix(*a, b));
-        global.b_shift.zip_apply(&target.b_shift, |a, b| *a = mix(*a, b));
-        global.c_precision.zip_apply(&target.c_precision, |a, b| *a = mix(*a, b));
-        global.c_shift.zip_apply(&target.c_shift, |a, b| *a = mix(*a, b));
+        global
+            .w_shift
+            .zip_apply(&target.w_shift, |a, b| *a = mix(*a, b));
+        global
+            .b_precision
+            .zip_apply(&target.b_precision, |a, b| *a = mix(*a, b));
+        global
+            .b_shift
+            .zip_apply(&target.b_shift, |a, b| *a = mix(*a, b));
+        global
+            .c_precision
+            .zip_apply(&target.c_precision, |a, b| *a = mix(*a, b));
+        global
+            .c_shift
+            .zip_apply(&target.c_shift, |a, b| *a = mix(*a, b));
         // TPBN hyper-posteriors from the blended q(W) (Appendix C; post-processing).
         let nat = SbnNatural::from_global(global);
         global.tpbn.update(&nat.w2);

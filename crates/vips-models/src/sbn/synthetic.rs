@@ -29,7 +29,13 @@ impl SyntheticSbn {
         let unit = Normal::new(0.0, 1.0).expect("std > 0");
         let coin = Bernoulli::new(0.5).expect("p in [0, 1]");
         let w = (0..visible * hidden)
-            .map(|_| if coin.sample(&mut rng) { big.sample(&mut rng) } else { 0.0 })
+            .map(|_| {
+                if coin.sample(&mut rng) {
+                    big.sample(&mut rng)
+                } else {
+                    0.0
+                }
+            })
             .collect();
         let b = (0..hidden).map(|_| unit.sample(&mut rng)).collect();
         let c = (0..visible).map(|_| unit.sample(&mut rng) - 1.0).collect();
@@ -55,13 +61,17 @@ impl SyntheticSbn {
             .map(|_| {
                 for k in 0..k_dim {
                     z[k] = f64::from(u8::from(
-                        Bernoulli::new(sigmoid(self.b[k])).expect("p").sample(&mut rng),
+                        Bernoulli::new(sigmoid(self.b[k]))
+                            .expect("p")
+                            .sample(&mut rng),
                     ));
                 }
                 let pixels = (0..j_dim)
                     .map(|j| {
                         let psi: f64 = self.c[j]
-                            + (0..k_dim).map(|k| self.w[j * k_dim + k] * z[k]).sum::<f64>();
+                            + (0..k_dim)
+                                .map(|k| self.w[j * k_dim + k] * z[k])
+                                .sum::<f64>();
                         u8::from(Bernoulli::new(sigmoid(psi)).expect("p").sample(&mut rng))
                     })
                     .collect();
@@ -86,16 +96,33 @@ impl SyntheticSbn {
         if k_dim > 20 || images.is_empty() {
             return None;
         }
-        let log_sig = |x: f64| -((-x).exp().ln_1p()) .min(f64::MAX);
-        let log_sig = |x: f64| if x >= 0.0 { log_sig(x) } else { x - x.exp().ln_1p() };
+        let log_sig = |x: f64| -((-x).exp().ln_1p()).min(f64::MAX);
+        let log_sig = |x: f64| {
+            if x >= 0.0 {
+                log_sig(x)
+            } else {
+                x - x.exp().ln_1p()
+            }
+        };
         let states: Vec<(f64, Vec<f64>)> = (0..1usize << k_dim)
             .map(|s| {
                 let z: Vec<f64> = (0..k_dim).map(|k| ((s >> k) & 1) as f64).collect();
                 let prior: f64 = (0..k_dim)
-                    .map(|k| if z[k] > 0.5 { log_sig(self.b[k]) } else { log_sig(-self.b[k]) })
+                    .map(|k| {
+                        if z[k] > 0.5 {
+                            log_sig(self.b[k])
+                        } else {
+                            log_sig(-self.b[k])
+                        }
+                    })
                     .sum();
                 let psi = (0..j_dim)
-                    .map(|j| self.c[j] + (0..k_dim).map(|k| self.w[j * k_dim + k] * z[k]).sum::<f64>())
+                    .map(|j| {
+                        self.c[j]
+                            + (0..k_dim)
+                                .map(|k| self.w[j * k_dim + k] * z[k])
+                                .sum::<f64>()
+                    })
                     .collect();
                 (prior, psi)
             })
