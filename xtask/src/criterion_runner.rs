@@ -32,10 +32,25 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         if !bench_dir.is_dir() {
             continue;
         }
+        // Name every criterion bench explicitly: `--benches` would also select the library's
+        // libtest harness, which rejects criterion's flags.
+        let mut benches: Vec<String> = std::fs::read_dir(&bench_dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+            .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .collect();
+        benches.sort();
+        if benches.is_empty() {
+            continue;
+        }
         let mut cmd = Command::new(&cargo);
         cmd.current_dir(&ctx.root)
             .env("CRITERION_HOME", &criterion_home)
-            .args(["bench", "-q", "-p", package, "--benches", "--", "--noplot"]);
+            .args(["bench", "-q", "-p", package]);
+        for bench in &benches {
+            cmd.args(["--bench", bench]);
+        }
+        cmd.args(["--", "--noplot"]);
         if ctx.quick {
             cmd.args([
                 "--quick",
