@@ -123,3 +123,17 @@ pub fn write_report(
     )?;
     Ok(())
 }
+
+/// The label of a privacy budget in a table: the epsilon, or "∞ (non-private)".
+pub fn epsilon_label(epsilon: Option<f64>) -> String {
+    epsilon.map_or("∞ (non-private)".into(), |e| e.to_string())
+}
+
+/// A Markdown bullet list of commands, each in backticks.
+pub fn command_list(commands: &[String]) -> String {
+    commands
+        .iter()
+        .map(|c| format!("- `{c}`"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::context::Context;
 use crate::example_runner::{number, run_example};
 use crate::plot::{LinePlot, Scale, Series, line_plot};
-use crate::report::{Section, markdown_table};
+use crate::report::{Section, command_list, epsilon_label, markdown_table};
 
 const SEED: u64 = 5;
 const DIM: usize = 10;
@@ -126,7 +126,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
             None => nonprivate = auc,
         }
         rows.push(vec![
-            eps.map_or("∞ (non-private)".into(), |e| e.to_string()),
+            epsilon_label(eps),
             format!("{auc:.4}"),
             format!("{:.4}", mean(&accs)),
         ]);
@@ -160,11 +160,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         "Mean over {splits} stratified 80/20 splits. The comparison with scikit-learn and diffprivlib over 100 \
          splits is in docs/benchmarks.md (vips-models: BLR).\n\n{}\n\nCommands (split 0):\n\n{}\n",
         markdown_table(&["epsilon", "mean test AUC", "mean accuracy"], &rows),
-        commands
-            .iter()
-            .map(|c| format!("- `{c}`"))
-            .collect::<Vec<_>>()
-            .join("\n")
+        command_list(&commands)
     );
     section.figures = json!({"runs": runs});
     section.plots.push(plot_file.into());

@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::context::Context;
 use crate::example_runner::{number, run_example};
 use crate::plot::{LinePlot, Scale, Series, line_plot};
-use crate::report::{Section, markdown_table};
+use crate::report::{Section, command_list, epsilon_label, markdown_table};
 
 const SEED: u64 = 7;
 
@@ -54,10 +54,6 @@ fn write_synthetic_uci(dir: &Path) -> anyhow::Result<()> {
         )?;
     }
     Ok(())
-}
-
-fn eps_label(eps: Option<f64>) -> String {
-    eps.map_or("∞ (non-private)".into(), |e| e.to_string())
 }
 
 fn private_args(eps: Option<f64>) -> Vec<String> {
@@ -120,7 +116,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
             None => nonprivate = rmse,
         }
         rows.push(vec![
-            eps_label(eps),
+            epsilon_label(eps),
             format!("{rmse:.4}"),
             format!("{:.4}", number(o, "test_log_likelihood")),
             format!("{:.2}", number(o, "seconds")),
@@ -144,7 +140,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         let run = run_example(ctx, "dp-sep", "mog", &args)?;
         let o = &run.output;
         mog_rows.push(vec![
-            eps_label(eps),
+            epsilon_label(eps),
             format!("{:.4}", number(o, "f_norm")),
             format!("{:.4}", number(o, "kl_proxy")),
         ]);
@@ -184,11 +180,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
             &rows
         ),
         markdown_table(&["epsilon", "F-norm error", "KL proxy"], &mog_rows),
-        commands
-            .iter()
-            .map(|c| format!("- `{c}`"))
-            .collect::<Vec<_>>()
-            .join("\n")
+        command_list(&commands)
     );
     section.figures = json!({"pbp": runs, "mog": mog_runs});
     section.plots.push(plot_file.into());

@@ -6,7 +6,7 @@ use serde_json::json;
 use crate::context::Context;
 use crate::example_runner::{number, run_example};
 use crate::plot::{LinePlot, Scale, Series, line_plot};
-use crate::report::{Section, markdown_table};
+use crate::report::{Section, command_list, epsilon_label, markdown_table};
 
 const SEED: u64 = 1;
 
@@ -90,7 +90,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
             None => nonprivate = (bound, completion),
         }
         rows.push(vec![
-            eps.map_or("∞ (non-private)".into(), |e| e.to_string()),
+            epsilon_label(eps),
             format!("{:.4}", number(o, "epsilon")),
             format!("{bound:.1}"),
             format!("{completion:.1}"),
@@ -148,11 +148,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
             ],
             &rows
         ),
-        commands
-            .iter()
-            .map(|c| format!("- `{c}`"))
-            .collect::<Vec<_>>()
-            .join("\n")
+        command_list(&commands)
     );
     section.figures = json!({"runs": runs});
     section.plots.push(plot_file.into());
