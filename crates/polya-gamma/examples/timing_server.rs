@@ -1,0 +1,64 @@
+//! Timing server for `benches/compare_polyagamma.py`, which interleaves it workload by
+//! workload with the same measurement of polyagamma 2.0.2 so both see the same machine load.
+//!
+//! Reads lines from stdin and answers each with one line (M draws/s, best of `REPS` timings):
+//! * `B Z N REPS`: `N` draws of `PG(B, Z)` with [`PolyaGamma::fill`] (setup not timed);
+//! * `gibbs N REPS`: one draw of `PG(1, z_i)` per `z_i ~ U(-10, 10)` with
+//!   [`PolyaGammaShape::fill_for_tilts`] (the Gibbs workload).
+//!
+//! `cargo run -p polya-gamma --release --example timing_server`
+
+use std::io::{BufRead, Write};
+use std::time::Instant;
+
+use polya_gamma::{PolyaGamma, PolyaGammaShape};
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
+/// Best rate (M/s) of `reps` runs of `f`, each producing `n` draws, after one warm-up run.
+fn best_rate(n: usize, reps: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t = Instant::now();
+        f();
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    n as f64 / best / 1e6
+}
+
+fn main() {
+    let mut rng = SmallRng::seed_from_u64(1);
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout();
+    for line in stdin.lock().lines() {
+        let line = line.expect("stdin");
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let rate = match words[..] {
+            ["gibbs", n, reps] => {
+                let (n, reps): (usize, usize) = (n.parse().unwrap(), reps.parse().unwrap());
+                let z: Vec<f64> = (0..n).map(|_| 20.0 * rng.random::<f64>() - 10.0).collect();
+                let shape = PolyaGammaShape::new(1.0).unwrap();
+                let mut out = vec![0.0; n];
+                best_rate(n, reps, || {
+                    shape.fill_for_tilts(&mut rng, &z, &mut out).unwrap();
+                    std::hint::black_box(&out);
+                })
+            }
+            [b, z, n, reps] => {
+                let (b, z): (f64, f64) = (b.parse().unwrap(), z.parse().unwrap());
+                let (n, reps): (usize, usize) = (n.parse().unwrap(), reps.parse().unwrap());
+                let pg = PolyaGamma::new(b, z).unwrap();
+                let mut out = vec![0.0; n];
+                best_rate(n, reps, || {
+                    pg.fill(&mut rng, &mut out);
+                    std::hint::black_box(&out);
+                })
+            }
+            [] => break,
+            _ => panic!("usage: 'B Z N REPS' or 'gibbs N REPS'"),
+        };
+        writeln!(stdout, "{rate}").unwrap();
+        stdout.flush().unwrap();
+    }
+}
