@@ -69,6 +69,14 @@ pub(crate) fn inverse_gaussian<R: Rng + ?Sized>(rng: &mut R, mu: f64, lambda: f6
     }
 }
 
+/// `u <= e^{-w}` for `w >= 0`, trying the squeeze `e^{-w} >= 1 - w` first (no `exp` when it
+/// decides, which is most of the time for the small `w` of the thinning steps). Same verdict
+/// as the plain test up to the last-ulp rounding of `exp`.
+#[inline]
+fn keep_with_exp_neg(u: f64, w: f64) -> bool {
+    u <= 1.0 - w || u <= (-w).exp()
+}
+
 /// How the left piece `x^{-3/2} exp(-h^2/(2x) - z^2 x / 2)` on `(0, t]` is drawn.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum LeftMethod {
@@ -114,7 +122,7 @@ impl LeftMethod {
                 for _ in 0..MAX_TRIES {
                     let n = normal_tail(rng, a, alpha);
                     x = (h / n) * (h / n);
-                    if half_z2 == 0.0 || uniform(rng) <= (-half_z2 * x).exp() {
+                    if half_z2 == 0.0 || keep_with_exp_neg(uniform(rng), half_z2 * x) {
                         return x;
                     }
                 }
@@ -149,7 +157,7 @@ impl LeftMethod {
             LeftMethod::Levy { a, alpha } => {
                 let n = normal_tail(rng, a, alpha);
                 let x = (h / n) * (h / n);
-                if z == 0.0 || uniform(rng) <= (-0.5 * z * z * x).exp() {
+                if z == 0.0 || keep_with_exp_neg(uniform(rng), 0.5 * z * z * x) {
                     Some(x)
                 } else {
                     None
