@@ -51,7 +51,9 @@ fn print_pinned() {
     }
 }
 
-/// Produced by `print_pinned` (ChaCha8Rng, seed 42).
+/// Produced by `print_pinned` (ChaCha8Rng, seed 42). The `b = 100` row changed on 2026-11-21
+/// when the large-shape sampler split its rectangles into lower rectangles and caps (one `u64`
+/// fewer per draw; same law, different stream).
 const PINNED: [[f64; 3]; 7] = [
     [0.4627348792619358, 0.22556399631937274, 0.04757650498443434],
     [0.37542600713919283, 0.2066553109889611, 0.04757650498443434],
@@ -67,5 +69,5 @@ const PINNED: [[f64; 3]; 7] = [
         0.005209671651908376,
     ],
     [2.09611358515823, 2.384440262340332, 1.8137683449681414],
-    [27.829828199604798, 26.885853586935653, 22.034807848389285],
+    [25.117548710794686, 23.470718008103777, 26.154223125676573],
 ];
