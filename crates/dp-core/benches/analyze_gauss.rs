@@ -4,15 +4,19 @@
 //! Sec. 6.3). The statistic is `0.01 I` and the noise std 1, so the projection always runs.
 //!
 //! Run: `CARGO_TARGET_DIR=/work/target-core cargo bench -p dp-core --bench analyze_gauss`.
-//! `d = 4146` is opt-in (`DP_CORE_BENCH_LARGE=1`): nalgebra's unblocked symmetric
-//! eigendecomposition takes minutes at that size and criterion needs at least 10 samples.
+//! `project_only` is the crate's projection (faer from d = 48 on); `project_only_nalgebra` is the
+//! previous all-nalgebra implementation, for comparison in the same run.
+//! `d = 4146` is opt-in (`DP_CORE_BENCH_LARGE=1`); `examples/analyze_gauss_timing.rs` times it once.
 //! `DP_CORE_BENCH_MAX_D=200` stops earlier.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use dp_core::{AnalyzeGauss, add_symmetric_noise, project_to_positive_definite};
+use dp_core::{
+    AnalyzeGauss, add_symmetric_noise, project_to_positive_definite,
+    project_to_positive_definite_nalgebra,
+};
 use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
@@ -60,6 +64,12 @@ fn bench_analyze_gauss(c: &mut Criterion) {
                 b.iter(|| {
                     let mut m = noised.clone();
                     black_box(project_to_positive_definite(&mut m, 1e-6).expect("finite"))
+                })
+            });
+            group.bench_with_input(BenchmarkId::new("project_only_nalgebra", d), &d, |b, _| {
+                b.iter(|| {
+                    let mut m = noised.clone();
+                    black_box(project_to_positive_definite_nalgebra(&mut m, 1e-6).expect("finite"))
                 })
             });
             let pd = DMatrix::<f64>::identity(d, d);

@@ -18,6 +18,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, check_positive};
+use crate::faer_projection;
 use crate::gaussian::fill_standard_normal;
 
 /// What the positive-definite projection did.
@@ -120,12 +121,17 @@ pub(crate) fn add_packed_symmetric(matrix: &mut DMatrix<f64>, z: &[f64], std: f6
 }
 
 /// Projects a symmetric matrix in place onto `{A : lambda_min(A) >= floor}`: eigenvalues below
-/// `floor` are raised to `floor` and the matrix is rebuilt from nalgebra's symmetric
-/// eigendecomposition (`V diag(max(lambda, floor)) V^T`, then symmetrised).
+/// `floor` are raised to `floor` and the matrix is rebuilt from a symmetric eigendecomposition
+/// (`V diag(max(lambda, floor)) V^T`, exactly symmetric).
 ///
 /// A matrix already above the floor (checked by a Cholesky factorisation of `A - floor I`, which
-/// costs a third of an eigendecomposition) is left bit-identical. After a projection the smallest
-/// eigenvalue is `floor` up to rounding of order `1e-15 ||A||`.
+/// costs a small fraction of an eigendecomposition) is left bit-identical. After a projection the
+/// smallest eigenvalue is `floor` up to rounding of order `1e-15 d ||A||`.
+///
+/// For `d < 48` the linear algebra is nalgebra's (`Cholesky`, `SymmetricEigen`); from `d = 48`
+/// on it is faer's blocked `llt` and self-adjoint eigendecomposition (pure Rust, sequential;
+/// figures in `docs/benchmarks.md`); the two agree to rounding (see `docs/dp-core.md`). If faer's
+/// eigensolver ever reports no convergence, nalgebra's is used.
 ///
 /// # Errors
 /// As [`add_symmetric_noise`], and [`CoreError::InvalidParameter`] unless `floor` is finite and
@@ -144,6 +150,40 @@ pub fn project_to_positive_definite(
     matrix: &mut DMatrix<f64>,
     floor: f64,
 ) -> Result<PsdProjection, CoreError> {
+    project_with(matrix, floor, Backend::for_dimension(matrix.nrows()))
+}
+
+/// From this dimension on, the projection uses `faer` (blocked, SIMD) instead of nalgebra
+/// (unblocked). Below it small matrices keep their earlier (nalgebra) results bit for bit; the
+/// value is to be checked against `benches/analyze_gauss.rs` (`project_only` vs
+/// `project_only_nalgebra` at `d = 50`).
+pub(crate) const FAER_MIN_DIMENSION: usize = 48;
+
+/// Which linear-algebra library computes the Cholesky test and the eigendecomposition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Backend {
+    /// nalgebra's `Cholesky` and `SymmetricEigen` (unblocked; fine for small `d`).
+    Nalgebra,
+    /// faer's `llt` and self-adjoint eigendecomposition (blocked; for large `d`).
+    Faer,
+}
+
+impl Backend {
+    fn for_dimension(d: usize) -> Self {
+        if d >= FAER_MIN_DIMENSION {
+            Backend::Faer
+        } else {
+            Backend::Nalgebra
+        }
+    }
+}
+
+/// [`project_to_positive_definite`] with a chosen backend (both are tested to agree).
+pub(crate) fn project_with(
+    matrix: &mut DMatrix<f64>,
+    floor: f64,
+    backend: Backend,
+) -> Result<PsdProjection, CoreError> {
     check_positive("eigenvalue floor", floor)?;
     check_symmetric(matrix)?;
     let d = matrix.nrows();
@@ -151,7 +191,11 @@ pub fn project_to_positive_definite(
     for i in 0..d {
         shifted[(i, i)] -= floor;
     }
-    if shifted.cholesky().is_some() {
+    let above_floor = match backend {
+        Backend::Nalgebra => shifted.cholesky().is_some(),
+        Backend::Faer => faer_projection::cholesky_succeeds(&shifted),
+    };
+    if above_floor {
         return Ok(PsdProjection {
             eigenvalues_raised: 0,
             smallest_eigenvalue_before: None,
@@ -159,13 +203,19 @@ pub fn project_to_positive_definite(
     }
     // Make the input exactly symmetric (it is within 1e-12) before decomposing.
     let mut sym = matrix.clone();
-    for j in 0..d {
-        for i in 0..j {
-            let v = 0.5 * (sym[(i, j)] + sym[(j, i)]);
-            sym[(i, j)] = v;
-            sym[(j, i)] = v;
+    symmetrise(&mut sym);
+    if backend == Backend::Faer
+        && let Some(result) = faer_projection::project(&sym, floor)
+    {
+        if let Some(projected) = result.projected {
+            *matrix = projected;
         }
+        return Ok(PsdProjection {
+            eigenvalues_raised: result.raised,
+            smallest_eigenvalue_before: Some(result.smallest),
+        });
     }
+    // nalgebra (small d, or faer reported no convergence).
     let mut eigen = SymmetricEigen::new(sym);
     let smallest = eigen
         .eigenvalues
@@ -187,18 +237,35 @@ pub fn project_to_positive_definite(
         });
     }
     let mut rebuilt = eigen.recompose();
-    for j in 0..d {
-        for i in 0..j {
-            let v = 0.5 * (rebuilt[(i, j)] + rebuilt[(j, i)]);
-            rebuilt[(i, j)] = v;
-            rebuilt[(j, i)] = v;
-        }
-    }
+    symmetrise(&mut rebuilt);
     *matrix = rebuilt;
     Ok(PsdProjection {
         eigenvalues_raised: raised,
         smallest_eigenvalue_before: Some(smallest),
     })
+}
+
+/// [`project_to_positive_definite`] forced onto nalgebra's unblocked routines at any `d`: the
+/// previous implementation, kept so that `benches/analyze_gauss.rs` can compare both in one run.
+/// Not part of the supported API.
+#[doc(hidden)]
+pub fn project_to_positive_definite_nalgebra(
+    matrix: &mut DMatrix<f64>,
+    floor: f64,
+) -> Result<PsdProjection, CoreError> {
+    project_with(matrix, floor, Backend::Nalgebra)
+}
+
+/// Replaces `m` by `(m + m^T) / 2`, exactly symmetric.
+fn symmetrise(m: &mut DMatrix<f64>) {
+    let d = m.nrows();
+    for j in 0..d {
+        for i in 0..j {
+            let v = 0.5 * (m[(i, j)] + m[(j, i)]);
+            m[(i, j)] = v;
+            m[(j, i)] = v;
+        }
+    }
 }
 
 /// Analyze-Gauss with a fixed noise std per upper-triangle entry and an eigenvalue floor.
@@ -286,6 +353,60 @@ mod tests {
         let mut ok = DMatrix::<f64>::identity(2, 2);
         assert!(project_to_positive_definite(&mut ok, 0.0).is_err());
         assert!(project_to_positive_definite(&mut DMatrix::zeros(0, 0), 1.0).is_err());
+    }
+
+    /// The faer path (d >= FAER_MIN_DIMENSION) and the nalgebra path agree on random symmetric
+    /// matrices: same raised count and smallest eigenvalue (to `1e-12 ||A||_F`), projections
+    /// equal entrywise to `1e-11 ||A||_F`. The projection onto a convex set is 1-Lipschitz in the
+    /// Frobenius norm, so the two differ only by the eigensolvers' backward errors (`~d eps ||A||`),
+    /// whatever the eigengaps. Shifts of the spectrum exercise both rank-update branches (few
+    /// raised eigenvalues, most raised) and the Cholesky fast path.
+    #[test]
+    fn faer_and_nalgebra_paths_agree() {
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::ChaCha20Rng::seed_from_u64(11);
+        for &d in &[FAER_MIN_DIMENSION, 73, 160] {
+            for &shift in &[-2.0, 0.0, 1.5, 40.0] {
+                let mut a = DMatrix::<f64>::identity(d, d) * (shift * (d as f64).sqrt());
+                add_symmetric_noise(&mut a, 1.0, &mut rng).unwrap();
+                let norm = a.norm();
+                let (mut by_faer, mut by_nalgebra) = (a.clone(), a.clone());
+                let pf = project_with(&mut by_faer, 1e-3, Backend::Faer).unwrap();
+                let pn = project_with(&mut by_nalgebra, 1e-3, Backend::Nalgebra).unwrap();
+                let case = format!("d = {d}, shift = {shift}");
+                assert_eq!(pf.eigenvalues_raised, pn.eigenvalues_raised, "{case}");
+                match (pf.smallest_eigenvalue_before, pn.smallest_eigenvalue_before) {
+                    (Some(f), Some(n)) => assert!((f - n).abs() <= 1e-12 * norm, "{case}"),
+                    (None, None) => assert!(shift >= 40.0, "{case}: fast path unexpectedly"),
+                    other => panic!("{case}: fast path taken by one backend only: {other:?}"),
+                }
+                assert_eq!(by_faer, by_faer.transpose(), "{case}");
+                let diff = (&by_faer - &by_nalgebra).amax();
+                assert!(diff <= 1e-11 * norm, "{case}: max difference {diff:e}");
+                if shift == -2.0 {
+                    assert!(
+                        pf.eigenvalues_raised > d / 2,
+                        "{case}: branch not exercised"
+                    );
+                }
+                if shift == 1.5 {
+                    assert!(
+                        pf.eigenvalues_raised < d / 2,
+                        "{case}: branch not exercised"
+                    );
+                    assert!(pf.eigenvalues_raised > 0, "{case}: branch not exercised");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn backend_switches_at_the_threshold() {
+        assert_eq!(
+            Backend::for_dimension(FAER_MIN_DIMENSION - 1),
+            Backend::Nalgebra
+        );
+        assert_eq!(Backend::for_dimension(FAER_MIN_DIMENSION), Backend::Faer);
     }
 
     #[test]

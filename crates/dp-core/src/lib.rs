@@ -52,12 +52,15 @@ mod analyze_gauss;
 pub mod audit;
 mod clip;
 mod error;
+mod faer_projection;
 mod gaussian;
 mod normal;
 mod rng;
 mod sampling;
 pub mod wall;
 
+#[doc(hidden)]
+pub use analyze_gauss::project_to_positive_definite_nalgebra;
 pub use analyze_gauss::{
     AnalyzeGauss, PsdProjection, add_symmetric_noise, project_to_positive_definite,
 };

@@ -104,3 +104,43 @@ fn analyze_gauss_perturb_reports_raised_eigenvalues() {
     assert!(report.smallest_eigenvalue_before.unwrap() < 0.0);
     assert!(m.cholesky().is_some());
 }
+
+/// Above the faer threshold (d >= 48; here d = 150 and 300): output exactly symmetric,
+/// Cholesky succeeds, every eigenvalue at or above the floor up to `1e-12 ||A||_F`, eigenvalues
+/// above the floor kept (to `1e-10 ||A||_F`), and the raised count equals the number of
+/// eigenvalues below the floor by an independent eigensolver (nalgebra's).
+#[test]
+fn projection_above_the_faer_threshold_is_exact_in_count_and_respects_the_floor() {
+    let mut rng = ChaCha20Rng::seed_from_u64(4146);
+    for &(d, floor) in &[(150usize, 1e-6), (300, 0.5)] {
+        let mut noised = DMatrix::<f64>::identity(d, d) * 0.01;
+        add_symmetric_noise(&mut noised, 1.0, &mut rng).unwrap();
+        let before = SymmetricEigen::new(noised.clone()).eigenvalues;
+        let below = before.iter().filter(|&&l| l < floor).count();
+        let mut projected = noised.clone();
+        let report = project_to_positive_definite(&mut projected, floor).unwrap();
+        assert_eq!(report.eigenvalues_raised, below, "d = {d}");
+        assert!(
+            below > 0 && below < d,
+            "d = {d}: both kinds of eigenvalue present"
+        );
+        assert_eq!(projected, projected.transpose(), "d = {d}");
+        assert!(projected.clone().cholesky().is_some(), "d = {d}: not PD");
+        let scale = noised.norm();
+        let mut after: Vec<f64> = SymmetricEigen::new(projected)
+            .eigenvalues
+            .iter()
+            .copied()
+            .collect();
+        after.sort_by(f64::total_cmp);
+        let mut expected: Vec<f64> = before.iter().map(|&l| l.max(floor)).collect();
+        expected.sort_by(f64::total_cmp);
+        for (a, e) in after.iter().zip(&expected) {
+            assert!(
+                *a >= floor - 1e-12 * scale,
+                "d = {d}: eigenvalue {a} below floor {floor}"
+            );
+            assert!((a - e).abs() <= 1e-10 * scale, "d = {d}: {a} vs {e}");
+        }
+    }
+}
