@@ -16,7 +16,7 @@ use rand::Rng;
 
 use crate::proposals::{LeftMethod, MAX_TRIES, exp1, right_gamma, uniform};
 use crate::series::{
-    Verdict, decide_left_series, density_upper_bracket, ln_first_term, monotone_from_start_bound,
+    AlternatingSeries, Verdict, density_upper_bracket, ln_first_term, monotone_from_start_bound,
 };
 use crate::special_fn::{ln_gamma, ln_norm_cdf, ln_upper_gamma_q, log_add_exp, norm_cdf};
 
@@ -132,6 +132,8 @@ pub(crate) struct ShapeSampler {
     ln_h: f64,
     two_pow_h: f64,
     t: f64,
+    /// The alternating-series acceptance test for `h`.
+    series: AlternatingSeries,
     method: Method,
 }
 
@@ -164,6 +166,7 @@ impl ShapeSampler {
                 ln_h,
                 two_pow_h: 2.0,
                 t: DEVROYE_T,
+                series: AlternatingSeries::new(h),
                 method: Method::Devroye,
             };
         }
@@ -174,6 +177,7 @@ impl ShapeSampler {
                 ln_h,
                 two_pow_h: h.exp2(),
                 t: alternate_truncation(h),
+                series: AlternatingSeries::new(h),
                 method: Method::Alternate {
                     gamma_h,
                     ln_gamma_h: ln_gamma(h),
@@ -189,6 +193,7 @@ impl ShapeSampler {
             ln_h,
             two_pow_h: h.exp2(),
             t,
+            series: AlternatingSeries::new(h),
             method: Method::Small(Box::new(StepEnvelope::new(h, t))),
         }
     }
@@ -319,7 +324,7 @@ impl ShapeSampler {
                             - env_x.ln()
                             - 0.5 * tilt.z * tilt.z * (x - t))
                             .exp();
-                        if decide_left_series(h, x, scale, u) == Verdict::Accept {
+                        if self.series.decide(x, scale, u) == Verdict::Accept {
                             return x;
                         }
                         continue;
@@ -334,15 +339,15 @@ impl ShapeSampler {
                 Method::Devroye => devroye_accepts(x, u),
                 Method::Alternate { ln_gamma_h, .. } => {
                     if left {
-                        decide_left_series(h, x, 1.0, u) == Verdict::Accept
+                        self.series.decide(x, 1.0, u) == Verdict::Accept
                     } else {
                         let ln_x = x.ln();
                         let ln_k = h * (0.5 * PI).ln() + (h - 1.0) * ln_x - PI2_8 * x - ln_gamma_h;
                         let scale = (ln_first_term(h, self.ln_h, x, ln_x) - ln_k).exp();
-                        decide_left_series(h, x, scale, u) == Verdict::Accept
+                        self.series.decide(x, scale, u) == Verdict::Accept
                     }
                 }
-                Method::Small(_) => decide_left_series(h, x, 1.0, u) == Verdict::Accept,
+                Method::Small(_) => self.series.decide(x, 1.0, u) == Verdict::Accept,
             };
             if accepted {
                 return x;
