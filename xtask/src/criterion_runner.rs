@@ -46,6 +46,15 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         let mut cmd = Command::new(&cargo);
         cmd.current_dir(&ctx.root)
             .env("CRITERION_HOME", &criterion_home)
+            // Benches that can read real data take it from here; empty means embedded data only
+            // (always so in quick mode, which must not read ../shared).
+            .env(
+                "DP_BAYES_DATA_DIR",
+                ctx.data_dir
+                    .as_deref()
+                    .map(|d| d.as_os_str())
+                    .unwrap_or_default(),
+            )
             .args(["bench", "-q", "-p", package]);
         for bench in &benches {
             cmd.args(["--bench", bench]);
