@@ -3,7 +3,7 @@
 
 Run from the workspace root, in one go so both see the same machine load:
 
-    /work/venv-pld/bin/python crates/dp-accountant/benches/pld_timing.py [--skip-rust]
+    /work/venv-pld/bin/python crates/dp-accountant/benches/pld_timing.py [--skip-rust | --interleave]
 
 For each (sigma, q, steps) of the reference grid (tests/data/pld/make_reference.py) it runs
 dp_accounting 0.6's PLDAccountant (value_discretization_interval 1e-4, its default) in a fresh
@@ -12,6 +12,11 @@ process: compose the event, then epsilon at delta 1e-5 and 1e-6, timed with perf
 `cargo bench -p dp-accountant --bench pld` (same work per iteration: compose both bounds and
 directions, two epsilons), reads criterion's mean estimates from target/criterion and prints a
 markdown table with the speed-up per case, the minimum speed-up and both peaks.
+
+With `--interleave` (the fairer comparison on a shared machine) the criterion bench binary is
+built once and then run case by case (`--exact pld/<sigma>/<q>/<steps>`) right after
+dp_accounting's run of the same case, so both sides of each row see the same load; the load
+average (`/proc/loadavg`) is printed per row and the Rust peak RSS is then per case.
 """
 
 import json
@@ -75,7 +80,93 @@ def criterion_mean_s(root, sigma, q, steps):
     return None
 
 
+def load_avg():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def bench_executable():
+    out = subprocess.run(
+        ["cargo", "bench", "-p", "dp-accountant", "--bench", "pld", "--no-run",
+         "--message-format=json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    exe = None
+    for line in out.splitlines():
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and \
+                msg["target"]["name"] == "pld":
+            exe = msg["executable"]
+    if exe is None:
+        sys.exit("could not find the pld bench executable")
+    # run a private copy, so that rebuilding the crate meanwhile does not change the binary
+    import shutil
+    import tempfile
+
+    copy = os.path.join(tempfile.mkdtemp(prefix="pld-bench-"), "pld")
+    shutil.copy2(exe, copy)
+    return copy
+
+
+def rust_case(exe, sigma, q, steps):
+    """Runs one criterion case; returns its peak RSS (MB) as printed by the bench."""
+    out = subprocess.run(
+        [exe, "--bench", "--exact", f"pld/{rfmt(sigma)}/{rfmt(q)}/{steps}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for line in out.splitlines():
+        if "VmHWM" in line:
+            return float(line.split(":")[-1].split()[0])
+    return None
+
+
+def main_interleaved():
+    target = os.environ.get("CARGO_TARGET_DIR", "target")
+    exe = bench_executable()
+    rows = []
+    for sigma in SIGMAS:
+        for q in QS:
+            for steps in STEPS:
+                load0 = load_avg()
+                dp_s, dp_mb = run_dp((sigma, q, steps))
+                rust_mb = rust_case(exe, sigma, q, steps)
+                rs = criterion_mean_s(os.path.join(target, "criterion"), sigma, q, steps)
+                load = max(load0, load_avg())
+                rows.append((sigma, q, steps, dp_s, dp_mb, rs, rust_mb, load))
+                print(sigma, q, steps, dp_s, dp_mb, rs, rust_mb, load, file=sys.stderr,
+                      flush=True)
+    print("| sigma | q | steps | dp_accounting PLD | its peak RSS | this crate | its peak RSS "
+          "| speed-up | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    ups = []
+    for sigma, q, steps, dp_s, dp_mb, rs, rust_mb, load in rows:
+        up = dp_s / rs if dp_s and rs else None
+        if up:
+            ups.append((up, sigma, q, steps))
+        dp_txt = f"{dp_s * 1e3:.1f} ms" if dp_s else f"> {TIME_LIMIT_S} s"
+        mb_txt = f"{dp_mb:.0f} MB" if dp_mb else "n/a"
+        rs_txt = f"{rs * 1e3:.3f} ms" if rs else "n/a"
+        rmb_txt = f"{rust_mb:.0f} MB" if rust_mb else "n/a"
+        up_txt = f"{up:.1f}x" if up else "n/a"
+        print(f"| {sigma} | {q:g} | {steps} | {dp_txt} | {mb_txt} | {rs_txt} | {rmb_txt} "
+              f"| {up_txt} | {load:.1f} |")
+    if ups:
+        ups.sort()
+        print(f"\nminimum speed-up {ups[0][0]:.1f}x, median {ups[len(ups) // 2][0]:.0f}x; "
+              f"below 10x: {[(s, q, t, round(u, 1)) for u, s, q, t in ups if u < 10]}")
+    print(f"max Rust peak RSS {max(r[6] or 0 for r in rows):.0f} MB")
+
+
 def main():
+    if "--interleave" in sys.argv:
+        return main_interleaved()
     skip_rust = "--skip-rust" in sys.argv
     target = os.environ.get("CARGO_TARGET_DIR", "target")
     rust_peak = None

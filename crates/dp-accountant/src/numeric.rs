@@ -156,6 +156,21 @@ impl LogSignedSum {
         (self.scale + s.abs().ln(), s >= 0.0)
     }
 
+    /// A cheap approximation of `ln |sum|` (within `ln 2`, no transcendental call), for
+    /// heuristics such as where to stop summing exactly; `-inf` for an empty or zero sum.
+    pub(crate) fn approx_ln_abs(&self) -> f64 {
+        let s = (self.sum + self.comp).abs();
+        if self.scale == f64::NEG_INFINITY || s == 0.0 || !s.is_normal() {
+            return if s == 0.0 || self.scale == f64::NEG_INFINITY {
+                f64::NEG_INFINITY
+            } else {
+                self.scale + s.ln()
+            };
+        }
+        let exponent = ((s.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+        self.scale + exponent as f64 * LN_2
+    }
+
     /// `ln` of a bound on the accumulated error: the terms' own errors plus the compensated
     /// summation's (at most `2 eps |S| + O(n eps^2) sum |x|`, bounded by `4 eps sum |x|`).
     pub(crate) fn ln_rounding_bound(&self) -> f64 {

@@ -207,30 +207,46 @@ fn gaussian(sigma: f64, order: f64) -> f64 {
     order / (2.0 * sigma * sigma)
 }
 
+/// Work shared by the orders of one Poisson-subsampled `(q, sigma)` (results never depend on
+/// what the cache holds: every entry is the value an empty cache would compute).
+struct PoissonCache {
+    frac: poisson_frac::FracCache,
+    int: poisson_int::IntCache,
+}
+
+impl PoissonCache {
+    fn new() -> Self {
+        Self {
+            frac: poisson_frac::FracCache::new(),
+            int: poisson_int::IntCache::new(),
+        }
+    }
+}
+
 /// `ln A_a` of the Poisson-subsampled Gaussian, `0 < q < 1`, any order `a >= 1`; `cache`
 /// belongs to this `(sigma, q)`.
-fn poisson_ln_a(sigma: f64, q: f64, order: f64, cache: &mut poisson_frac::FracCache) -> f64 {
+fn poisson_ln_a(sigma: f64, q: f64, order: f64, cache: &mut PoissonCache) -> f64 {
     if order == 1.0 {
         return 0.0;
     }
     if order.fract() == 0.0 {
-        return poisson_int::ln_a(q, sigma, order as u64);
+        return poisson_int::ln_a(q, sigma, order as u64, &mut cache.int);
     }
     if order <= MAX_SERIES_FRACTIONAL_ORDER {
-        return poisson_frac::ln_a_upper_cached(q, sigma, order, cache);
+        return poisson_frac::ln_a_upper_cached(q, sigma, order, &mut cache.frac);
     }
     // Convexity of a -> ln A_a (a log-moment-generating function): the chord lies above.
     let lo = order.floor();
     let t = order - lo;
-    (1.0 - t) * poisson_int::ln_a(q, sigma, lo as u64)
-        + t * poisson_int::ln_a(q, sigma, lo as u64 + 1)
+    (1.0 - t) * poisson_int::ln_a(q, sigma, lo as u64, &mut cache.int)
+        + t * poisson_int::ln_a(q, sigma, lo as u64 + 1, &mut cache.int)
 }
 
 fn poisson(sigma: f64, q: f64, order: f64) -> f64 {
-    poisson_cached(sigma, q, order, &mut poisson_frac::FracCache::new())
+    poisson_cached(sigma, q, order, &mut PoissonCache::new())
 }
 
-fn poisson_cached(sigma: f64, q: f64, order: f64, cache: &mut poisson_frac::FracCache) -> f64 {
+fn poisson_cached(sigma: f64, q: f64, order: f64, cache: &mut PoissonCache) -> f64 {
     if q == 1.0 {
         return gaussian(sigma, order);
     }
@@ -240,7 +256,7 @@ fn poisson_cached(sigma: f64, q: f64, order: f64, cache: &mut poisson_frac::Frac
     // the curve monotone in `q` where a safe-side approximation (the chord between integer orders
     // above order 256) would otherwise overshoot the exact `q = 1` value.
     let bound = if order.fract() == 0.0 {
-        poisson_int::rdp(q, sigma, order as u64)
+        poisson_int::rdp(q, sigma, order as u64, &mut cache.int)
     } else {
         poisson_ln_a(sigma, q, order, cache) / (order - 1.0)
     };
@@ -255,7 +271,7 @@ pub(crate) fn curve_valid(event: &PrivacyEvent, orders: &[f64]) -> Vec<f64> {
             noise_multiplier,
             sampling_rate,
         } => {
-            let mut cache = poisson_frac::FracCache::new();
+            let mut cache = PoissonCache::new();
             orders
                 .iter()
                 .map(|&a| poisson_cached(*noise_multiplier, *sampling_rate, a, &mut cache))

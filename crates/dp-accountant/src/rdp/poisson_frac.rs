@@ -16,6 +16,10 @@
 //! error after `m` terms is at most `2 T_n / (3 + sqrt 8)^m` for such sequences. So each tail
 //! is enclosed in an interval `[L, U]`, and the crate takes the side that over-estimates `A_a`:
 //! the result is never below the exact value (up to the explicit rounding margin added on top).
+//! The tail terms are formed as running products of their steps `T_j / T_(j-1)` (a rational
+//! binomial ratio times a cached `exp` of normal-CDF log differences, shared by all orders of one
+//! `(q, sigma)` and, for the second series, of one fractional part), and the accumulated error
+//! bound of those products widens the enclosure.
 //!
 //! For `q <= 1/2` and small `A_a - 1` the first series is rewritten with
 //! `sum_i C(a,i) (1-q)^(a-i) q^i = 1` (absolutely convergent for `q <= 1/2`) so that `A_a - 1`
@@ -38,14 +42,43 @@ pub(crate) struct FracCache {
     expm1: Vec<f64>,
     /// `ln(i + 1)` by `i`.
     ln_next: Vec<f64>,
-    /// Per fractional part `f` of the order (its bits): `(ln Phi((m - z0)/sigma), ln |m|)` for
-    /// `m = a - i`, indexed by `i - floor(a) + FRAC_OFFSET`. `a - i` is the correctly rounded
+    /// Series-1 tail step `I_i / I_(i-1)` of the integral factors `I_i = exp(c_i) Phi((z0 -
+    /// i)/sigma)` by `i`, with its relative error bound in ulps (NaN = not yet computed).
+    r1: Vec<(f64, f64)>,
+    /// Per fractional part `f` of the order (its bits): a [`MCell`] for `m = a - i`, indexed
+    /// by `i - floor(a)` plus the slot's offset. `a - i` is the correctly rounded
     /// `(floor(a) - i) + f`, so it depends on `(floor(a) - i, f)` only.
-    by_frac: Vec<(u64, Vec<(f64, f64)>)>,
+    by_frac: Vec<FracSlot>,
+    /// Scratch buffer for `ln |C(a, i)|` (reused across orders).
+    binoms: Vec<f64>,
 }
 
-/// Index offset of [`FracCache::by_frac`] (orders with series are at most 256).
-const FRAC_OFFSET: i64 = 257;
+/// Values that depend on `m = a - i` only (each NaN until computed).
+#[derive(Clone, Copy)]
+struct MCell {
+    /// `ln Phi((m - z0)/sigma)`.
+    ln_phi: f64,
+    /// `ln |m|`.
+    ln_abs: f64,
+    /// Series-2 tail step `J_m / J_(m+1)`, `J_m = exp(c_m) Phi((m - z0)/sigma)`.
+    step: f64,
+    /// Relative error bound of `step` in ulps.
+    step_ulps: f64,
+}
+
+const EMPTY_CELL: MCell = MCell {
+    ln_phi: f64::NAN,
+    ln_abs: f64::NAN,
+    step: f64::NAN,
+    step_ulps: f64::NAN,
+};
+
+/// The [`MCell`]s of one fractional part: cell `j` holds `i - floor(a) = j - offset`.
+struct FracSlot {
+    key: u64,
+    offset: i64,
+    cells: Vec<MCell>,
+}
 
 impl FracCache {
     /// An empty cache (for one `(q, sigma)` pair).
@@ -55,7 +88,9 @@ impl FracCache {
             s1_neg: Vec::new(),
             expm1: Vec::new(),
             ln_next: Vec::new(),
+            r1: Vec::new(),
             by_frac: Vec::new(),
+            binoms: Vec::new(),
         }
     }
 }
@@ -80,15 +115,20 @@ const LN_TAIL_TOLERANCE: f64 = -32.0; // e^-32 = 1.3e-14
 const MAX_EXTRA_HEAD: usize = 48;
 
 /// Encloses the alternating tail `sum_{j>=0} (-1)^j T_j` of a completely monotone sequence
-/// (`T_j = int x^j dmu(x)` on `[0, 1]`), given `ln T_j` lazily, to an absolute accuracy of about
+/// (`T_j = int x^j dmu(x)` on `[0, 1]`), given `ln T_0` and the steps `T_j / T_(j-1)` lazily
+/// (each with a relative error bound in ulps), to an absolute accuracy of about
 /// `exp(ln_target)`. Returns `(ln lower, ln upper)`.
 ///
 /// Uses the Cohen-Villegas-Zagier (2000) acceleration (their Algorithm 1): with `n` terms the
 /// error is at most `2 S / (3 + sqrt 8)^n <= 2 T_0 / 5.83^n` for such sequences; `n` is chosen
 /// from `T_0` and the target (at most [`MAX_TAIL_TERMS`]), and the interval is widened by that
-/// bound and by the rounding of the weighted sum.
-fn alternating_tail(ln_t: &mut dyn FnMut(usize) -> f64, ln_target: f64) -> (f64, f64) {
-    let ln_t0 = ln_t(0);
+/// bound, by the rounding of the weighted sum and by the accumulated error of the running
+/// product `T_j / T_0` (the sum of its steps' error bounds plus one ulp per multiplication).
+fn alternating_tail(
+    ln_t0: f64,
+    mut step: impl FnMut(usize) -> (f64, f64),
+    ln_target: f64,
+) -> (f64, f64) {
     if ln_t0 == f64::NEG_INFINITY {
         return (f64::NEG_INFINITY, f64::NEG_INFINITY);
     }
@@ -106,17 +146,35 @@ fn alternating_tail(ln_t: &mut dyn FnMut(usize) -> f64, ln_target: f64) -> (f64,
     let mut c = -d;
     let mut sum = 0.0;
     let mut abs_sum = 0.0;
+    let mut err_sum = 0.0;
+    // T_k / T_0 as the running product of the steps, with its error bound in ulps
+    let mut a = 1.0_f64;
+    let mut a_ulps = 0.0;
+    let mut flushed = 0.0;
     for k in 0..n {
         let kf = k as f64;
         c = b - c;
-        let a = (ln_t(k) - ln_t0).exp();
+        if k > 0 && a != 0.0 {
+            let (r, u) = step(k);
+            a *= r;
+            a_ulps += u + 1.0;
+            if a < 1e-250 {
+                // negligible (and kept out of the subnormal range): bounded instead
+                a = 0.0;
+                flushed = 1e-250;
+            }
+        }
         sum += c * a;
         abs_sum += (c * a).abs();
+        err_sum += (c * a).abs() * a_ulps;
         b = (kf + nf) * (kf - nf) * b / ((kf + 0.5) * (kf + 1.0));
     }
     let value = sum / d;
     let truncation = 2.0 / (3.0 + 8f64.sqrt()).powi(n as i32);
-    let rounding = 4.0 * (nf + 2.0) * f64::EPSILON * (abs_sum / d + 1.0);
+    // |c_k| <= d, so each flushed term moves the weighted sum by at most `flushed`
+    let rounding = 4.0 * (nf + 2.0) * f64::EPSILON * (abs_sum / d + 1.0)
+        + 2.0 * f64::EPSILON * err_sum / d
+        + nf * flushed;
     let lower = (value - truncation - rounding).max(0.0);
     let upper = value + truncation + rounding;
     let ln_lower = if lower > 0.0 {
@@ -139,14 +197,16 @@ struct Setup<'c> {
     sigma: f64,
     ln_q: f64,
     ln_1mq: f64,
+    /// `q / (1 - q)`.
+    rho: f64,
     z0: f64,
     inv_two_var: f64,
     /// `ceil(alpha)`: first index of the alternating tail.
     n0: u64,
-    /// `floor(alpha)`.
-    floor: i64,
     /// This order's entry of [`FracCache::by_frac`].
     slot: usize,
+    /// Index of this order's `i = 0` in the slot's cells.
+    base: usize,
     cache: &'c mut FracCache,
 }
 
@@ -156,20 +216,40 @@ impl<'c> Setup<'c> {
         let ln_1mq = (-q).ln_1p();
         let floor = alpha.floor();
         let key = (alpha - floor).to_bits();
-        let slot = match cache.by_frac.iter().position(|(k, _)| *k == key) {
+        let slot = match cache.by_frac.iter().position(|f| f.key == key) {
             Some(slot) => slot,
             None => {
-                cache.by_frac.push((key, Vec::new()));
+                cache.by_frac.push(FracSlot {
+                    key,
+                    offset: floor as i64,
+                    cells: Vec::with_capacity(128),
+                });
                 cache.by_frac.len() - 1
             }
         };
+        // Room for every index this order can touch: the heads (at most `ceil(a) +
+        // MAX_EXTRA_HEAD`) and the tails after them (at most `MAX_TAIL_TERMS` steps).
+        let floor_i = floor as i64;
+        let f = &mut cache.by_frac[slot];
+        if f.offset < floor_i {
+            // an order with a larger integer part: make room at the front
+            let extra = (floor_i - f.offset) as usize;
+            f.cells.splice(0..0, std::iter::repeat_n(EMPTY_CELL, extra));
+            f.offset = floor_i;
+        }
+        let base = (f.offset - floor_i) as usize;
+        let len = base + alpha.ceil() as usize + MAX_EXTRA_HEAD + MAX_TAIL_TERMS + 2;
+        if f.cells.len() < len {
+            f.cells.resize(len, EMPTY_CELL);
+        }
         Self {
-            floor: floor as i64,
             slot,
+            base,
             alpha,
             sigma,
             ln_q,
             ln_1mq,
+            rho: q / (1.0 - q),
             z0: sigma * sigma * (ln_1mq - ln_q) + 0.5,
             inv_two_var: 1.0 / (2.0 * sigma * sigma),
             n0: alpha.ceil() as u64,
@@ -177,18 +257,76 @@ impl<'c> Setup<'c> {
         }
     }
 
-    /// `(ln Phi((m - z0)/sigma), ln |m|)` for `m = alpha - i` (cached by the bits of `m`).
-    fn by_m(&mut self, i: f64) -> (f64, f64) {
-        let idx = (i as i64 - self.floor + FRAC_OFFSET) as usize;
-        let v = &mut self.cache.by_frac[self.slot].1;
-        if v.len() <= idx {
-            v.resize(idx + 1, (f64::NAN, f64::NAN));
+    /// This order's [`MCell`] for `m = alpha - i`.
+    fn cell(&mut self, i: f64) -> &mut MCell {
+        &mut self.cache.by_frac[self.slot].cells[self.base + i as usize]
+    }
+
+    /// `ln Phi((m - z0)/sigma)` for `m = alpha - i` (cached by the bits of `m`).
+    fn ln_phi_m(&mut self, i: f64) -> f64 {
+        let (alpha, z0, sigma) = (self.alpha, self.z0, self.sigma);
+        let cell = self.cell(i);
+        if cell.ln_phi.is_nan() {
+            cell.ln_phi = ln_ndtr((alpha - i - z0) / sigma);
         }
-        if v[idx].0.is_nan() {
-            let m = self.alpha - i;
-            v[idx] = (ln_ndtr((m - self.z0) / self.sigma), m.abs().ln());
+        cell.ln_phi
+    }
+
+    /// `ln |m|` for `m = alpha - i` (cached by the bits of `m`).
+    fn ln_abs_m(&mut self, i: f64) -> f64 {
+        let alpha = self.alpha;
+        let cell = self.cell(i);
+        if cell.ln_abs.is_nan() {
+            cell.ln_abs = (alpha - i).abs().ln();
         }
-        v[idx]
+        cell.ln_abs
+    }
+
+    /// Step `|C(a,k)| / |C(a,k-1)| = |a - k + 1| / k` times `q / (1 - q)`: the ratio of
+    /// consecutive binomial weights `|C(a,k)| (1-q)^(a-k) q^k` (at most 6 ulps off).
+    fn w_step(&self, k: usize) -> f64 {
+        (self.alpha - (k - 1) as f64).abs() / k as f64 * self.rho
+    }
+
+    /// Series-1 tail step from index `k - 1` to `k` with its error bound in ulps.
+    fn t1_step(&mut self, k: usize) -> (f64, f64) {
+        if self.cache.r1.len() <= k {
+            self.cache.r1.resize(k + 1, (f64::NAN, f64::NAN));
+        }
+        if self.cache.r1[k].0.is_nan() {
+            // I_k / I_(k-1) = exp((k - 1)/sigma^2) Phi((z0 - k)/sigma) / Phi((z0 - k + 1)/sigma)
+            let dc = (k - 1) as f64 * 2.0 * self.inv_two_var;
+            let (p1, p0) = (self.ln_phi1(k), self.ln_phi1(k - 1));
+            let x = dc + p1 - p0;
+            let ulps = 8.0 + 4.0 * (dc.abs() + p1.abs() + p0.abs()) + x.abs();
+            self.cache.r1[k] = (x.exp(), ulps);
+        }
+        let (r, u) = self.cache.r1[k];
+        (self.w_step(k) * r, u + 7.0)
+    }
+
+    /// Series-2 tail step from index `k - 1` to `k` (`m = a - k`) with its error bound in ulps:
+    /// `|a-k+1|/k * (1-q)/q * J_m / J_(m+1)`.
+    fn s2_step(&mut self, k: usize) -> (f64, f64) {
+        let fk = k as f64;
+        let cell = *self.cell(fk);
+        let (r, u) = if cell.step.is_nan() {
+            // J_m / J_(m+1) = exp(-m/sigma^2) Phi((m - z0)/sigma) / Phi((m + 1 - z0)/sigma)
+            let m = self.alpha - fk;
+            let dc = -m * 2.0 * self.inv_two_var;
+            let (p1, p0) = (self.ln_phi_m(fk), self.ln_phi_m(fk - 1.0));
+            let x = dc + p1 - p0;
+            let ulps = 8.0 + 4.0 * (dc.abs() + p1.abs() + p0.abs()) + x.abs();
+            let r = x.exp();
+            let cell = self.cell(fk);
+            cell.step = r;
+            cell.step_ulps = ulps;
+            (r, ulps)
+        } else {
+            (cell.step, cell.step_ulps)
+        };
+        let w = (self.alpha - (k - 1) as f64).abs() / fk / self.rho;
+        (w * r, u + 7.0)
     }
 
     /// `ln (i + 1)` (cached).
@@ -222,21 +360,16 @@ impl<'c> Setup<'c> {
     fn grow_binoms(&mut self, v: &mut Vec<f64>, len: usize) {
         while v.len() < len {
             let i = v.len() - 1;
-            let next = v[i] + self.by_m(i as f64).1 - self.ln_next(i);
+            let next = v[i] + self.ln_abs_m(i as f64) - self.ln_next(i);
             v.push(next);
         }
     }
 
-    /// `ln |C(alpha, i)|` for `i = 0..=n`.
-    fn ln_abs_binoms(&mut self, n: usize) -> Vec<f64> {
-        let mut out = Vec::with_capacity(n + 1);
-        let mut acc = 0.0;
-        out.push(acc);
-        for i in 0..n {
-            acc += self.by_m(i as f64).1 - self.ln_next(i);
-            out.push(acc);
-        }
-        out
+    /// Fills `out` with `ln |C(alpha, i)|` for `i < len`.
+    fn ln_abs_binoms(&mut self, out: &mut Vec<f64>, len: usize) {
+        out.clear();
+        out.push(0.0);
+        self.grow_binoms(out, len);
     }
 
     /// `ln [ |C| (1-q)^(a-i) q^i ]` without the binomial: the weight of term `i` of series 1.
@@ -262,21 +395,23 @@ impl<'c> Setup<'c> {
     /// The log components of [`Setup::ln_s2`] (for the error model).
     fn s2_components(&mut self, i: f64) -> [f64; 4] {
         let m = self.alpha - i;
-        [i * self.ln_1mq, m * self.ln_q, self.c(m), self.by_m(i).0]
+        [i * self.ln_1mq, m * self.ln_q, self.c(m), self.ln_phi_m(i)]
     }
 }
 
 /// Upper bound on `ln A_a` for fractional `a > 1` and `0 < q < 1`, sharing `cache` with the
 /// other orders of the same `(q, sigma)` (the cache must not be used with another pair).
 pub(crate) fn ln_a_upper_cached(q: f64, sigma: f64, alpha: f64, cache: &mut FracCache) -> f64 {
+    let mut binoms = std::mem::take(&mut cache.binoms);
     let mut s = Setup::new(q, sigma, alpha, cache);
-    let mut binoms = s.ln_abs_binoms(s.n0 as usize + MAX_TAIL_TERMS + 1);
-    if q <= 0.5
-        && let Some(v) = ln_a_via_a_minus_one(&mut s, &mut binoms)
-    {
-        return v;
+    s.ln_abs_binoms(&mut binoms, s.n0 as usize + 1);
+    let out = match q <= 0.5 {
+        true => ln_a_via_a_minus_one(&mut s, &mut binoms),
+        false => None,
     }
-    ln_a_direct(&mut s, &binoms)
+    .unwrap_or_else(|| ln_a_direct(&mut s, &binoms));
+    cache.binoms = binoms;
+    out
 }
 
 /// Adds the head of the second series (`i < ceil(a)`, all terms positive).
@@ -292,11 +427,8 @@ fn add_second_series_head(s: &mut Setup, binoms: &[f64], total: &mut LogSignedSu
 /// Upper end of the second series' tail (from `ceil(a)`; its first term is positive).
 fn second_series_tail_upper(s: &mut Setup, binoms: &[f64], ln_target: f64) -> f64 {
     let n0 = s.n0 as usize;
-    alternating_tail(
-        &mut |j| binoms[n0 + j] + s.ln_s2((n0 + j) as f64),
-        ln_target,
-    )
-    .1
+    let ln_t0 = binoms[n0] + s.ln_s2(n0 as f64);
+    alternating_tail(ln_t0, |j| s.s2_step(n0 + j), ln_target).1
 }
 
 /// `ln A` summed as `A - 1` (for `q <= 1/2`), or `None` if rounding left no positive value.
@@ -310,10 +442,10 @@ fn ln_a_via_a_minus_one(s: &mut Setup, binoms: &mut Vec<f64>) -> Option<f64> {
     add_second_series_head(s, binoms, &mut total);
     let mut i = 0;
     loop {
-        s.grow_binoms(binoms, i + MAX_TAIL_TERMS + 1);
+        s.grow_binoms(binoms, i + 1);
         let fi = i as f64;
         let lw = binoms[i] + s.ln_w1(fi);
-        if i >= n0 && (i >= n0 + MAX_EXTRA_HEAD || lw < total.value().0) {
+        if i >= n0 && (i >= n0 + MAX_EXTRA_HEAD || lw < total.approx_ln_abs()) {
             break;
         }
         // sign of C(a, i): + below ceil(a), then alternating
@@ -335,15 +467,10 @@ fn ln_a_via_a_minus_one(s: &mut Setup, binoms: &mut Vec<f64>) -> Option<f64> {
     total.add(second_series_tail_upper(s, binoms, ln_target), true);
     // Tail from i: sign (-1)^(i - n0) times sum_j (-1)^j [T1_j - B_j].
     let tail_positive = (i - n0).is_multiple_of(2);
-    let (t1_lo, t1_hi) = alternating_tail(
-        &mut |j| {
-            let k = i + j;
-            binoms[k] + s.ln_w1(k as f64) + s.ln_i1(k)
-        },
-        ln_target,
-    );
-    let (b_lo, b_hi) =
-        alternating_tail(&mut |j| binoms[i + j] + s.ln_w1((i + j) as f64), ln_target);
+    let ln_b0 = binoms[i] + s.ln_w1(i as f64);
+    let ln_t1_0 = ln_b0 + s.ln_i1(i);
+    let (t1_lo, t1_hi) = alternating_tail(ln_t1_0, |j| s.t1_step(i + j), ln_target);
+    let (b_lo, b_hi) = alternating_tail(ln_b0, |j| (s.w_step(i + j), 6.0), ln_target);
     if tail_positive {
         total.add(t1_hi, true);
         total.add(b_lo, false);
@@ -372,11 +499,11 @@ fn ln_a_direct(s: &mut Setup, binoms: &[f64]) -> f64 {
     }
     let ln_target = total.value().0 + LN_TAIL_TOLERANCE;
     total.add(second_series_tail_upper(s, binoms, ln_target), true);
-    let t1 = &mut |j: usize| {
-        let k = n0 + j;
-        binoms[k] + s.ln_w1(k as f64) + s.ln_i1(k)
-    };
-    total.add(alternating_tail(t1, ln_target).1, true);
+    let ln_t0 = binoms[n0] + s.ln_w1(n0 as f64) + s.ln_i1(n0);
+    total.add(
+        alternating_tail(ln_t0, |j| s.t1_step(n0 + j), ln_target).1,
+        true,
+    );
     let rounding = total.ln_rounding_bound();
     total.add(rounding, true);
     total.value().0.max(0.0)

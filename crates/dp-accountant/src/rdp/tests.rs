@@ -79,3 +79,40 @@ fn shared_curve_is_bit_identical_to_order_by_order() {
         }
     }
 }
+
+/// The integer-order sum stops early once the rest is bounded by `expm1(c_k)`; it must stay
+/// on the safe side of (and within rounding of) the full sum over every `k`.
+#[test]
+fn pruned_integer_sum_bounds_the_full_sum() {
+    use crate::numeric::{ln_binom_int, ln_expm1};
+    for (s, q) in [
+        (1.1f64, 0.01f64),
+        (0.5, 1e-4),
+        (10.0, 0.2),
+        (0.8, 0.7),
+        (3.0, 0.05),
+    ] {
+        let mut cache = poisson_int::IntCache::new();
+        for a in [2u64, 3, 7, 16, 63, 128, 256, 512, 1024] {
+            let terms: Vec<f64> = (2..=a)
+                .map(|k| {
+                    let kf = k as f64;
+                    ln_binom_int(a, k)
+                        + kf * q.ln()
+                        + (a - k) as f64 * (-q).ln_1p()
+                        + ln_expm1((kf * kf - kf) / (2.0 * s * s))
+                })
+                .collect();
+            let max = terms.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let full = max + terms.iter().map(|t| (t - max).exp()).sum::<f64>().ln();
+            let pruned = poisson_int::ln_a_minus_one(q, s, a, &mut cache);
+            // ln values: absolute differences are relative differences of A - 1; beyond
+            // |ln| = 1 the rounding of the logarithm itself sets the scale
+            let tol = 1e-12 * full.abs().max(1.0);
+            assert!(
+                pruned >= full - tol && pruned <= full + tol,
+                "sigma {s} q {q} order {a}: pruned {pruned} full {full}"
+            );
+        }
+    }
+}
