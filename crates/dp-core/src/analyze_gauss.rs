@@ -256,6 +256,17 @@ pub fn project_to_positive_definite_nalgebra(
     project_with(matrix, floor, Backend::Nalgebra)
 }
 
+/// [`project_to_positive_definite`] forced onto faer at any `d` (for
+/// `examples/projection_crossover.rs`, which measures where [`FAER_MIN_DIMENSION`] should be).
+/// Not part of the supported API.
+#[doc(hidden)]
+pub fn project_to_positive_definite_faer(
+    matrix: &mut DMatrix<f64>,
+    floor: f64,
+) -> Result<PsdProjection, CoreError> {
+    project_with(matrix, floor, Backend::Faer)
+}
+
 /// Replaces `m` by `(m + m^T) / 2`, exactly symmetric.
 fn symmetrise(m: &mut DMatrix<f64>) {
     let d = m.nrows();

@@ -59,11 +59,11 @@ mod rng;
 mod sampling;
 pub mod wall;
 
-#[doc(hidden)]
-pub use analyze_gauss::project_to_positive_definite_nalgebra;
 pub use analyze_gauss::{
     AnalyzeGauss, PsdProjection, add_symmetric_noise, project_to_positive_definite,
 };
+#[doc(hidden)]
+pub use analyze_gauss::{project_to_positive_definite_faer, project_to_positive_definite_nalgebra};
 pub use clip::{ClipOutcome, UnitBallTransform, clip_l2, clip_norm};
 pub use error::CoreError;
 pub use gaussian::{
