@@ -9,7 +9,7 @@ use crate::events::PrivacyEvent;
 use crate::optimize::{self, Optimum};
 use crate::orders::Orders;
 use crate::pld::PldConfig;
-use crate::rdp::rdp_valid;
+use crate::rdp::RdpEvaluator;
 
 /// The `method` string of PLD answers.
 pub const PLD_METHOD: &str = "pld/connect-the-dots";
@@ -185,7 +185,8 @@ pub fn delta_for_event(
             delta_lower: Some(b.lower),
         });
     }
-    let rdp = |a: f64| rdp_valid(event, a);
+    let evaluator = std::cell::RefCell::new(RdpEvaluator::new(event));
+    let rdp = |a: f64| evaluator.borrow_mut().eval(a);
     let opt = match config.orders.grid() {
         None => optimize::ln_delta_continuous(&rdp, epsilon, config.conversion),
         Some(grid) => {
@@ -233,7 +234,8 @@ pub(crate) fn epsilon_valid(
     delta: f64,
     config: &AccountantConfig,
 ) -> EpsilonReport {
-    let rdp = |a: f64| rdp_valid(event, a);
+    let evaluator = std::cell::RefCell::new(RdpEvaluator::new(event));
+    let rdp = |a: f64| evaluator.borrow_mut().eval(a);
     let ln_delta = delta.ln();
     let Optimum { value, order } = match config.orders.grid() {
         None => optimize::epsilon_continuous(&rdp, ln_delta, config.conversion),

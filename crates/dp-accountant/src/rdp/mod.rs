@@ -263,6 +263,60 @@ fn poisson_cached(sigma: f64, q: f64, order: f64, cache: &mut PoissonCache) -> f
     bound.min(gaussian(sigma, order))
 }
 
+/// Evaluates the RDP of one validated event at many single orders (the continuous order
+/// search), keeping one [`PoissonCache`] per Poisson-subsampled component between calls. Every
+/// value is bit-identical to [`rdp_valid`] (same arithmetic, caches only remember values).
+pub(crate) struct RdpEvaluator<'e> {
+    event: &'e PrivacyEvent,
+    caches: Vec<PoissonCache>,
+}
+
+impl<'e> RdpEvaluator<'e> {
+    /// An evaluator for a validated event.
+    pub(crate) fn new(event: &'e PrivacyEvent) -> Self {
+        Self {
+            event,
+            caches: Vec::new(),
+        }
+    }
+
+    /// RDP of the event at a validated order.
+    pub(crate) fn eval(&mut self, order: f64) -> f64 {
+        let mut next = 0;
+        eval_cached(self.event, order, &mut self.caches, &mut next)
+    }
+}
+
+/// [`rdp_valid`] with the Poisson components' caches taken in traversal order.
+fn eval_cached(
+    event: &PrivacyEvent,
+    order: f64,
+    caches: &mut Vec<PoissonCache>,
+    next: &mut usize,
+) -> f64 {
+    match event {
+        PrivacyEvent::PoissonSubsampledGaussian {
+            noise_multiplier,
+            sampling_rate,
+        } => {
+            if caches.len() <= *next {
+                caches.push(PoissonCache::new());
+            }
+            let cache = &mut caches[*next];
+            *next += 1;
+            poisson_cached(*noise_multiplier, *sampling_rate, order, cache)
+        }
+        PrivacyEvent::SelfComposed { event, count } => {
+            *count as f64 * eval_cached(event, order, caches, next)
+        }
+        PrivacyEvent::Composed { events } => events
+            .iter()
+            .map(|e| eval_cached(e, order, caches, next))
+            .sum(),
+        _ => rdp_valid(event, order),
+    }
+}
+
 /// The RDP curve of a validated event over validated orders: the same values as
 /// [`rdp_valid`] order by order, with the work shared across the orders of one Poisson event.
 pub(crate) fn curve_valid(event: &PrivacyEvent, orders: &[f64]) -> Vec<f64> {

@@ -72,9 +72,16 @@ fn shared_curve_is_bit_identical_to_order_by_order() {
         .unwrap();
         for event in [&step, &run] {
             let curve = rdp_curve(event, &orders).unwrap();
+            let mut evaluator = RdpEvaluator::new(event);
             for (&a, &v) in orders.iter().zip(&curve) {
                 let single = rdp_event(event, a).unwrap();
                 assert_eq!(v.to_bits(), single.to_bits(), "sigma {s} q {q} order {a}");
+                let shared = evaluator.eval(a);
+                assert_eq!(
+                    shared.to_bits(),
+                    single.to_bits(),
+                    "sigma {s} q {q} order {a}"
+                );
             }
         }
     }
