@@ -9,9 +9,12 @@ Each workload is run twice under `valgrind --tool=callgrind`, with 1 and with 1 
 This crate: `examples/draw_loop.rs` (one `PolyaGamma::fill` with `SmallRng`, or
 `PolyaGammaShape::fill_for_tilts` for the Gibbs workload). polyagamma 2.0.2: one
 `random_polyagamma(b, z, size=n, random_state=np.random.default_rng(1))` call in the venv
-(PG_VENV, default /work/venv-pg, as made by compare_polyagamma.py), i.e. its C sampler plus
-numpy's PCG64 and the array fill. For the Gibbs workload both sides generate the `z_i` in both
-runs and draw only in the second.
+(PG_VENV, default /work/venv-pg, as made by compare_polyagamma.py), counting only the
+instructions inside its C entry points `pgm_random_polyagamma_fill` (one z) and
+`pgm_random_polyagamma_fill2` (a z per draw) (callgrind --toggle-collect:
+the sampler and numpy's PCG64 it calls, not the Python interpreter, whose start-up varies by a
+few million instructions from run to run). For the Gibbs workload both sides generate the `z_i`
+in both runs and draw only in the second.
 
 Instruction counts are not times (a libm `exp` and a shift both count one per instruction
 executed), but they do not move with the machine's load, which on a shared machine can
@@ -40,15 +43,17 @@ PY_GIBBS = ("import sys, numpy as np; from polyagamma import random_polyagamma; 
             "if draw: random_polyagamma(1.0, zs, random_state=rng)")
 
 
-def instructions(argv):
-    res = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + argv,
+def instructions(argv, only=None):
+    """Instructions executed by `argv`; with `only`, just those inside functions matching it."""
+    extra = [f"--toggle-collect={name}" for name in only or []]
+    res = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + extra + argv,
                          capture_output=True, text=True, check=True)
     m = re.search(r"refs:\s+([\d,]+)", res.stderr)
     return int(m.group(1).replace(",", ""))
 
 
-def per_draw(run_small, run_big):
-    return (instructions(run_big) - instructions(run_small)) / N
+def per_draw(run_small, run_big, only=None):
+    return (instructions(run_big, only) - instructions(run_small, only)) / N
 
 
 def main():
@@ -65,7 +70,9 @@ def main():
                  [PY, "-c", PY_GIBBS, str(N), "skip"], [PY, "-c", PY_GIBBS, str(N), "draw"]))
     for label, o_small, o_big, t_small, t_big in rows:
         ours = per_draw(o_small, o_big)
-        theirs = per_draw(t_small, t_big)
+        # Exact names: collection toggles on entry, so nested matches would switch it off.
+        theirs = per_draw(t_small, t_big,
+                          only=["pgm_random_polyagamma_fill", "pgm_random_polyagamma_fill2"])
         print(f"| {label} | {ours:.0f} | {theirs:.0f} | {theirs / ours:.2f} |", flush=True)
 
 
