@@ -1,6 +1,8 @@
 //! Profiling driver for the RDP hot paths (`valgrind --tool=callgrind` counts instructions
 //! regardless of machine load): `cargo build --release -p dp-accountant --example profile_rdp`,
-//! then `valgrind --tool=callgrind target/release/examples/profile_rdp 5`.
+//! then `valgrind --tool=callgrind target/release/examples/profile_rdp 5`. A second argument
+//! `curves` skips the conversions (for CPU-time measurements: `/usr/bin/time -f %U ... 2000
+//! curves`).
 use dp_accountant::conversion::epsilon_from_rdp_curve;
 use dp_accountant::rdp::rdp_curve;
 use dp_accountant::{Conversion, PrivacyEvent, dp_accounting_default_orders};
@@ -10,6 +12,7 @@ fn main() {
         .nth(1)
         .map(|s| s.parse().unwrap())
         .unwrap_or(20);
+    let curves_only = std::env::args().nth(2).as_deref() == Some("curves");
     let orders = dp_accounting_default_orders();
     let step = PrivacyEvent::poisson_subsampled_gaussian(1.1, 0.01).unwrap();
     let mut s = 0.0;
@@ -22,7 +25,8 @@ fn main() {
         .iter()
         .map(|r| r * 1000.0)
         .collect();
-    for _ in 0..n * 10 {
+    let conversions = if curves_only { 0 } else { n * 10 };
+    for _ in 0..conversions {
         s += epsilon_from_rdp_curve(&orders, black_box(&curve), 1e-5, Conversion::Improved)
             .unwrap()
             .0;
