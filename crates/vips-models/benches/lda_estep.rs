@@ -11,6 +11,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use dp_core::wall::segments::SegmentBuffer;
 use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
@@ -66,7 +67,7 @@ fn bench(c: &mut Criterion) {
     });
     // The same 256 documents through dp-core's privacy wall (non-private mode, Poisson rate 1):
     // E-step + sparse contribution + per-record clipping + sum, i.e. one engine iteration's
-    // release without the M-step.
+    // release without the M-step (general path: one push per entry).
     let model = Lda::new(cfg.clone());
     let spec = model.release_spec().expect("valid spec");
     let mut wall = PrivacyWall::builder(docs.clone())
@@ -81,6 +82,18 @@ fn bench(c: &mut Criterion) {
                 .release(&spec, |d: &Document, buf: &mut ContributionBuffer| {
                     let mut s = DocScratch::new(k);
                     model.record_statistic(&expected, d, &mut s, buf);
+                })
+                .expect("release");
+            black_box(r.clipped_records())
+        })
+    });
+    // The engine's path for LDA: dp-core's segment release (one run of K values per word).
+    c.bench_function("lda_wall_segments_256_docs_k50", |b| {
+        b.iter(|| {
+            let r = wall
+                .release_segments(&spec, |d: &Document, buf: &mut SegmentBuffer| {
+                    let mut s = DocScratch::new(k);
+                    model.record_segments(&expected, d, &mut s, buf);
                 })
                 .expect("release");
             black_box(r.clipped_records())

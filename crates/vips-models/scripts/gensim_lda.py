@@ -72,6 +72,12 @@ def main():
     ap.add_argument("--kappa", type=float, default=0.7)
     ap.add_argument("--passes", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sampling", choices=["stream", "poisson"], default="stream",
+                    help="stream: gensim's own chunking (every document once per pass, the "
+                         "default); poisson: the Rust engine's sampling, as a control -- "
+                         "ceil(passes / q) updates, each on a batch drawn with inclusion "
+                         "probability q = batch_size / D, rho_t = (tau0 + t)^-kappa, scaled by "
+                         "D / realised batch (gensim's blend)")
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32",
                     help="gensim's dtype (float32 is gensim's default)")
     args = ap.parse_args()
@@ -81,16 +87,35 @@ def main():
     assert v == v2
     k = args.topics
     t0_cpu, t0_wall = time.process_time(), time.perf_counter()
-    lda = LdaModel(
-        corpus=train, num_topics=k, id2word={i: str(i) for i in range(v)},
+    settings = dict(
+        num_topics=k, id2word={i: str(i) for i in range(v)},
         chunksize=args.batch_size, passes=args.passes, update_every=1,
         alpha=np.full(k, 1.0 / k), eta=1.0 / k, decay=args.kappa, offset=args.tau0,
         eval_every=None, iterations=50, gamma_threshold=0.001,
         random_state=args.seed, dtype=getattr(np, args.dtype),
     )
+    if args.sampling == "stream":
+        lda = LdaModel(corpus=train, **settings)
+        docs = len(train) * args.passes
+    else:
+        settings["passes"] = 1
+        lda = LdaModel(corpus=None, **settings)
+        d = len(train)
+        q = args.batch_size / d
+        rng = np.random.default_rng(args.seed + 1000)
+        docs = 0
+        for t in range(int(np.ceil(args.passes / q))):
+            idx = np.nonzero(rng.random(d) < q)[0]
+            if len(idx) == 0:
+                continue
+            # gensim's rho uses num_updates / chunksize and blends with scale numdocs / len(batch):
+            # set both so that this update is step t of a D-document corpus.
+            lda.num_updates = t * len(idx)
+            lda.state.numdocs = d - len(idx)
+            lda.update([train[i] for i in idx], chunksize=len(idx), passes=1)
+            docs += len(idx)
     cpu = time.process_time() - t0_cpu
     wall = time.perf_counter() - t0_wall
-    docs = len(train) * args.passes
 
     words = sum(c for d in test for _, c in d)
     bound_gensim = lda.log_perplexity(test)  # total_docs = len(test)
@@ -112,7 +137,8 @@ def main():
     print(json.dumps({
         "library": "gensim", "version": gensim.__version__, "numpy": np.__version__,
         "topics": k, "batch_size": args.batch_size, "tau0": args.tau0, "kappa": args.kappa,
-        "passes": args.passes, "dtype": args.dtype,
+        "passes": args.passes, "dtype": args.dtype, "sampling": args.sampling,
+        "docs_processed": docs,
         "train_docs": len(train), "test_docs": len(test), "test_tokens": words,
         "train_cpu_seconds": cpu, "train_wall_seconds": wall,
         "docs_per_cpu_second": docs / cpu, "docs_per_second": docs / wall,

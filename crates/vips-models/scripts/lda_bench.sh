@@ -2,7 +2,8 @@
 # Measurements behind the "vips-models: LDA" section of docs/benchmarks.md.
 # Run from the workspace root after `cargo build --release -p vips-models --example lda`
 # and the gensim venv set-up (see gensim_lda.py). Writes JSON lines under $OUT.
-#   bash crates/vips-models/scripts/lda_bench.sh [speed|privacy|synthetic|all]
+#   bash crates/vips-models/scripts/lda_bench.sh [speed|perplexity|privacy|synthetic|all]
+# (perplexity: PASSES=1|2|3 and SEEDS=10 select the passes and the number of initial seeds)
 set -euo pipefail
 BIN=${BIN:-${CARGO_TARGET_DIR:-target}/release/examples/lda}
 PY=${PY:-/work/venv-lda/bin/python}
@@ -13,14 +14,32 @@ mkdir -p "$OUT"
 what=${1:-all}
 common=(--corpus "$NEWS" --topics 50 --batch-size 256 --tau0 1024 --kappa 0.7 --json)
 
+# Tag a JSON line with the run name and the 1-minute load average at the time it finished.
+tag() { sed "s/^{/{\"run\":\"$1\",\"load1\":$(cut -d' ' -f1 /proc/loadavg),/"; }
+
 if [[ $what == speed || $what == all ]]; then
-  # Side by side in one run, alternating: non-private Rust (1 and 2 threads) and gensim.
+  # Side by side in one run, interleaved: non-private Rust (1 and 2 threads) and gensim.
   : > "$OUT/speed.jsonl"
   for r in $(seq 1 "$REPS"); do
-    "$BIN" "${common[@]}" --threads 1 --noise-seed "$r" | sed "s/^{/{\"run\":\"rust_t1\",/" >> "$OUT/speed.jsonl"
-    "$BIN" "${common[@]}" --threads 2 --noise-seed "$r" | sed 's/^{/{"run":"rust_t2",/' >> "$OUT/speed.jsonl"
-    "$PY" crates/vips-models/scripts/gensim_lda.py --corpus "$NEWS" --seed "$r" | sed 's/^{/{"run":"gensim_f32",/' >> "$OUT/speed.jsonl"
-    "$PY" crates/vips-models/scripts/gensim_lda.py --corpus "$NEWS" --seed "$r" --dtype float64 | sed 's/^{/{"run":"gensim_f64",/' >> "$OUT/speed.jsonl"
+    "$BIN" "${common[@]}" --threads 1 --noise-seed "$r" | tag rust_t1 >> "$OUT/speed.jsonl"
+    "$PY" crates/vips-models/scripts/gensim_lda.py --corpus "$NEWS" --seed "$r" | tag gensim_f32 >> "$OUT/speed.jsonl"
+    "$BIN" "${common[@]}" --threads 2 --noise-seed "$r" | tag rust_t2 >> "$OUT/speed.jsonl"
+    "$PY" crates/vips-models/scripts/gensim_lda.py --corpus "$NEWS" --seed "$r" --dtype float64 | tag gensim_f64 >> "$OUT/speed.jsonl"
+  done
+fi
+
+if [[ $what == perplexity || $what == all ]]; then
+  # Held-out quality over initial seeds, interleaved: Rust (initial topics and Poisson batches both
+  # from seed s), gensim streaming every document once per pass (its default), and gensim fed
+  # Poisson batches like the Rust engine (control for the sampling scheme). PASSES expected passes.
+  PASSES=${PASSES:-1}
+  SEEDS=${SEEDS:-10}
+  f="$OUT/perplexity_p$PASSES.jsonl"
+  : > "$f"
+  for s in $(seq 1 "$SEEDS"); do
+    "$BIN" "${common[@]}" --passes "$PASSES" --seed "$s" --noise-seed "$s" | tag "rust_p$PASSES" >> "$f"
+    "$PY" crates/vips-models/scripts/gensim_lda.py --corpus "$NEWS" --passes "$PASSES" --seed "$s" | tag "gensim_stream_p$PASSES" >> "$f"
+    "$PY" crates/vips-models/scripts/gensim_lda.py --corpus "$NEWS" --passes "$PASSES" --seed "$s" --sampling poisson | tag "gensim_poisson_p$PASSES" >> "$f"
   done
 fi
 

@@ -4,8 +4,11 @@
 //!
 //! Both datasets go through dp-core's privacy wall in non-private mode (so the difference is the
 //! clipped sums' difference, not noise) with Poisson rate 1 (every record sampled) and the same
-//! public population size, i.e. the same normaliser `S`.
+//! public population size, i.e. the same normaliser `S`. Both of the wall's paths are checked:
+//! the general one (`record_statistic`, per-entry pushes) and the segment release the engine uses
+//! for LDA (`record_segments`, one run of `K` values per distinct word).
 
+use dp_core::wall::segments::SegmentBuffer;
 use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
 use proptest::prelude::*;
 use rand::SeedableRng;
@@ -14,7 +17,13 @@ use vips_models::data::{Document, SyntheticConfig};
 use vips_models::engine::VipsModel;
 use vips_models::lda::{Lda, LdaConfig, Topics};
 
-fn release(model: &Lda, topics: &Topics, docs: Vec<Document>, public_n: usize) -> (Vec<f64>, f64) {
+fn release(
+    model: &Lda,
+    topics: &Topics,
+    docs: Vec<Document>,
+    public_n: usize,
+    segments: bool,
+) -> (Vec<f64>, f64) {
     let spec = model.release_spec().unwrap();
     let natural = model.expected_natural(topics);
     let mut wall = PrivacyWall::builder(docs)
@@ -24,12 +33,19 @@ fn release(model: &Lda, topics: &Topics, docs: Vec<Document>, public_n: usize) -
         .seed(1)
         .build()
         .unwrap();
-    let r = wall
-        .release(&spec, |doc: &Document, buf: &mut ContributionBuffer| {
+    let r = if segments {
+        wall.release_segments(&spec, |doc: &Document, buf: &mut SegmentBuffer| {
+            let mut scratch = model.new_scratch();
+            model.record_segments(&natural, doc, &mut scratch, buf);
+        })
+        .unwrap()
+    } else {
+        wall.release(&spec, |doc: &Document, buf: &mut ContributionBuffer| {
             let mut scratch = model.new_scratch();
             model.record_statistic(&natural, doc, &mut scratch, buf);
         })
-        .unwrap();
+        .unwrap()
+    };
     let block = &r.blocks()[0];
     (block.value.as_slice().to_vec(), block.sensitivity)
 }
@@ -72,12 +88,17 @@ proptest! {
         let mut neighbour = base.clone();
         neighbour.push(extra);
         let public_n = 100;
-        let (r0, sens) = release(&model, &topics, base, public_n);
-        let (r1, _) = release(&model, &topics, neighbour, public_n);
         let declared = a * n as f64 / public_n as f64; // a N / S with S = q N_public, q = 1
-        prop_assert!((sens - declared).abs() <= 1e-12 * declared);
-        let moved = l2_diff(&r0, &r1);
-        prop_assert!(moved <= declared * (1.0 + 1e-9), "moved {moved} > declared {declared}");
+        for segments in [false, true] {
+            let (r0, sens) = release(&model, &topics, base.clone(), public_n, segments);
+            let (r1, _) = release(&model, &topics, neighbour.clone(), public_n, segments);
+            prop_assert!((sens - declared).abs() <= 1e-12 * declared);
+            let moved = l2_diff(&r0, &r1);
+            prop_assert!(
+                moved <= declared * (1.0 + 1e-9),
+                "segments {segments}: moved {moved} > declared {declared}"
+            );
+        }
     }
 }
 
@@ -93,10 +114,46 @@ fn an_adversarial_document_is_clipped_to_exactly_the_bound() {
     let model = Lda::new(cfg);
     let topics = Topics::random_init(k, v, 0.1, &mut ChaCha8Rng::seed_from_u64(3));
     let adversarial = Document::new(vec![(4, n as u32)]).unwrap();
-    let (r, _) = release(&model, &topics, vec![adversarial], 10);
-    let norm = r.iter().map(|x| x * x).sum::<f64>().sqrt();
-    let bound = a * n as f64 / 10.0;
-    assert!((norm - bound).abs() < 1e-9 * bound, "{norm} vs {bound}");
-    // Only the adversarial word's row is non-zero.
-    assert!(r.iter().enumerate().all(|(i, &x)| i / k == 4 || x == 0.0));
+    for segments in [false, true] {
+        let (r, _) = release(&model, &topics, vec![adversarial.clone()], 10, segments);
+        let norm = r.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let bound = a * n as f64 / 10.0;
+        assert!((norm - bound).abs() < 1e-9 * bound, "{norm} vs {bound}");
+        // Only the adversarial word's row is non-zero.
+        assert!(r.iter().enumerate().all(|(i, &x)| i / k == 4 || x == 0.0));
+    }
+}
+
+#[test]
+fn the_segment_release_equals_the_general_release() {
+    // 300 documents: several chunks of 64 and waves of workers, clipped and unclipped ones.
+    let (k, v, n) = (7, 60, 40);
+    let data = SyntheticConfig {
+        num_docs: 300,
+        vocab_size: v,
+        num_topics: k,
+        doc_length: n,
+        alpha: 0.1,
+        eta: 0.05,
+        seed: 11,
+    }
+    .generate()
+    .unwrap();
+    let cfg = LdaConfig::builder(k, v)
+        .doc_length(Some(n))
+        .clip_scale(0.3)
+        .build()
+        .unwrap();
+    let model = Lda::new(cfg);
+    let topics = Topics::random_init(k, v, 0.1, &mut ChaCha8Rng::seed_from_u64(5));
+    let docs = data.corpus.into_docs();
+    let (general, _) = release(&model, &topics, docs.clone(), 300, false);
+    let (segments, _) = release(&model, &topics, docs, 300, true);
+    let scale = general.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    assert!(scale > 0.0);
+    let diff = l2_diff(&general, &segments);
+    assert!(
+        diff <= 1e-12 * scale * (general.len() as f64).sqrt(),
+        "diff {diff}"
+    );
 }

@@ -23,6 +23,7 @@ mod accumulate;
 mod buffer;
 mod calibrate;
 mod release;
+pub mod segments;
 mod spec;
 
 use std::collections::BTreeMap;

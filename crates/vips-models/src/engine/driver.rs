@@ -124,12 +124,21 @@ pub fn fit<M: VipsModel>(
             break;
         }
         let natural = model.expected_natural(&global);
-        let release = wall.release(&spec, |record, buffer| {
-            pool.with(
-                || model.new_scratch(),
-                |scratch| model.record_statistic(&natural, record, scratch, buffer),
-            )
-        })?;
+        let release = if model.writes_segments() {
+            wall.release_segments(&spec, |record, buffer| {
+                pool.with(
+                    || model.new_scratch(),
+                    |scratch| model.record_segments(&natural, record, scratch, buffer),
+                )
+            })?
+        } else {
+            wall.release(&spec, |record, buffer| {
+                pool.with(
+                    || model.new_scratch(),
+                    |scratch| model.record_statistic(&natural, record, scratch, buffer),
+                )
+            })?
+        };
         drop(natural);
         let target = model.global_target(&release, population as f64);
         let rho = config.step.rho(t);

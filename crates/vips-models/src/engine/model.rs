@@ -1,6 +1,7 @@
 //! The model trait the VIPS engine drives (003 Algorithm 2; Algorithm 4 for models made
 //! conjugate by augmentation).
 
+use dp_core::wall::segments::SegmentBuffer;
 use dp_core::{ContributionBuffer, Release, ReleaseSpec};
 use rand::Rng;
 use serde::Serialize;
@@ -68,6 +69,28 @@ pub trait VipsModel: Sync {
         scratch: &mut Self::Scratch,
         out: &mut ContributionBuffer,
     );
+
+    /// Whether the model writes its statistic as disjoint runs through
+    /// [`VipsModel::record_segments`] (dp-core's segment release) instead of
+    /// [`VipsModel::record_statistic`]. Only for a spec with one vector or matrix block.
+    /// Default `false`: the general path.
+    fn writes_segments(&self) -> bool {
+        false
+    }
+
+    /// The E-step for one record, written as disjoint runs of the single block in increasing
+    /// order (used when [`VipsModel::writes_segments`] is `true`; the wall clips the runs jointly
+    /// to the block's bound). The default writes nothing and is never called by the driver for
+    /// models that keep the default [`VipsModel::writes_segments`].
+    fn record_segments(
+        &self,
+        natural: &Self::Natural,
+        record: &Self::Record,
+        scratch: &mut Self::Scratch,
+        out: &mut SegmentBuffer,
+    ) {
+        let _ = (natural, record, scratch, out);
+    }
 
     /// The M-step target `nu + population * s~` from the release (`release.blocks()[b]` is
     /// block `b`, already divided by the expected batch size).

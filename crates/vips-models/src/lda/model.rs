@@ -7,6 +7,7 @@ use super::estep::{DocScratch, infer_document};
 use super::{ExpectedTopics, LdaConfig, LdaError, Topics};
 use crate::data::{Corpus, Document, resample_fixed_length};
 use crate::engine::{EngineError, VipsModel};
+use dp_core::wall::segments::SegmentBuffer;
 use dp_core::{BlockSpec, ContributionBuffer, Release, ReleaseSpec};
 
 /// Latent Dirichlet allocation for the VIPS engine.
@@ -133,6 +134,37 @@ impl VipsModel for Lda {
             let row = &eeb[w * stride..w * stride + k];
             for (j, (&t, &b)) in scratch.exp_elog_theta.iter().zip(row).enumerate() {
                 out.push(0, w * k + j, f64::from(t * b * r));
+            }
+        }
+    }
+
+    fn writes_segments(&self) -> bool {
+        true
+    }
+
+    /// The same statistic as [`VipsModel::record_statistic`], one run of `K` values per distinct
+    /// word (word ids are strictly increasing, so the runs are disjoint and in order).
+    fn record_segments(
+        &self,
+        natural: &ExpectedTopics,
+        record: &Document,
+        scratch: &mut DocScratch,
+        out: &mut SegmentBuffer,
+    ) {
+        if record.max_word() as usize >= natural.vocab_size {
+            return;
+        }
+        infer_document(natural, &self.cfg, record, scratch);
+        let k = natural.num_topics;
+        let stride = natural.stride;
+        let eeb = &natural.exp_elog_beta32;
+        let theta = &scratch.exp_elog_theta[..k];
+        for (&w, &r) in record.words().iter().zip(&scratch.ratio) {
+            let w = w as usize;
+            let row = &eeb[w * stride..w * stride + k];
+            let dst = out.segment(w * k, k);
+            for ((d, &t), &b) in dst.iter_mut().zip(theta).zip(row) {
+                *d = f64::from(t * b * r);
             }
         }
     }
