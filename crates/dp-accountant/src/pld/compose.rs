@@ -168,23 +168,52 @@ fn window(p: &DiscretePld, count: u64, tail_mass: f64) -> (i64, i64) {
                 .iter()
                 .map(|(lm, l)| lm + t * l)
                 .fold(f64::NEG_INFINITY, f64::max);
+            // exp of anything below -746 is exactly 0: skip it (the underflowing `exp` calls
+            // take libm's slow path and dominated many-step runs)
             top + pts
                 .iter()
-                .map(|(lm, l)| (lm + t * l - top).exp())
+                .map(|(lm, l)| lm + t * l - top)
+                .map(|d| if d < -746.0 { 0.0 } else { d.exp() })
                 .sum::<f64>()
                 .ln()
         };
+        // Each side's bound is quasi-convex in t (the derivative of its numerator is
+        // count * t * K''(t) >= 0 for the cumulant generating function K), so along t = 2^k it
+        // falls and then rises: a side stops being scanned after two consecutive values that do
+        // not improve on the best it has seen (any t gives a valid bound; this only saves the
+        // MGF evaluations past the optimum).
+        let (mut best_up, mut best_down) = (f64::INFINITY, f64::NEG_INFINITY);
+        let (mut up_misses, mut down_misses) = (0, 0);
         for k in -10..=22 {
-            let t = (k as f64).exp2();
-            let up = (t_count * ln_mgf(t) - log_tail) / t;
-            if up.is_finite() {
-                x_hi = x_hi.min(up);
+            if up_misses >= 2 && down_misses >= 2 {
+                break;
             }
-            let down = (log_tail - t_count * ln_mgf(-t)) / t;
-            if down.is_finite() {
-                x_lo = x_lo.max(down);
+            let t = (k as f64).exp2();
+            if up_misses < 2 {
+                let up = (t_count * ln_mgf(t) - log_tail) / t;
+                if up.is_finite() {
+                    if up < best_up {
+                        best_up = up;
+                        up_misses = 0;
+                    } else {
+                        up_misses += 1;
+                    }
+                }
+            }
+            if down_misses < 2 {
+                let down = (log_tail - t_count * ln_mgf(-t)) / t;
+                if down.is_finite() {
+                    if down > best_down {
+                        best_down = down;
+                        down_misses = 0;
+                    } else {
+                        down_misses += 1;
+                    }
+                }
             }
         }
+        x_hi = x_hi.min(best_up);
+        x_lo = x_lo.max(best_down);
     }
     let k_lo = (x_lo / h).floor() as i64;
     let k_hi = ((x_hi / h).ceil() as i64).max(k_lo);
