@@ -21,7 +21,11 @@ Output (2026-11-21, mpmath 1.4.1): remove direction, t* = 0.08554,
 delta(782.33) = 1.00523e-5 / 9.99910e-6 / 9.99833e-6 (normal / +skew / +kurtosis),
 delta(782.79) = 9.5909e-6, delta(783.29) = 9.1660e-6, epsilon(1e-5) = 782.3282.
 
-Both neighbouring directions are computed; the larger delta (the smaller epsilon bound) counts.
+Both neighbouring directions count (the larger delta binds). The mpmath evaluation is run for the
+remove direction (the binding one); a float64 cross-check (numpy/scipy, fine-grid quadrature)
+evaluates both directions first: it reproduces the mpmath remove values to 1e-6 and gives
+delta ~ 2.4e-312 for the add direction at epsilon 782.33 (tilt t* = 5.31; the add direction's loss
+is bounded by -T ln(1 - q) = 1053.6 and its mean is 318.8), so the remove direction binds.
 Run: /work/venv-acct/bin/python crates/dp-accountant/tests/data/pld/check_large_eps.py
 """
 import mpmath as mp
@@ -88,9 +92,50 @@ def delta_at(direction, eps, order=2):
     return mp.exp(T * k - t * eps) * tilted_expectation(t, s, k3, k4, order), t
 
 
+def float64_cross_check():
+    """Both directions in float64 (trapezoid quadrature, normal + skewness term)."""
+    import numpy as np
+    from scipy.optimize import brentq
+
+    s, q, t_steps = float(SIGMA), float(Q), T
+    x = np.linspace(-12, 14, 400001)
+    dx = x[1] - x[0]
+    phi0 = np.exp(-x**2 / (2 * s * s)) / (s * np.sqrt(2 * np.pi))
+    r = 1 - q + q * np.exp((2 * x - 1) / (2 * s * s))
+
+    def cums(direction, t):
+        loss = np.log(r) if direction == "remove" else -np.log(r)
+        w = phi0 * (r if direction == "remove" else 1.0) * np.exp(t * loss)
+        m0 = w.sum() * dx
+        mu = (w * loss).sum() * dx / m0
+        c2 = (w * (loss - mu) ** 2).sum() * dx / m0
+        c3 = (w * (loss - mu) ** 3).sum() * dx / m0
+        return np.log(m0), mu, c2, c3
+
+    for direction in ("remove", "add"):
+        for eps in (782.33, 782.79):
+            def f(t, direction=direction, eps=eps):
+                return t_steps * cums(direction, t)[1] - eps
+
+            hi = 1.0
+            while f(hi) < 0:
+                hi *= 2
+            t = brentq(f, 1e-6, hi, xtol=1e-14)
+            k, mu, c2, c3 = cums(direction, t)
+            sd = np.sqrt(t_steps * c2)
+            y = np.linspace(0, 40 * sd, 200001)
+            z = y / sd
+            dens = np.exp(-z * z / 2) / (sd * np.sqrt(2 * np.pi))
+            dens *= 1 + t_steps * c3 / sd**3 / 6 * (z**3 - 3 * z)
+            g = np.exp(-t * y) - np.exp(-(t + 1) * y)
+            d = np.exp(t_steps * k - t * eps) * np.trapezoid(g * dens, dx=y[1] - y[0])
+            print(f"float64 {direction}: eps {eps}: t* = {t:.6g}, delta (+skew) = {d:.6g}")
+
+
 def main():
     print(f"sigma {SIGMA}, q {Q}, T {T}, delta {DELTA}")
-    for direction in ("remove", "add"):
+    float64_cross_check()
+    for direction in ("remove",):
         for eps in (mp.mpf("782.33"), mp.mpf("782.79"), mp.mpf("783.29")):
             try:
                 vals = [delta_at(direction, eps, order) for order in (0, 1, 2)]
