@@ -5,17 +5,21 @@
 //!     --idx ../shared/data/mnist10k --hidden 100 --batch-size 400 --epsilon 1 --delta 1e-5 --json
 //! cargo run --release -p vips-models --example sbn -- --synthetic --json
 //! ```
-//! Without `--epsilon` the run is non-private (same code path, no noise). Without `--idx` (or when
-//! the directory is absent) the embedded default is data from a known SBN (`--synthetic`).
+//! With `--noise-multiplier` instead of `--epsilon` the noise is fixed and the spent epsilon is
+//! reported (003 Fig. 7). Without either the run is non-private (same code path, no noise).
+//! Without `--idx` (or when the directory is absent) the embedded default is data from a known
+//! SBN (`--synthetic`).
 
 use std::path::Path;
 use std::time::Instant;
 
 use clap::Parser;
+use rand::SeedableRng;
+use vips_models::engine::VipsModel;
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit};
 use vips_models::sbn::{
-    GRelease, Sbn, SbnConfig, SbnNatural, SyntheticSbn, baseline_pixel_accuracy,
-    heldout_lower_bound, load_mnist_dir, pixel_accuracy,
+    GRelease, Sbn, SbnConfig, SbnNatural, SbnStatistics, SyntheticSbn, baseline_pixel_accuracy,
+    block_snr, heldout_lower_bound, load_mnist_dir, pixel_accuracy,
 };
 
 #[derive(Parser, Debug)]
@@ -45,6 +49,10 @@ struct Args {
     /// Total delta.
     #[arg(long, default_value_t = 1e-5)]
     delta: f64,
+    /// A fixed noise multiplier instead of calibrating one to --epsilon (003 Fig. 7 fixes
+    /// sigma = 1); the run reports the epsilon it spent at --delta.
+    #[arg(long, conflicts_with = "epsilon")]
+    noise_multiplier: Option<f64>,
     /// SVI delay tau0.
     #[arg(long, default_value_t = 1.0)]
     tau0: f64,
@@ -54,6 +62,14 @@ struct Args {
     /// How G_j is released: per-unit (J Analyze-Gauss blocks) or pooled (default for large J K^2).
     #[arg(long)]
     g_release: Option<String>,
+    /// Released statistics: `residual` (the shifts of q(c) and q(w_j) formed per record, six
+    /// blocks; see `SbnStatistics`) or `paper` (the seven statistics of 000 Eq. 61-68).
+    #[arg(long, default_value = "residual")]
+    statistics: String,
+    /// Declared bound of the large blocks (s5, s6 or r, and G) as a fraction of the worst case;
+    /// the wall clips to it (see `SbnConfig::clip_fraction`). 1 = the worst-case sensitivities.
+    #[arg(long, default_value_t = 0.25)]
+    clip_fraction: f64,
     /// Test images used for the held-out bound (it costs J K^2 per image).
     #[arg(long, default_value_t = 500)]
     bound_images: usize,
@@ -69,6 +85,10 @@ struct Args {
     /// Progress to stderr.
     #[arg(long)]
     progress: bool,
+    /// Add the signal-to-noise of every released block (`snr`: at the initial parameters, one
+    /// batch of `S` training images, the run's noise multiplier). A non-private diagnostic.
+    #[arg(long)]
+    snr: bool,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -99,15 +119,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         None => {}
     }
+    cfg.clip_fraction = args.clip_fraction;
+    cfg.statistics = match args.statistics.as_str() {
+        "paper" => SbnStatistics::Paper,
+        "residual" => SbnStatistics::Residual,
+        other => return Err(format!("unknown --statistics {other} (paper | residual)").into()),
+    };
     let model = Sbn::new(cfg)?;
     model.check_images(&train)?;
     model.check_images(&test)?;
-    let privacy = match args.epsilon {
-        Some(epsilon) => Privacy::Target {
+    let privacy = match (args.epsilon, args.noise_multiplier) {
+        (Some(epsilon), _) => Privacy::Target {
             epsilon,
             delta: args.delta,
         },
-        None => Privacy::NonPrivate,
+        // A budget no run reaches: the ledger reports what the fixed noise spent.
+        (None, Some(noise_multiplier)) => Privacy::NoiseMultiplier {
+            noise_multiplier,
+            epsilon: 1e6,
+            delta: args.delta,
+        },
+        (None, None) => Privacy::NonPrivate,
     };
     let svi = SviConfig::builder()
         .expected_batch_size(args.batch_size.min(train.len() as f64))
@@ -122,6 +154,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let baseline = baseline_pixel_accuracy(&train, &test);
     let n_train = train.len();
+    let snr_batch: Vec<_> = if args.snr {
+        train[..(svi.expected_batch_size() as usize).min(n_train)].to_vec()
+    } else {
+        Vec::new()
+    };
     let start = Instant::now();
     let result = fit(&model, train, &svi, |_, _| {})?;
     let seconds = start.elapsed().as_secs_f64();
@@ -129,7 +166,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let accuracy = pixel_accuracy(&model, &natural, &test);
     let bound_set = &test[..args.bound_images.min(test.len())];
     let bound = heldout_lower_bound(&model, &natural, bound_set);
-    let out = serde_json::json!({
+    let snr = if args.snr {
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(args.init_seed);
+        let init = SbnNatural::from_global(&model.init_global(&mut rng));
+        let sigma = result.privacy.noise_multiplier.unwrap_or(0.0);
+        Some(block_snr(&model, &init, &snr_batch, sigma))
+    } else {
+        None
+    };
+    let mut out = serde_json::json!({
         "model": "sbn",
         "data": source,
         "train_images": n_train,
@@ -137,6 +182,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "visible": visible,
         "hidden": hidden,
         "g_release": format!("{:?}", model.config().g_release),
+        "clip_fraction": model.config().clip_fraction,
+        "statistics": format!("{:?}", model.config().statistics),
         "epsilon": result.privacy.epsilon,
         "delta": result.privacy.delta,
         "noise_multiplier": result.privacy.noise_multiplier,
@@ -154,6 +201,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "iterations": result.iterations,
         "records_clipped": result.records_clipped,
     });
+    if let Some(snr) = snr {
+        out["snr"] = serde_json::to_value(snr)?;
+    }
     if args.json {
         println!("{out}");
     } else {

@@ -22,6 +22,26 @@ pub enum GRelease {
     Pooled,
 }
 
+/// Which statistics carry `W` and `c` across the privacy wall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SbnStatistics {
+    /// The paper's seven statistics (000 Eq. 61-68): `s3 = y - 1/2`, `s5 = <xi0> p^T` and
+    /// `s6 = (y - 1/2) p^T`, combined after the release into the shifts of `q(c)` and `q(w_j)`
+    /// (Appendix C). The noise on `s5` reaches `q(w_j)` multiplied by `<c_j>` (about 10 on the
+    /// always-off border pixels of MNIST).
+    Paper,
+    /// The same M-step from six blocks: the shifts' statistics are formed per record with the
+    /// current (public) `<c>` and `<W>` and released directly:
+    /// `u_n = y_n - 1/2 - <xi0_n> . (<W> p_n)` (length `J`, replaces `s3` and the `s5 <W>` term
+    /// of the `c` shift, Eq. 72) and `r_n = (y_n - 1/2 - <c> . <xi0_n>) p_n^T` (`J x K`, replaces
+    /// `s5` and `s6`, Appendix C). Since `<xi0> psi ~ tanh(psi/2)/2`, the entries of `u` and `r`
+    /// are residual-like, `y - sigma(psi)` in `(-1, 1)`, and shrink as the model fits; one
+    /// `J x K` block fewer and no `<c>`-amplified noise. Declared bounds `sqrt(J)` and
+    /// `sqrt(JK)` (entries in `[-1, 1]`; the wall clips the rare larger record).
+    Residual,
+}
+
 /// Settings of [`crate::sbn::Sbn`]; build with [`SbnConfig::new`] and adjust the public fields.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SbnConfig {
@@ -41,12 +61,22 @@ pub struct SbnConfig {
     pub eigenvalue_floor: f64,
     /// Standard deviation of the random initial means of `W` (public randomness).
     pub init_scale: f64,
+    /// Declared bound of the three large blocks (`s5`, `s6` and `G_j` / `Z`) as a fraction of
+    /// their worst case ([`crate::sbn::SbnBounds`]); the wall clips every record's block to it.
+    /// `1` releases the paper's worst-case sensitivities. A typical record uses a quarter to a
+    /// half of them (`||<z_n>||` is far below `sqrt(K)` unless every hidden unit is on), so a
+    /// fraction below 1 trades a small clipping bias for proportionally less noise on the
+    /// blocks that carry `W`; the guarantee is unchanged (clipping enforces the bound).
+    pub clip_fraction: f64,
+    /// Which statistics are released ([`SbnStatistics::Paper`] by default).
+    pub statistics: SbnStatistics,
 }
 
 impl SbnConfig {
     /// Defaults for `J` visible and `K` hidden units: `nu_b = nu_c = 10` (broad), 3 E-step sweeps,
     /// [`GRelease::PerUnit`] when `J K^2 <= 200,000`, otherwise [`GRelease::Pooled`]; eigenvalue
-    /// floor `1e-6`; initial `W` means with std `0.1`.
+    /// floor `1e-6`; initial `W` means with std `0.1`; worst-case bounds (`clip_fraction = 1`);
+    /// the paper's statistics.
     ///
     /// # Errors
     /// [`SbnError::InvalidParameter`] for `J = 0` or `K = 0`.
@@ -73,6 +103,8 @@ impl SbnConfig {
             },
             eigenvalue_floor: 1e-6,
             init_scale: 0.1,
+            clip_fraction: 1.0,
+            statistics: SbnStatistics::Paper,
         };
         cfg.check()?;
         Ok(cfg)
@@ -82,7 +114,8 @@ impl SbnConfig {
     ///
     /// # Errors
     /// [`SbnError::InvalidParameter`] for a zero dimension, a variance that is not finite and
-    /// `> 0`, zero sweeps, a floor outside `(0, 1)` or a negative initial scale.
+    /// `> 0`, zero sweeps, a floor outside `(0, 1)`, a clip fraction outside `(0, 1]` or a
+    /// negative initial scale.
     pub fn check(&self) -> Result<(), SbnError> {
         if self.visible == 0 {
             return Err(SbnError::invalid("visible", 0.0, "must be >= 1"));
@@ -106,6 +139,13 @@ impl SbnConfig {
                 "eigenvalue_floor",
                 self.eigenvalue_floor,
                 "must be in (0, 1)",
+            ));
+        }
+        if !(self.clip_fraction > 0.0 && self.clip_fraction <= 1.0) {
+            return Err(SbnError::invalid(
+                "clip_fraction",
+                self.clip_fraction,
+                "must be in (0, 1]",
             ));
         }
         if !(self.init_scale >= 0.0 && self.init_scale.is_finite()) {

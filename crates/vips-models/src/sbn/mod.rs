@@ -6,8 +6,9 @@
 //! Bernoulli by coordinate updates (Eq. 55-56); the M-step of Appendix C for `W` (one Gaussian
 //! per visible unit), `b`, `c` and the TPBN shrinkage hyper-priors ([`Tpbn`]). [`Sbn`] plugs into
 //! [`crate::engine::fit`] (batch VB with rate 1 and step 1, or SVI; private or not through the
-//! same path). The seven statistics of Eq. 61-68 are released as sums with the bounds derived in
-//! [`SbnBounds`], in one release per iteration.
+//! same path). The seven statistics of Eq. 61-68 (or the six of [`SbnStatistics::Residual`]) are
+//! released as sums with the bounds derived in [`SbnBounds`], in one release per iteration;
+//! [`block_snr`] measures each block's signal-to-noise.
 
 // Numeric loops below index several arrays (rows of W, visible units, hidden units) by the same
 // unit number; iterator chains would hide that correspondence.
@@ -20,15 +21,17 @@ mod evaluate;
 mod idx;
 mod model;
 mod sensitivity;
+mod snr;
 mod synthetic;
 mod tpbn;
 
-pub use config::{GRelease, SbnConfig};
+pub use config::{GRelease, SbnConfig, SbnStatistics};
 pub use error::SbnError;
 pub use estep::LocalPosterior;
 pub use evaluate::{baseline_pixel_accuracy, heldout_lower_bound, pixel_accuracy};
 pub use idx::{BinaryImage, load_idx_images, load_mnist_dir, parse_idx_images};
 pub use model::{Sbn, SbnGlobal, SbnNatural};
 pub use sensitivity::SbnBounds;
+pub use snr::{BlockSnr, block_snr};
 pub use synthetic::SyntheticSbn;
 pub use tpbn::Tpbn;

@@ -7,15 +7,13 @@ use dp_core::{BlockSpec, ContributionBuffer, Release, ReleaseSpec};
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
 use rand_distr::{Distribution, Normal};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::estep::{LocalPosterior, pg1_mean};
 use super::tpbn::Tpbn;
-use super::{BinaryImage, GRelease, SbnBounds, SbnConfig, SbnError};
+use super::{BinaryImage, GRelease, SbnBounds, SbnConfig, SbnError, SbnStatistics};
 use crate::engine::{EngineError, VipsModel};
-
-/// Index of the first `G` block in the release (blocks 0-5 are s1..s6).
-pub(crate) const G_BLOCK: usize = 6;
 
 /// The global variational parameters: natural parameters of `q(w_j) = N(mu_j, Sigma_j)`
 /// (precision `Sigma_j^-1` and shift `Sigma_j^-1 mu_j`), of `q(b)` and `q(c)` (diagonal),
@@ -150,8 +148,9 @@ fn gaussian_moments(
 /// with a TPBN prior on `W` and broad Gaussian priors on `b` and `c` (000 Sec. 7, Gan et al.
 /// 2015), made conjugate by Pólya-Gamma variables for both layers, as a [`VipsModel`].
 ///
-/// Records are [`BinaryImage`]s. The release carries the seven statistics of 000 Eq. 61-68 as
-/// sums with the bounds of [`SbnBounds`] (see [`GRelease`] for how `G_j` goes out).
+/// Records are [`BinaryImage`]s. The release carries the seven statistics of 000 Eq. 61-68 (or
+/// the six of [`SbnStatistics::Residual`]) as sums with the bounds of [`SbnBounds`] (see
+/// [`GRelease`] for how `G_j` goes out).
 ///
 /// # Example
 /// ```
@@ -176,8 +175,9 @@ fn gaussian_moments(
 /// Every block is a sum of per-record contributions clipped by the wall to its declared bound;
 /// all blocks go out in one Gaussian release per iteration (rescale-noise-rescale, 003 Eq. 63;
 /// Analyze-Gauss with PSD projection on the symmetric blocks), charged as one Poisson-subsampled
-/// Gaussian event under add/remove-one neighbouring. The M-step and the TPBN updates are
-/// post-processing.
+/// Gaussian event under add/remove-one neighbouring. The M-step (with its noise-level
+/// eigenvalue floor and Wiener filter of the `W` shifts, which use only the release and its
+/// public noise levels) and the TPBN updates are post-processing.
 #[derive(Debug)]
 pub struct Sbn {
     config: SbnConfig,
@@ -195,10 +195,20 @@ impl Sbn {
     pub fn new(config: SbnConfig) -> Result<Self, SbnError> {
         config.check()?;
         Ok(Self {
-            bounds: SbnBounds::new(config.visible, config.hidden),
+            bounds: SbnBounds::new(config.visible, config.hidden)
+                .with_clip_fraction(config.clip_fraction),
             config,
             current: Mutex::new(None),
         })
+    }
+
+    /// Index of the first `G` block in the release (after s1..s6, or after the five blocks of
+    /// [`SbnStatistics::Residual`]).
+    fn g_block(&self) -> usize {
+        match self.config.statistics {
+            SbnStatistics::Paper => 6,
+            SbnStatistics::Residual => 5,
+        }
     }
 
     /// The settings.
@@ -206,7 +216,8 @@ impl Sbn {
         &self.config
     }
 
-    /// The declared per-record bounds.
+    /// The declared per-record bounds (worst case, with the large blocks scaled by
+    /// [`SbnConfig::clip_fraction`]).
     pub fn bounds(&self) -> SbnBounds {
         self.bounds
     }
@@ -243,7 +254,8 @@ impl Sbn {
 
     /// The record's contribution to each of the release's blocks, as dense vectors (matrix
     /// blocks column-major, symmetric blocks as full `K x K` column-major). For tests and audits:
-    /// the wall receives exactly these numbers.
+    /// the wall receives exactly these numbers and clips each block to its declared bound (a
+    /// no-op with `clip_fraction = 1`, where the bounds are the worst case).
     pub fn record_blocks(&self, natural: &SbnNatural, image: &BinaryImage) -> Vec<Vec<f64>> {
         let spec = self.release_spec().expect("valid spec");
         let mut buf = ContributionBuffer::new(&spec);
@@ -276,10 +288,60 @@ impl Sbn {
             *v = pk - 0.5;
         }
         out.dense(1).copy_from_slice(&nat.xi1);
-        for (v, &yj) in out.dense(2).iter_mut().zip(y) {
-            *v = f64::from(yj) - 0.5;
-        }
         out.dense(3).copy_from_slice(xi);
+        if self.config.statistics == SbnStatistics::Residual {
+            {
+                let u = out.dense(2);
+                for j in 0..j_dim {
+                    let row = &nat.mu_w[j * k_dim..(j + 1) * k_dim];
+                    let wp: f64 = row.iter().zip(p).map(|(w, pk)| w * pk).sum();
+                    u[j] = f64::from(y[j]) - 0.5 - xi[j] * wp;
+                }
+            }
+            let r = out.dense(4);
+            for k in 0..k_dim {
+                let col = &mut r[k * j_dim..(k + 1) * j_dim];
+                for j in 0..j_dim {
+                    col[j] = (f64::from(y[j]) - 0.5 - nat.mu_c[j] * xi[j]) * p[k];
+                }
+            }
+        } else {
+            for (v, &yj) in out.dense(2).iter_mut().zip(y) {
+                *v = f64::from(yj) - 0.5;
+            }
+            self.write_paper_w_blocks(nat, image, local, out);
+        }
+        let g = self.g_block();
+        let write_zz = |values: &mut [f64], weight: f64| {
+            for b in 0..k_dim {
+                let base = b * (b + 1) / 2;
+                let wb = weight * p[b];
+                for a in 0..b {
+                    values[base + a] = wb * p[a];
+                }
+                values[base + b] = weight * p[b];
+            }
+        };
+        match self.config.g_release {
+            GRelease::PerUnit => {
+                for j in 0..j_dim {
+                    write_zz(out.dense(g + j), xi[j]);
+                }
+            }
+            GRelease::Pooled => write_zz(out.dense(g), 1.0),
+        }
+    }
+
+    /// `s5 = <xi0> p^T` and `s6 = (y - 1/2) p^T` (blocks 4 and 5 of the paper's layout).
+    fn write_paper_w_blocks(
+        &self,
+        nat: &SbnNatural,
+        image: &BinaryImage,
+        local: &LocalPosterior,
+        out: &mut ContributionBuffer,
+    ) {
+        let (j_dim, k_dim) = (nat.visible, nat.hidden);
+        let (p, xi, y) = (&local.p, &local.xi, &image.pixels);
         {
             let s5 = out.dense(4);
             for k in 0..k_dim {
@@ -298,24 +360,6 @@ impl Sbn {
                 }
             }
         }
-        let write_zz = |values: &mut [f64], weight: f64| {
-            for b in 0..k_dim {
-                let base = b * (b + 1) / 2;
-                let wb = weight * p[b];
-                for a in 0..b {
-                    values[base + a] = wb * p[a];
-                }
-                values[base + b] = weight * p[b];
-            }
-        };
-        match self.config.g_release {
-            GRelease::PerUnit => {
-                for j in 0..j_dim {
-                    write_zz(out.dense(G_BLOCK + j), xi[j]);
-                }
-            }
-            GRelease::Pooled => write_zz(out.dense(G_BLOCK), 1.0),
-        }
     }
 }
 
@@ -330,6 +374,84 @@ fn unpack_symmetric(packed: &[f64], dim: usize) -> Vec<f64> {
         }
     }
     full
+}
+
+/// A released symmetric block with its eigenvalues raised to at least the expected spectral norm
+/// `2 sqrt(K) s` of its Analyze-Gauss noise (`s` = per-entry noise std of the released block).
+///
+/// The wall's projection only makes the noised matrix positive definite (floor `1e-6`); where
+/// the noise dominates (private runs with `S` small against `sigma sqrt(7) K`), eigenvalues
+/// near the floor turn into directions in which `q(w_j)` has almost no precision, and the noise
+/// on `s5`/`s6` (amplified by `N`) then sets `<w_j>` to thousands. Flooring at the noise level
+/// treats those directions as "at most as informative as the noise", a conservative
+/// regularisation of the precision. Post-processing of the release and its public noise
+/// level: no privacy cost. A no-op without noise.
+fn noise_floored(block: &dp_core::ReleasedBlock, k_dim: usize) -> DMatrix<f64> {
+    let mut z = block.as_matrix().expect("symmetric block").clone();
+    let floor = 2.0 * (k_dim as f64).sqrt() * block.noise_std;
+    if floor > 0.0 && floor.is_finite() {
+        // A failure (non-finite entries) leaves the wall's projection in place.
+        let _ = dp_core::project_to_positive_definite(&mut z, floor);
+    }
+    z
+}
+
+/// Smallest prior variance of `w_jk` the filter of [`denoised_shift`] assumes: the TPBN prior's
+/// data-independent initial value. Without it the filter feeds on its own shrinkage (small
+/// `<w>` -> the TPBN shrinks the prior variances -> the filter shrinks harder).
+const PRIOR_VARIANCE_FLOOR: f64 = 1.0;
+
+/// The noise-aware estimate of the shifts `h_j = Sigma_j^-1 mu_j` of `q(w_j)` (private runs).
+///
+/// The released shift is `h~_j = P_j mu_j + e_j` with `P_j = Sigma_j^-1` and noise
+/// `e_j ~ N(0, (N tau_j)^2 I)` of public std (`tau_j` the per-entry noise std of the released
+/// statistic behind row `j`). Under the TPBN prior `mu_j ~ N(0, V_j)`, `V_j = diag(<zeta_j>)`
+/// (the current prior variances), the posterior mean of `mu_j` given `h~_j` is
+/// `V P (P V P + (N tau)^2 I)^-1 h~` (a Wiener filter); the returned shift is `P` times it, so
+/// `q(w_j)` keeps its precision and gets the filtered mean. Where the data precision is large
+/// against the noise this is `h~`; where it is small (rows whose `s4~_j` is tiny: always-off
+/// pixels) the noise is filtered out instead of being amplified by `Sigma_j`. Without noise
+/// (`tau = 0`) the shift is returned unchanged. Post-processing of the release with public noise
+/// levels: no privacy cost.
+fn denoised_shift(
+    precision: &[DMatrix<f64>],
+    mut shift: DMatrix<f64>,
+    tau: &[f64],
+    population: f64,
+    prior_precision: &[f64],
+) -> DMatrix<f64> {
+    let k_dim = shift.ncols();
+    let rows: Vec<Option<DVector<f64>>> = precision
+        .par_iter()
+        .enumerate()
+        .map(|(j, p)| {
+            let noise_var = (population * tau[j]).powi(2);
+            if !(noise_var > 0.0 && noise_var.is_finite()) {
+                return None;
+            }
+            let v = DVector::from_fn(k_dim, |k, _| {
+                (1.0 / prior_precision[j * k_dim + k]).max(PRIOR_VARIANCE_FLOOR)
+            });
+            let h = shift.row(j).transpose();
+            // P V P + s^2 I, with P V = P scaled column-wise by v.
+            let mut pv = p.clone();
+            for k in 0..k_dim {
+                pv.column_mut(k).scale_mut(v[k]);
+            }
+            let mut m = &pv * p;
+            for k in 0..k_dim {
+                m[(k, k)] += noise_var;
+            }
+            let x = m.cholesky()?.solve(&h);
+            Some(&pv * (p * x))
+        })
+        .collect();
+    for (j, row) in rows.into_iter().enumerate() {
+        if let Some(r) = row {
+            shift.set_row(j, &r.transpose());
+        }
+    }
+    shift
 }
 
 /// An `N(0, s^2)` sampler for `s >= 0` (a point mass at 0 for `s = 0`).
@@ -353,14 +475,23 @@ impl VipsModel for Sbn {
         let e = |r: Result<BlockSpec, dp_core::CoreError>| {
             r.map_err(|e| EngineError::Privacy(e.to_string()))
         };
-        let mut blocks = vec![
-            e(BlockSpec::vector("s1_z", k, b.s1))?,
-            e(BlockSpec::vector("s2_xi1", k, b.s2))?,
-            e(BlockSpec::vector("s3_y", j, b.s3))?,
-            e(BlockSpec::vector("s4_xi0", j, b.s4))?,
-            e(BlockSpec::matrix("s5_xi0_z", j, k, b.s5))?,
-            e(BlockSpec::matrix("s6_y_z", j, k, b.s6))?,
-        ];
+        let mut blocks = match self.config.statistics {
+            SbnStatistics::Paper => vec![
+                e(BlockSpec::vector("s1_z", k, b.s1))?,
+                e(BlockSpec::vector("s2_xi1", k, b.s2))?,
+                e(BlockSpec::vector("s3_y", j, b.s3))?,
+                e(BlockSpec::vector("s4_xi0", j, b.s4))?,
+                e(BlockSpec::matrix("s5_xi0_z", j, k, b.s5))?,
+                e(BlockSpec::matrix("s6_y_z", j, k, b.s6))?,
+            ],
+            SbnStatistics::Residual => vec![
+                e(BlockSpec::vector("s1_z", k, b.s1))?,
+                e(BlockSpec::vector("s2_xi1", k, b.s2))?,
+                e(BlockSpec::vector("u_c_shift", j, b.u))?,
+                e(BlockSpec::vector("s4_xi0", j, b.s4))?,
+                e(BlockSpec::matrix("r_w_shift", j, k, b.r))?,
+            ],
+        };
         let floor = self.config.eigenvalue_floor;
         match self.config.g_release {
             GRelease::PerUnit => {
@@ -443,10 +574,7 @@ impl VipsModel for Sbn {
         let mat = |i: usize| blocks[i].as_matrix().expect("matrix block");
         let s1 = vec(0);
         let s2 = vec(1);
-        let s3 = vec(2);
         let s4 = vec(3);
-        let s5 = mat(4);
-        let s6 = mat(5);
         // q(b): Eq. 69-70.
         let b_precision = DVector::from_fn(k_dim, |k, _| {
             1.0 / self.config.prior_var_b + n * s2[k].max(0.0)
@@ -456,28 +584,48 @@ impl VipsModel for Sbn {
         let c_precision = DVector::from_fn(j_dim, |j, _| {
             1.0 / self.config.prior_var_c + n * s4[j].max(0.0)
         });
-        let c_shift = DVector::from_fn(j_dim, |j, _| {
-            let cross: f64 = (0..k_dim)
-                .map(|k| s5[(j, k)] * cur.mu_w[j * k_dim + k])
-                .sum();
-            n * (s3[j] - 0.5 * cross)
-        });
-        // q(w_j): Appendix C, Sigma_j^-1 = N G_j + diag(<1/zeta_j>), shift N (F_j - <c_j> E_j).
-        let mut w_shift = DMatrix::zeros(j_dim, k_dim);
-        for j in 0..j_dim {
-            for k in 0..k_dim {
-                w_shift[(j, k)] = n * (s6[(j, k)] - cur.mu_c[j] * s5[(j, k)]);
-            }
-        }
+        // Shifts of q(c) and q(w_j) and the per-entry noise std tau_j of row j of the latter.
+        let (c_shift, w_shift, tau): (DVector<f64>, DMatrix<f64>, Vec<f64>) =
+            match self.config.statistics {
+                SbnStatistics::Paper => {
+                    let (s3, s5, s6) = (vec(2), mat(4), mat(5));
+                    // The cross term of -xi (w_j^T z + c_j)^2 / 2 in c_j is -xi c_j w_j^T z
+                    // with coefficient 1 (Eq. 72 prints 1/2; the W update of Appendix C and the
+                    // E-step use 1).
+                    let c_shift = DVector::from_fn(j_dim, |j, _| {
+                        let cross: f64 = (0..k_dim)
+                            .map(|k| s5[(j, k)] * cur.mu_w[j * k_dim + k])
+                            .sum();
+                        n * (s3[j] - cross)
+                    });
+                    // Appendix C: shift N (s6_j - <c_j> s5_j).
+                    let w_shift = DMatrix::from_fn(j_dim, k_dim, |j, k| {
+                        n * (s6[(j, k)] - cur.mu_c[j] * s5[(j, k)])
+                    });
+                    // s5 enters multiplied by <c_j> (|c_j| ~ 10 on always-off pixels).
+                    let (t5, t6) = (blocks[4].noise_std, blocks[5].noise_std);
+                    let tau = (0..j_dim)
+                        .map(|j| (t6 * t6 + cur.mu_c[j].powi(2) * t5 * t5).sqrt())
+                        .collect();
+                    (c_shift, w_shift, tau)
+                }
+                SbnStatistics::Residual => {
+                    let (u, r) = (vec(2), mat(4));
+                    let tau = vec![blocks[4].noise_std; j_dim];
+                    (&u * n, r * n, tau)
+                }
+            };
+        let floored = |b: usize| noise_floored(&blocks[b], k_dim);
         let pooled = match self.config.g_release {
-            GRelease::Pooled => Some(mat(G_BLOCK)),
+            GRelease::Pooled => Some(floored(self.g_block())),
             GRelease::PerUnit => None,
         };
-        let w_precision = (0..j_dim)
+        let w_precision: Vec<DMatrix<f64>> = (0..j_dim)
+            .into_par_iter()
             .map(|j| {
-                let mut prec = match pooled {
+                let mut prec = match &pooled {
                     Some(z) => z * (n * s4[j].max(0.0)),
-                    None => mat(G_BLOCK + j) * n,
+                    None => floored(self.g_block() + j) * n,
                 };
                 for k in 0..k_dim {
                     prec[(k, k)] += cur.w_prior_precision[j * k_dim + k];
@@ -485,6 +633,7 @@ impl VipsModel for Sbn {
                 prec
             })
             .collect();
+        let w_shift = denoised_shift(&w_precision, w_shift, &tau, n, &cur.w_prior_precision);
         SbnGlobal {
             w_precision,
             w_shift,
@@ -519,5 +668,29 @@ impl VipsModel for Sbn {
         // TPBN hyper-posteriors from the blended q(W) (Appendix C; post-processing).
         let nat = SbnNatural::from_global(global);
         global.tpbn.update(&nat.w2);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn denoised_shift_is_a_wiener_filter() {
+        let k = 3;
+        let p = DMatrix::<f64>::identity(k, k) * 4.0;
+        let h = DMatrix::from_row_slice(2, k, &[1.0, -2.0, 3.0, 0.5, 0.5, 0.5]);
+        // Prior variance 1 (the floor), P = 4 I: shift' = P (P^2 + s^2)^-1 P h = 16 / (16 + s^2) h.
+        let prior = vec![1.0; 2 * k];
+        let out = denoised_shift(&[p.clone(), p.clone()], h.clone(), &[0.0, 0.5], 6.0, &prior);
+        // Row 0 has no noise: unchanged.
+        assert_eq!(out.row(0), h.row(0));
+        let s2 = (6.0f64 * 0.5).powi(2);
+        for c in 0..k {
+            assert!((out[(1, c)] - 16.0 / (16.0 + s2) * h[(1, c)]).abs() < 1e-12);
+        }
+        // Overwhelming noise filters the shift out.
+        let out = denoised_shift(&[p.clone(), p], h.clone(), &[1e6, 1e6], 6.0, &prior);
+        assert!(out.iter().all(|x| x.abs() < 1e-9));
     }
 }

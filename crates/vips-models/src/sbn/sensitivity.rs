@@ -16,6 +16,14 @@
 //! | s6 | `(y - 1/2) p^T` (`J x K`, entries in `[-1/2, 1/2]`) | `sqrt(JK)/2` |
 //! | s7 = G_j | `xi0_nj <z z^T>`, `<z z^T> = p p^T + diag(p(1-p))` (entries in `[0, 1]`) | `K/4` each |
 //! | Z (pooled) | `<z z^T>` | `K` |
+//! | u (residual) | `y - 1/2 - <xi0_n> . (<W> p)` | `sqrt(J)` declared, clipped |
+//! | r (residual) | `(y - 1/2 - <c> . <xi0_n>) p^T` | `sqrt(JK)` declared, clipped |
+//!
+//! `u` and `r` ([`crate::sbn::SbnStatistics::Residual`]) depend on the public `<W>`, `<c>`; their
+//! entries are residual-like (`y - sigma(psi)`, in `(-1, 1)` for a fitted model) but not bounded
+//! for arbitrary parameters, so their bounds are declared and enforced by the wall's clipping.
+//! [`SbnBounds::with_clip_fraction`] scales the bounds of the large blocks below the worst case
+//! (clipping again enforces them).
 //!
 //! The paper's bounds (Eq. 61-68) are for averages over `N` records and use the uncentred `y`
 //! and `<z>`; centring at `1/2` halves the bounds of s1, s3 and s6 (the authors' MATLAB divides
@@ -51,6 +59,12 @@ pub struct SbnBounds {
     pub g_per_unit: f64,
     /// Z = sum <z z^T> (pooled release): `K`.
     pub g_pooled: f64,
+    /// u = sum (y - 1/2 - <xi0> . (<W> p)) ([`crate::sbn::SbnStatistics::Residual`]):
+    /// `sqrt(J)`, declared and enforced by clipping.
+    pub u: f64,
+    /// r = sum (y - 1/2 - <c> . <xi0>) p^T ([`crate::sbn::SbnStatistics::Residual`]):
+    /// `sqrt(JK)`, declared and enforced by clipping.
+    pub r: f64,
 }
 
 impl SbnBounds {
@@ -66,6 +80,31 @@ impl SbnBounds {
             s6: (j * k).sqrt() / 2.0,
             g_per_unit: k / 4.0,
             g_pooled: k,
+            u: j.sqrt(),
+            r: (j * k).sqrt(),
         }
+    }
+
+    /// The bounds with `s5`, `s6`, `r` and the `G` blocks scaled by `fraction` (clipping bounds below
+    /// the worst case; the wall enforces them by clipping). `fraction` is taken in `(0, 1]`.
+    ///
+    /// # Example
+    /// ```
+    /// use vips_models::sbn::SbnBounds;
+    /// let b = SbnBounds::new(784, 100).with_clip_fraction(0.5);
+    /// assert_eq!((b.s3, b.s6, b.g_pooled), (14.0, 70.0, 50.0));
+    /// ```
+    pub fn with_clip_fraction(mut self, fraction: f64) -> Self {
+        let f = if fraction > 0.0 && fraction <= 1.0 {
+            fraction
+        } else {
+            1.0
+        };
+        self.s5 *= f;
+        self.s6 *= f;
+        self.r *= f;
+        self.g_per_unit *= f;
+        self.g_pooled *= f;
+        self
     }
 }
