@@ -92,31 +92,44 @@ impl SubsampledGaussian {
 
     /// Variance of the privacy loss under `P` in `direction` (trapezoid rule on
     /// `[-12 sigma, 1 + 12 sigma]`, 4000 panels; the integrand is smooth and Gaussian-weighted).
+    #[cfg(test)]
     pub(crate) fn loss_variance(&self, direction: Direction) -> f64 {
+        let (remove, add) = self.loss_variances();
+        match direction {
+            Direction::Remove => remove,
+            Direction::Add => add,
+        }
+    }
+
+    /// Variances of the privacy loss under `P`, `(remove, add)`, by the trapezoid rule on
+    /// `[-12 sigma, 1 + 12 sigma]` (4000 panels; the integrand is smooth and Gaussian-weighted),
+    /// both from one pass over the quadrature points.
+    pub(crate) fn loss_variances(&self) -> (f64, f64) {
         let s = self.sigma;
         let (lo, hi) = (-12.0 * s, 1.0 + 12.0 * s);
         let n = 4000;
         let dx = (hi - lo) / n as f64;
-        let points: Vec<(f64, f64)> = (0..=n)
+        // (remove weight, add weight, remove loss)
+        let points: Vec<(f64, f64, f64)> = (0..=n)
             .map(|i| {
                 let x = lo + i as f64 * dx;
                 let w = if i == 0 || i == n { 0.5 } else { 1.0 };
                 let phi0 = (-0.5 * (x / s).powi(2)).exp();
                 let phi1 = (-0.5 * ((x - 1.0) / s).powi(2)).exp();
                 let l = self.remove_loss(x);
-                match direction {
-                    Direction::Remove => (w * ((1.0 - self.q) * phi0 + self.q * phi1), l),
-                    Direction::Add => (w * phi0, -l),
-                }
+                (w * ((1.0 - self.q) * phi0 + self.q * phi1), w * phi0, l)
             })
             .collect();
-        let total: f64 = points.iter().map(|p| p.0).sum();
-        let mean = points.iter().map(|p| p.0 * p.1).sum::<f64>() / total;
-        points
-            .iter()
-            .map(|p| p.0 * (p.1 - mean).powi(2))
-            .sum::<f64>()
-            / total
+        // (weight, loss) of each point for one direction
+        fn variance(pts: impl Iterator<Item = (f64, f64)> + Clone) -> f64 {
+            let total: f64 = pts.clone().map(|p| p.0).sum();
+            let mean = pts.clone().map(|p| p.0 * p.1).sum::<f64>() / total;
+            pts.map(|p| p.0 * (p.1 - mean).powi(2)).sum::<f64>() / total
+        }
+        (
+            variance(points.iter().map(|p| (p.0, p.2))),
+            variance(points.iter().map(|p| (p.1, -p.2))),
+        )
     }
 
     /// `(P, Q)` masses of consecutive loss cells for grid points `g_0 < ... < g_k`:

@@ -195,11 +195,24 @@ impl PldAccountant {
             });
         }
         let total: u64 = parts.iter().map(|(_, n)| *n).fold(0, u64::saturating_add);
+        // per-part loss variances of both directions (one quadrature pass each), computed
+        // only for an automatic spacing
+        let variances: Vec<(f64, f64)> = match config.value_discretization_interval {
+            Some(_) => Vec::new(),
+            None => parts.iter().map(|(m, _)| m.loss_variances()).collect(),
+        };
         let step = |direction: Direction| {
             config.value_discretization_interval.unwrap_or_else(|| {
                 let var: f64 = parts
                     .iter()
-                    .map(|(m, n)| *n as f64 * m.loss_variance(direction))
+                    .zip(&variances)
+                    .map(|((_, n), v)| {
+                        *n as f64
+                            * match direction {
+                                Direction::Remove => v.0,
+                                Direction::Add => v.1,
+                            }
+                    })
                     .sum();
                 PldConfig::auto_interval(total, var.sqrt())
             })
@@ -210,9 +223,15 @@ impl PldAccountant {
             Some(_) => config.max_fft_len,
             None => AUTO_WINDOW_LEN,
         };
+        // one grid spacing per direction, shared by both bounds (the automatic choice runs a
+        // quadrature of the loss variance)
+        let (remove_step, add_step) = (step(Direction::Remove), step(Direction::Add));
         let build = |direction: Direction, bound: Bound| {
             Composer::new(
-                step(direction),
+                match direction {
+                    Direction::Remove => remove_step,
+                    Direction::Add => add_step,
+                },
                 config.max_fft_len,
                 soft_len,
                 config.tail_mass_truncation,
