@@ -5,6 +5,7 @@ pub mod blr;
 pub mod dpsep;
 pub mod lda;
 pub mod sampler;
+pub mod sbn;
 
 use crate::context::Context;
 use crate::report::Section;
@@ -41,6 +42,11 @@ pub fn all() -> Vec<Experiment> {
             name: "blr",
             about: "private Bayesian logistic regression: test AUC against epsilon",
             run: blr::run,
+        },
+        Experiment {
+            name: "sbn",
+            about: "private sigmoid belief network: pixel accuracy against batch size at fixed noise",
+            run: sbn::run,
         },
         Experiment {
             name: "dpsep",
