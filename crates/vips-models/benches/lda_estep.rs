@@ -1,14 +1,16 @@
 //! Criterion benchmarks of the LDA E-step and M-step expectations.
 //!
-//! Uses `../shared/data/news` when present (K = 50, 256 training documents), otherwise a synthetic
-//! corpus of the same shape (V = 5000, ~236 tokens per document).
+//! Uses the news corpus under the data directory when present (K = 50, 256 training documents),
+//! otherwise a synthetic corpus of the same shape (V = 5000, ~236 tokens per document). The data
+//! directory is `$DP_BAYES_DATA_DIR` when set (set but empty means embedded data only, which is how
+//! `cargo xtask bench --quick` runs it), otherwise `../shared/data` next to the workspace.
 //!
 //! ```text
 //! cargo bench -p vips-models --bench lda_estep
 //! ```
 
 use std::hint::black_box;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dp_core::wall::segments::SegmentBuffer;
@@ -19,19 +21,28 @@ use vips_models::data::{Document, SyntheticConfig, load_uci_bow};
 use vips_models::engine::VipsModel;
 use vips_models::lda::{DocScratch, Lda, LdaConfig, Topics, infer_document};
 
+/// The news corpus's training file, or `None` when the caller asked for embedded data only.
+fn news_path() -> Option<PathBuf> {
+    let data = match std::env::var_os("DP_BAYES_DATA_DIR") {
+        Some(dir) if dir.is_empty() => return None,
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
+    };
+    Some(data.join("news/docword.train.txt.gz"))
+}
+
 fn documents() -> (Vec<Document>, usize) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/news/docword.train.txt.gz");
-    match load_uci_bow(&path) {
+    let loaded = match news_path() {
+        None => Err("DP_BAYES_DATA_DIR is empty (embedded data only)".to_string()),
+        Some(path) => load_uci_bow(&path).map_err(|e| format!("{}: {e}", path.display())),
+    };
+    match loaded {
         Ok(c) => {
             let v = c.vocab_size();
             (c.into_docs().into_iter().take(256).collect(), v)
         }
-        Err(_) => {
-            eprintln!(
-                "news corpus absent at {}; using a synthetic corpus",
-                path.display()
-            );
+        Err(why) => {
+            eprintln!("news corpus not used ({why}); using a synthetic corpus");
             let s = SyntheticConfig {
                 num_docs: 256,
                 vocab_size: 5000,
