@@ -7,6 +7,7 @@ use serde_json::json;
 
 use crate::context::Context;
 use crate::report::markdown_table;
+use crate::sensitivity;
 
 /// One audit case.
 struct Case {
@@ -93,19 +94,32 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
         ],
         &rows,
     );
+    let (sensitivity_md, sensitivity_json, sensitivity_pass) = sensitivity::run(ctx)?;
     let md = format!(
-        "# Privacy audit\n\nThreshold audit on a worst-case add/remove pair, {runs} runs per dataset, \
-         delta = {delta}, Clopper-Pearson at 95% with Bonferroni over thresholds \
-         (`dp_core::audit`). Seed {:#x}.\n\n{table}",
+        "# Privacy audit\n\n## Mechanisms\n\nThreshold audit on a worst-case add/remove pair, {runs} \
+         runs per dataset, delta = {delta}, Clopper-Pearson at 95% with Bonferroni over thresholds \
+         (`dp_core::audit`). Seed {:#x}.\n\n{table}\n{sensitivity_md}",
         config.seed
     );
     std::fs::write(ctx.output("audit.md"), &md)?;
     std::fs::write(
         ctx.output("audit.json"),
-        serde_json::to_string_pretty(&json!({"runs": runs, "delta": delta, "cases": results}))?,
+        serde_json::to_string_pretty(&json!({
+            "runs": runs,
+            "delta": delta,
+            "cases": results,
+            "sensitivity_checks": sensitivity_json,
+        }))?,
     )?;
     println!("{md}");
     println!("audit written to {}", ctx.output("audit.md").display());
-    anyhow::ensure!(all_pass, "privacy audit failed");
+    anyhow::ensure!(
+        all_pass,
+        "privacy audit failed: a mechanism audit did not give the expected verdict"
+    );
+    anyhow::ensure!(
+        sensitivity_pass,
+        "privacy audit failed: a sensitivity check failed"
+    );
     Ok(())
 }

@@ -10,6 +10,7 @@ mod example_runner;
 mod experiments;
 mod plot;
 mod report;
+mod sensitivity;
 
 use std::path::PathBuf;
 use std::time::Instant;
