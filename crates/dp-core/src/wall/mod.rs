@@ -459,14 +459,7 @@ impl<R> PrivacyWall<R> {
         R: Sync,
         F: Fn(&R, &mut ContributionBuffer) + Sync,
     {
-        if let Mode::Private { budget, event, .. } = &self.mode
-            && self.ledger.would_exceed(event, budget)?
-        {
-            return Err(CoreError::BudgetExhausted {
-                total_epsilon: budget.epsilon(),
-                total_delta: budget.delta(),
-            });
-        }
+        self.check_budget()?;
         let n = self.records.len();
         self.scheme
             .sample_into(n, &mut self.sampling_rng, &mut self.batch)?;
@@ -503,10 +496,36 @@ impl<R> PrivacyWall<R> {
         }
 
         let notes = self.notes(spec, sigma, rescaled, &blocks);
+        self.finish_release(label.into(), notes, blocks, clipped, sigma)
+    }
+
+    /// Refuses a release that would exceed the budget (nothing sampled, nothing charged).
+    fn check_budget(&self) -> Result<(), CoreError> {
+        if let Mode::Private { budget, event, .. } = &self.mode
+            && self.ledger.would_exceed(event, budget)?
+        {
+            return Err(CoreError::BudgetExhausted {
+                total_epsilon: budget.epsilon(),
+                total_delta: budget.delta(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Charges the release to the ledger (private mode), logs it and numbers it: the common end
+    /// of every release path, once the noised blocks exist.
+    fn finish_release(
+        &mut self,
+        label: String,
+        notes: BTreeMap<String, String>,
+        blocks: Vec<ReleasedBlock>,
+        clipped: u64,
+        sigma: Option<f64>,
+    ) -> Result<Release, CoreError> {
         let index = self.releases;
         if let Mode::Private { event, .. } = &self.mode {
             self.ledger.record_entry(LedgerEntry {
-                label: label.into(),
+                label,
                 event: event.clone(),
                 notes: notes.clone(),
             })?;
@@ -522,7 +541,7 @@ impl<R> PrivacyWall<R> {
             index,
             blocks,
             clipped_records: clipped,
-            expected_batch_size: expected,
+            expected_batch_size: self.normaliser,
             noise_multiplier: sigma,
         })
     }

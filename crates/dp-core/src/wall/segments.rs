@@ -13,10 +13,9 @@
 use rayon::prelude::*;
 
 use super::spec::{BlockShape, ReleaseSpec};
-use super::{Mode, PrivacyWall, Release, ReleaseRecord, ReleasedBlock};
+use super::{PrivacyWall, Release, ReleasedBlock};
 use crate::clip::clip_scale;
 use crate::error::CoreError;
-use dp_accountant::LedgerEntry;
 
 /// Records per chunk; chunks are summed in index order, so the result does not depend on the
 /// number of threads (as in the general path).
@@ -289,14 +288,7 @@ impl<R> PrivacyWall<R> {
                 "a segment release needs a vector or matrix block",
             ));
         }
-        if let Mode::Private { budget, event, .. } = &self.mode
-            && self.ledger.would_exceed(event, budget)?
-        {
-            return Err(CoreError::BudgetExhausted {
-                total_epsilon: budget.epsilon(),
-                total_delta: budget.delta(),
-            });
-        }
+        self.check_budget()?;
         let n = self.records.len();
         self.scheme
             .sample_into(n, &mut self.sampling_rng, &mut self.batch)?;
@@ -332,27 +324,7 @@ impl<R> PrivacyWall<R> {
             "contribution".into(),
             "disjoint runs per record (segment release), clipped jointly in L2 norm".into(),
         );
-        let index = self.releases;
-        if let Mode::Private { event, .. } = &self.mode {
-            self.ledger.record_entry(LedgerEntry {
-                label: format!("release {index}"),
-                event: event.clone(),
-                notes: notes.clone(),
-            })?;
-        }
-        self.log.push(ReleaseRecord {
-            index,
-            private: sigma.is_some(),
-            notes,
-            clipped_records: clipped,
-        });
-        self.releases += 1;
-        Ok(Release {
-            index,
-            blocks,
-            clipped_records: clipped,
-            expected_batch_size: expected,
-            noise_multiplier: sigma,
-        })
+        let label = format!("release {}", self.releases);
+        self.finish_release(label, notes, blocks, clipped, sigma)
     }
 }
