@@ -2,7 +2,7 @@
 //! floor, and the count of raised eigenvalues.
 
 use dp_core::{AnalyzeGauss, add_symmetric_noise, project_to_positive_definite};
-use nalgebra::{DMatrix, SymmetricEigen};
+use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
 
@@ -72,21 +72,7 @@ fn projection_is_symmetric_positive_definite_and_respects_the_floor() {
             "trial {trial}: not PD"
         );
         let scale = noised.norm().max(floor);
-        let mut after: Vec<f64> = SymmetricEigen::new(projected.clone())
-            .eigenvalues
-            .iter()
-            .copied()
-            .collect();
-        after.sort_by(f64::total_cmp);
-        let mut expected: Vec<f64> = before.iter().map(|&l| l.max(floor)).collect();
-        expected.sort_by(f64::total_cmp);
-        for (a, e) in after.iter().zip(&expected) {
-            assert!(
-                *a >= floor - 1e-12 * scale,
-                "trial {trial}: eigenvalue {a} below floor {floor}"
-            );
-            assert!((a - e).abs() <= 1e-10 * scale, "trial {trial}: {a} vs {e}");
-        }
+        assert_spectrum_is_floored(&before, &projected, floor, scale, &format!("trial {trial}"));
     }
 }
 
@@ -127,20 +113,33 @@ fn projection_above_the_faer_threshold_is_exact_in_count_and_respects_the_floor(
         assert_eq!(projected, projected.transpose(), "d = {d}");
         assert!(projected.clone().cholesky().is_some(), "d = {d}: not PD");
         let scale = noised.norm();
-        let mut after: Vec<f64> = SymmetricEigen::new(projected)
-            .eigenvalues
-            .iter()
-            .copied()
-            .collect();
-        after.sort_by(f64::total_cmp);
-        let mut expected: Vec<f64> = before.iter().map(|&l| l.max(floor)).collect();
-        expected.sort_by(f64::total_cmp);
-        for (a, e) in after.iter().zip(&expected) {
-            assert!(
-                *a >= floor - 1e-12 * scale,
-                "d = {d}: eigenvalue {a} below floor {floor}"
-            );
-            assert!((a - e).abs() <= 1e-10 * scale, "d = {d}: {a} vs {e}");
-        }
+        assert_spectrum_is_floored(&before, &projected, floor, scale, &format!("d = {d}"));
+    }
+}
+
+/// The projection's spectrum is `max(lambda, floor)` of the input's `before`: every eigenvalue at
+/// or above the floor up to `1e-12 scale`, and equal to the floored input eigenvalue to
+/// `1e-10 scale` (sorted, by nalgebra's eigensolver).
+fn assert_spectrum_is_floored(
+    before: &DVector<f64>,
+    projected: &DMatrix<f64>,
+    floor: f64,
+    scale: f64,
+    case: &str,
+) {
+    let mut after: Vec<f64> = SymmetricEigen::new(projected.clone())
+        .eigenvalues
+        .iter()
+        .copied()
+        .collect();
+    after.sort_by(f64::total_cmp);
+    let mut expected: Vec<f64> = before.iter().map(|&l| l.max(floor)).collect();
+    expected.sort_by(f64::total_cmp);
+    for (a, e) in after.iter().zip(&expected) {
+        assert!(
+            *a >= floor - 1e-12 * scale,
+            "{case}: eigenvalue {a} below floor {floor}"
+        );
+        assert!((a - e).abs() <= 1e-10 * scale, "{case}: {a} vs {e}");
     }
 }
