@@ -118,24 +118,17 @@ impl VipsModel for Lda {
         scratch: &mut DocScratch,
         out: &mut ContributionBuffer,
     ) {
-        // A word id >= V would index past the topics: such documents are rejected by `prepare`
-        // and by the corpus types; skip defensively (contributes nothing) rather than panic.
-        if record.max_word() as usize >= natural.vocab_size {
-            return;
-        }
-        infer_document(natural, &self.cfg, record, scratch);
-        let k = natural.num_topics;
-        let stride = natural.stride;
-        let eeb = &natural.exp_elog_beta32;
-        // One segment per distinct word: coordinates w*K .. w*K + K of the word-major block,
-        // s_d[w, k] = c_w phi_dwk = theta~_k beta~_kw c_w / Z_w.
-        for (&w, &r) in record.words().iter().zip(&scratch.ratio) {
-            let w = w as usize;
-            let row = &eeb[w * stride..w * stride + k];
-            for (j, (&t, &b)) in scratch.exp_elog_theta.iter().zip(row).enumerate() {
-                out.push(0, w * k + j, f64::from(t * b * r));
-            }
-        }
+        for_each_word_run(
+            &self.cfg,
+            natural,
+            record,
+            scratch,
+            |offset, theta, row, r| {
+                for (j, (&t, &b)) in theta.iter().zip(row).enumerate() {
+                    out.push(0, offset + j, f64::from(t * b * r));
+                }
+            },
+        );
     }
 
     fn writes_segments(&self) -> bool {
@@ -151,22 +144,18 @@ impl VipsModel for Lda {
         scratch: &mut DocScratch,
         out: &mut SegmentBuffer,
     ) {
-        if record.max_word() as usize >= natural.vocab_size {
-            return;
-        }
-        infer_document(natural, &self.cfg, record, scratch);
-        let k = natural.num_topics;
-        let stride = natural.stride;
-        let eeb = &natural.exp_elog_beta32;
-        let theta = &scratch.exp_elog_theta[..k];
-        for (&w, &r) in record.words().iter().zip(&scratch.ratio) {
-            let w = w as usize;
-            let row = &eeb[w * stride..w * stride + k];
-            let dst = out.segment(w * k, k);
-            for ((d, &t), &b) in dst.iter_mut().zip(theta).zip(row) {
-                *d = f64::from(t * b * r);
-            }
-        }
+        for_each_word_run(
+            &self.cfg,
+            natural,
+            record,
+            scratch,
+            |offset, theta, row, r| {
+                let dst = out.segment(offset, theta.len());
+                for ((d, &t), &b) in dst.iter_mut().zip(theta).zip(row) {
+                    *d = f64::from(t * b * r);
+                }
+            },
+        );
     }
 
     fn global_target(&self, release: &Release, population: f64) -> Topics {
@@ -188,5 +177,33 @@ impl VipsModel for Lda {
             .par_iter_mut()
             .zip(target.lambda().par_iter())
             .for_each(|(l, &t)| *l = (1.0 - rho) * *l + rho * t);
+    }
+}
+
+/// Runs the E-step on one document and hands each distinct word's statistic to `write` as one run
+/// of the word-major `K x V` block: `write(w * K, exp(E[log theta]), exp(E[log beta_.w]), c_w / Z_w)`,
+/// the run's values being `s_d[w, k] = c_w phi_dwk = theta~_k beta~_kw c_w / Z_w`. Shared by the
+/// general (per-entry) and the segment release paths, so both release the same statistic.
+///
+/// A word id `>= V` would index past the topics: such documents are rejected by `prepare` and by
+/// the corpus types; it is skipped defensively here (contributes nothing) rather than panicking.
+fn for_each_word_run(
+    cfg: &LdaConfig,
+    natural: &ExpectedTopics,
+    record: &Document,
+    scratch: &mut DocScratch,
+    mut write: impl FnMut(usize, &[f32], &[f32], f32),
+) {
+    if record.max_word() as usize >= natural.vocab_size {
+        return;
+    }
+    infer_document(natural, cfg, record, scratch);
+    let k = natural.num_topics;
+    let stride = natural.stride;
+    let eeb = &natural.exp_elog_beta32;
+    let theta = &scratch.exp_elog_theta[..k];
+    for (&w, &r) in record.words().iter().zip(&scratch.ratio) {
+        let w = w as usize;
+        write(w * k, theta, &eeb[w * stride..w * stride + k], r);
     }
 }
