@@ -55,7 +55,36 @@ fn peak_rss_mb() -> Option<f64> {
 
 criterion_group!(benches, grid);
 
+/// `PLD_BENCH_ONCE=sigma/q/steps[/repeats]` runs that case `repeats` times (default 1) and
+/// prints the bounds and the grid spacing, without criterion: a fixed amount of work for
+/// instruction counts (`valgrind --tool=callgrind`) and quick checks.
+fn run_once(spec: &str) {
+    let f: Vec<f64> = spec
+        .split('/')
+        .map(|x| x.parse().expect("number"))
+        .collect();
+    let (sigma, q, steps) = (f[0], f[1], f[2] as u64);
+    let repeats = f.get(3).map_or(1, |r| *r as usize);
+    let event = PrivacyEvent::poisson_subsampled_gaussian(sigma, q)
+        .and_then(|e| e.self_composed(steps))
+        .expect("valid event");
+    for _ in 0..repeats {
+        let acc = PldAccountant::new(&event, &PldConfig::default()).expect("accountable");
+        let (a, b) = (acc.epsilon(1e-5).unwrap(), acc.epsilon(1e-6).unwrap());
+        black_box((a, b));
+        if repeats == 1 {
+            println!(
+                "{spec}: delta 1e-5 {a:?}; delta 1e-6 {b:?}; step {:?}",
+                acc.value_discretization_interval()
+            );
+        }
+    }
+}
+
 fn main() {
+    if let Ok(spec) = std::env::var("PLD_BENCH_ONCE") {
+        return run_once(&spec);
+    }
     benches();
     Criterion::default().configure_from_args().final_summary();
     match peak_rss_mb() {

@@ -63,6 +63,14 @@ fn check(select: impl Fn(&Case) -> bool) -> f64 {
             let rdp_i = case.rdp.map_or(f64::INFINITY, |r| r[i]);
             if let Some(pess) = case.dp_pess {
                 let diff = eps.upper - pess[i];
+                if std::env::var_os("PLD_PRINT").is_some() {
+                    // diagnostics: every case's difference, lower-bound gap and grid spacing
+                    println!(
+                        "DIFF {diff:+.3e} {tag} lower-gap {:.3e} h {:?}",
+                        eps.upper - eps.lower,
+                        acc.value_discretization_interval()
+                    );
+                }
                 // Where dp_accounting's fixed 1e-4 grid is itself more than 1e-3 loose, our
                 // upper bound is *below* its pessimistic value; it is still a valid bound (by
                 // construction) and we require it to be below RDP's, which is also valid.
@@ -113,6 +121,18 @@ fn check(select: impl Fn(&Case) -> bool) -> f64 {
                     "{tag}: upper {} below dp_accounting's lower {}",
                     eps.upper, opt[i]
                 ));
+            }
+            // The lower bound is looser (optimistic grid twice as coarse, rounding down loses
+            // about h/2 per run: docs/pld.md Sec. 7) but within a stated distance of `upper`:
+            // `upper - lower <= T * h_lower + 0.01` with `h_lower = 2 h`.
+            if let Some(h) = acc.value_discretization_interval() {
+                let allowed = case.steps as f64 * 2.0 * h + 0.01;
+                if eps.upper - eps.lower > allowed {
+                    failures.push(format!(
+                        "{tag}: lower {} more than {allowed:.3e} below upper {}",
+                        eps.lower, eps.upper
+                    ));
+                }
             }
             if eps.upper > rdp_i + 1e-9 {
                 failures.push(format!("{tag}: upper {} above RDP {rdp_i}", eps.upper));

@@ -74,13 +74,18 @@ impl Composer {
         loop {
             let (k_lo, k_hi) = window(&base, count, self.tail_mass);
             let span = (k_hi - k_lo + 1) as f64;
-            if span.max(base.mass.len() as f64) > self.soft_len as f64 {
-                base.coarsen();
+            let excess = span.max(base.mass.len() as f64) / self.soft_len as f64;
+            if excess > 1.0 {
+                // The window is fixed in loss units or widens as the grid coarsens, so at least
+                // ceil(log2(excess)) doublings are needed: do them at once, then check again.
+                for _ in 0..(excess.log2().ceil().max(1.0) as u32) {
+                    base.coarsen();
+                }
                 self.step = self.step.max(base.step);
                 continue;
             }
             let len = (k_hi - k_lo + 1) as usize;
-            let n = len.max(base.mass.len()).next_power_of_two();
+            let n = len.max(base.mass.len()).max(2).next_power_of_two();
             let (cyclic, err) = self.conv.power(&base.mass, count, n);
             // Cyclic position m holds the losses k = count * offset + m (mod n); place each in
             // the window [k_lo, k_lo + n).
@@ -147,75 +152,128 @@ impl Composer {
 /// most `tail_mass / 2` on each side, by the Chernoff bound
 /// `P(S >= x) <= e^{-t x} M(t)^count` (`t > 0`, and `t < 0` for the lower side) with
 /// `M(t) = sum_j p_j e^{t l_j}`, minimised over `t = 2^k`.
+///
+/// The scan starts at the `t` that is optimal for a normal law of the same variance,
+/// `t0 = sqrt(2 |ln(tail/2)| / (count var))`, and walks both ways along `t = 2^k` while the
+/// bound improves (it is quasi-convex in `t`; any `t` gives a valid bound, the scan only
+/// looks for a good one).
 fn window(p: &DiscretePld, count: u64, tail_mass: f64) -> (i64, i64) {
     let h = p.step;
-    let pts: Vec<(f64, f64)> = p
-        .mass
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| **m > 0.0)
-        .map(|(j, m)| (m.ln(), (p.offset + j as i64) as f64 * h))
-        .collect();
+    let (first, last) = match (
+        p.mass.iter().position(|m| *m > 0.0),
+        p.mass.iter().rposition(|m| *m > 0.0),
+    ) {
+        (Some(a), Some(b)) => (a, b),
+        _ => return (0, 0),
+    };
+    let masses = &p.mass[first..=last];
     let t_count = count as f64;
-    let l_min = pts.first().map_or(0.0, |x| x.1);
-    let l_max = pts.last().map_or(0.0, |x| x.1);
+    let l_min = (p.offset + first as i64) as f64 * h;
+    let l_max = (p.offset + last as i64) as f64 * h;
     let mut x_hi = t_count * l_max;
     let mut x_lo = t_count * l_min;
     let log_tail = (0.5 * tail_mass).ln();
-    if log_tail.is_finite() && pts.len() > 1 {
-        let ln_mgf = |t: f64| {
-            let top = pts
-                .iter()
-                .map(|(lm, l)| lm + t * l)
-                .fold(f64::NEG_INFINITY, f64::max);
-            // exp of anything below -746 is exactly 0: skip it (the underflowing `exp` calls
-            // take libm's slow path and dominated many-step runs)
-            top + pts
-                .iter()
-                .map(|(lm, l)| lm + t * l - top)
-                .map(|d| if d < -746.0 { 0.0 } else { d.exp() })
-                .sum::<f64>()
-                .ln()
+    if log_tail.is_finite() && masses.len() > 1 {
+        // ln M(t) = t l_max + ln sum_j m_j e^{-t (l_max - l_j)} for t > 0, and
+        // ln M(-t) = -t l_min + ln sum_j m_j e^{-t (l_j - l_min)}: sums of terms <= m_j, no
+        // overflow, computed without one `exp` per point (see `decaying_sum`).
+        let ln_mgf_up = |t: f64| t * l_max + decaying_sum(masses.iter().rev(), t * h).ln();
+        let ln_mgf_down = |t: f64| -t * l_min + decaying_sum(masses.iter(), t * h).ln();
+        let up = |k: i32| {
+            let t = f64::from(k).exp2();
+            (t_count * ln_mgf_up(t) - log_tail) / t
         };
-        // Each side's bound is quasi-convex in t (the derivative of its numerator is
-        // count * t * K''(t) >= 0 for the cumulant generating function K), so along t = 2^k it
-        // falls and then rises: a side stops being scanned after two consecutive values that do
-        // not improve on the best it has seen (any t gives a valid bound; this only saves the
-        // MGF evaluations past the optimum).
-        let (mut best_up, mut best_down) = (f64::INFINITY, f64::NEG_INFINITY);
-        let (mut up_misses, mut down_misses) = (0, 0);
-        for k in -10..=22 {
-            if up_misses >= 2 && down_misses >= 2 {
-                break;
-            }
-            let t = (k as f64).exp2();
-            if up_misses < 2 {
-                let up = (t_count * ln_mgf(t) - log_tail) / t;
-                if up.is_finite() {
-                    if up < best_up {
-                        best_up = up;
-                        up_misses = 0;
-                    } else {
-                        up_misses += 1;
-                    }
-                }
-            }
-            if down_misses < 2 {
-                let down = (log_tail - t_count * ln_mgf(-t)) / t;
-                if down.is_finite() {
-                    if down > best_down {
-                        best_down = down;
-                        down_misses = 0;
-                    } else {
-                        down_misses += 1;
-                    }
-                }
-            }
-        }
-        x_hi = x_hi.min(best_up);
-        x_lo = x_lo.max(best_down);
+        let down = |k: i32| {
+            let t = f64::from(k).exp2();
+            (log_tail - t_count * ln_mgf_down(t)) / t
+        };
+        let (total, mean_idx) = masses
+            .iter()
+            .enumerate()
+            .fold((0.0, 0.0), |(s, m), (j, &w)| (s + w, m + w * j as f64));
+        let mean_idx = mean_idx / total;
+        let var_idx = masses
+            .iter()
+            .enumerate()
+            .map(|(j, &w)| w * (j as f64 - mean_idx).powi(2))
+            .sum::<f64>()
+            / total;
+        let var = (var_idx * h * h).max(f64::MIN_POSITIVE);
+        let t0 = (2.0 * -log_tail / (t_count * var)).sqrt();
+        let k0 = if t0.is_finite() {
+            (t0.log2().round() as i32).clamp(-40, 60)
+        } else {
+            0
+        };
+        x_hi = x_hi.min(scan_min(up, k0));
+        x_lo = x_lo.max(-scan_min(|k| -down(k), k0));
     }
     let k_lo = (x_lo / h).floor() as i64;
     let k_hi = ((x_hi / h).ceil() as i64).max(k_lo);
     (k_lo, k_hi)
+}
+
+/// The smallest finite value of `f(k)` found by walking from `k0` down and up while `f`
+/// improves (stopping two steps past the best; `f` is quasi-convex along the walk). `+inf` if
+/// no finite value turns up.
+fn scan_min(f: impl Fn(i32) -> f64, k0: i32) -> f64 {
+    let finite = |v: f64| if v.is_finite() { v } else { f64::INFINITY };
+    let mut best = finite(f(k0));
+    for dir in [-1, 1] {
+        let (mut k, mut misses) = (k0, 0);
+        while misses < 2 && (-60..=80).contains(&(k + dir)) {
+            k += dir;
+            let v = finite(f(k));
+            if v < best {
+                best = v;
+                misses = 0;
+            } else {
+                misses += 1;
+            }
+        }
+    }
+    best
+}
+
+/// `sum_i m_i e^{-a i}` over the masses in iteration order (`a >= 0`), rounded up.
+///
+/// The weights `e^{-a i}` come from running products (four interleaved chains of ratio
+/// `e^{-4a}`, restarted from an exact `exp` every 256 terms), so the relative rounding error of
+/// each weight stays below `300 u`; the sum is multiplied by `1 + 1e-12` to cover it (a larger
+/// `M(t)` only widens the Chernoff window). Once the weights fall below `1e-300` the rest of the
+/// sum (at most `weight * sum m <= weight`) is added as that bound instead of being summed.
+fn decaying_sum<'a>(masses: impl Iterator<Item = &'a f64>, a: f64) -> f64 {
+    const CHUNK: usize = 256;
+    let r = (-a).exp();
+    let r4 = r * r * r * r;
+    let mut sum = [0.0_f64; 4];
+    let mut buf = [0.0_f64; CHUNK];
+    let mut masses = masses.peekable();
+    let mut start = 0usize;
+    let mut tail = 0.0;
+    while masses.peek().is_some() {
+        let w0 = (-a * start as f64).exp();
+        if w0 < 1e-300 {
+            tail = w0;
+            break;
+        }
+        let mut len = 0;
+        for (slot, &m) in buf.iter_mut().zip(masses.by_ref()) {
+            *slot = m;
+            len += 1;
+        }
+        let mut w = [w0, w0 * r, w0 * r * r, w0 * r * r * r];
+        let mut quads = buf[..len].chunks_exact(4);
+        for quad in quads.by_ref() {
+            for l in 0..4 {
+                sum[l] += quad[l] * w[l];
+                w[l] *= r4;
+            }
+        }
+        for (l, &m) in quads.remainder().iter().enumerate() {
+            sum[l] += m * w[l];
+        }
+        start += len;
+    }
+    ((sum[0] + sum[1]) + (sum[2] + sum[3]) + tail) * (1.0 + 1e-12)
 }
