@@ -29,6 +29,8 @@
 use crate::numeric::{LogSignedSum, ln_expm1, ln_ndtr, log1p_exp};
 use std::f64::consts::LN_2;
 
+mod products;
+
 /// Values shared by every fractional order of one `(q, sigma)`: the series-1 normal-CDF factors
 /// depend on the index only, the series-2 ones on `m = a - i`, which repeats across orders with
 /// the same fractional part. Filled lazily; every entry is the
@@ -46,11 +48,15 @@ pub(crate) struct FracCache {
     /// i)/sigma)` by `i`, with its relative error bound in ulps (NaN = not yet computed).
     r1: Vec<(f64, f64)>,
     /// Per fractional part `f` of the order (its bits): a [`MCell`] for `m = a - i`, indexed
-    /// by `i - floor(a)` plus the slot's offset. `a - i` is the correctly rounded
+    /// by `floor(a) - i + CELL_SHIFT`. `a - i` is the correctly rounded
     /// `(floor(a) - i) + f`, so it depends on `(floor(a) - i, f)` only.
     by_frac: Vec<FracSlot>,
     /// `(ln q, ln(1 - q))` (NaN = not yet computed).
     ln_q_1mq: (f64, f64),
+    /// Head steps of the series-1 parts `N_i` by `i` (see [`products`]).
+    n_steps: Vec<products::HeadStep>,
+    /// Head steps of the series-1 parts `P_i` by `i` (see [`products`]).
+    p_steps: Vec<products::HeadStep>,
     /// Scratch buffer for `ln |C(a, i)|` (reused across orders).
     binoms: Vec<f64>,
 }
@@ -66,6 +72,9 @@ struct MCell {
     step: f64,
     /// Relative error bound of `step` in ulps.
     step_ulps: f64,
+    /// The part of `step_ulps` that does not telescope along a running product: the rounding
+    /// of `dc`, of the difference of the two cached logarithms, of their sum and of `exp`.
+    step_round: f64,
 }
 
 const EMPTY_CELL: MCell = MCell {
@@ -73,14 +82,19 @@ const EMPTY_CELL: MCell = MCell {
     ln_abs: f64::NAN,
     step: f64::NAN,
     step_ulps: f64::NAN,
+    step_round: f64::NAN,
 };
 
-/// The [`MCell`]s of one fractional part: cell `j` holds `i - floor(a) = j - offset`.
+/// The [`MCell`]s of one fractional part: cell `j` holds `floor(a) - i = j - CELL_SHIFT`
+/// (so orders with a larger integer part only append cells).
 struct FracSlot {
     key: u64,
-    offset: i64,
     cells: Vec<MCell>,
 }
+
+/// Largest `i - floor(a)` an order touches: the heads end by `ceil(a) + MAX_EXTRA_HEAD`, the
+/// tails run at most `MAX_TAIL_TERMS` steps after them.
+const CELL_SHIFT: usize = MAX_EXTRA_HEAD + MAX_TAIL_TERMS + 2;
 
 impl FracCache {
     /// An empty cache (for one `(q, sigma)` pair).
@@ -93,9 +107,18 @@ impl FracCache {
             r1: Vec::new(),
             by_frac: Vec::new(),
             ln_q_1mq: (f64::NAN, f64::NAN),
+            n_steps: Vec::new(),
+            p_steps: Vec::new(),
             binoms: Vec::new(),
         }
     }
+}
+
+/// `k` as `f64` (exact: indices stay far below `2^53`), by the signed conversion, which is a
+/// single instruction on x86-64 (the unsigned one is not).
+#[inline]
+fn index_f64(k: usize) -> f64 {
+    k as i64 as f64
 }
 
 fn memo(v: &mut Vec<f64>, i: usize, f: impl FnOnce() -> f64) -> f64 {
@@ -134,34 +157,72 @@ const MAX_EXTRA_HEAD: usize = 48;
 /// product `T_j / T_0` (the sum of its steps' error bounds plus one ulp per multiplication).
 fn alternating_tail(
     ln_t0: f64,
-    mut step: impl FnMut(usize) -> (f64, f64),
+    step: impl FnMut(usize) -> (f64, f64),
     ln_target: f64,
 ) -> (f64, f64) {
     if ln_t0 == f64::NEG_INFINITY {
         return (f64::NEG_INFINITY, f64::NEG_INFINITY);
     }
-    let rate = CVZ_LN_RATE;
-    let wanted = ((LN_4 + ln_t0 - ln_target) / rate).ceil();
-    let n = if wanted.is_finite() {
+    let (value, bound) = cvz_tail(tail_terms(LN_4 + ln_t0 - ln_target), 0.0, step);
+    let lower = (value - bound).max(0.0);
+    let upper = value + bound;
+    let ln_lower = if lower > 0.0 {
+        ln_t0 + lower.ln()
+    } else {
+        f64::NEG_INFINITY
+    };
+    (ln_lower, ln_t0 + upper.ln())
+}
+
+/// [`alternating_tail`] in linear form: `t0 = T_0` (any common scale) with its own relative
+/// error bound `t0_ulps`, the target as an absolute accuracy on that scale. Returns
+/// `(lower, upper)` on the same scale.
+fn alternating_tail_linear(
+    t0: f64,
+    t0_ulps: f64,
+    step: impl FnMut(usize) -> (f64, f64),
+    target: f64,
+) -> (f64, f64) {
+    if t0 == 0.0 {
+        return (0.0, 0.0);
+    }
+    // ln(t0 / target) from the binary exponent, rounded up (more terms is only more accurate)
+    let ratio = t0 / target;
+    let ln_ratio = if ratio.is_normal() {
+        (((ratio.to_bits() >> 52) & 0x7ff) as f64 - 1022.0) * LN_2
+    } else {
+        f64::INFINITY
+    };
+    let (value, bound) = cvz_tail(tail_terms(LN_4 + ln_ratio), t0_ulps, step);
+    let lower = (value - bound).max(0.0) * t0 * (1.0 - 2.0 * f64::EPSILON);
+    let upper = (value + bound) * t0 * (1.0 + 2.0 * f64::EPSILON);
+    (lower, upper)
+}
+
+/// Number of accelerated terms for `ln(4 T_0 / target)`.
+fn tail_terms(ln_ratio: f64) -> usize {
+    let wanted = (ln_ratio / CVZ_LN_RATE).ceil();
+    if wanted.is_finite() {
         (wanted.max(1.0) as usize).min(MAX_TAIL_TERMS)
     } else {
         MAX_TAIL_TERMS
-    };
+    }
+}
+
+/// The CVZ-weighted sum of `n` terms relative to `T_0`, and a bound on its distance from the
+/// tail `/ T_0`: the truncation bound, the rounding of the weighted sum and the error of the
+/// running products (`t0_ulps` of `T_0` itself included).
+fn cvz_tail(n: usize, t0_ulps: f64, mut step: impl FnMut(usize) -> (f64, f64)) -> (f64, f64) {
     let nf = n as f64;
-    let mut d = (3.0 + 8f64.sqrt()).powi(n as i32);
-    d = 0.5 * (d + 1.0 / d);
-    let mut b = -1.0;
-    let mut c = -d;
+    let d = CVZ.d[n];
     let mut sum = 0.0;
     let mut abs_sum = 0.0;
     let mut err_sum = 0.0;
     // T_k / T_0 as the running product of the steps, with its error bound in ulps
     let mut a = 1.0_f64;
-    let mut a_ulps = 0.0;
+    let mut a_ulps = t0_ulps;
     let mut flushed = 0.0;
-    for k in 0..n {
-        let kf = k as f64;
-        c = b - c;
+    for (k, &c) in CVZ.c[n][..n].iter().enumerate() {
         if k > 0 && a != 0.0 {
             let (r, u) = step(k);
             a *= r;
@@ -175,22 +236,65 @@ fn alternating_tail(
         sum += c * a;
         abs_sum += (c * a).abs();
         err_sum += (c * a).abs() * a_ulps;
-        b = (kf + nf) * (kf - nf) * b / ((kf + 0.5) * (kf + 1.0));
     }
     let value = sum / d;
-    let truncation = 2.0 / (3.0 + 8f64.sqrt()).powi(n as i32);
+    // the truncation bound is relative to the exact T_0
+    let truncation = CVZ.truncation[n] * (1.0 + 2.0 * f64::EPSILON * t0_ulps);
     // |c_k| <= d, so each flushed term moves the weighted sum by at most `flushed`
     let rounding = 4.0 * (nf + 2.0) * f64::EPSILON * (abs_sum / d + 1.0)
         + 2.0 * f64::EPSILON * err_sum / d
         + nf * flushed;
-    let lower = (value - truncation - rounding).max(0.0);
-    let upper = value + truncation + rounding;
-    let ln_lower = if lower > 0.0 {
-        ln_t0 + lower.ln()
-    } else {
-        f64::NEG_INFINITY
+    (value, truncation + rounding)
+}
+
+/// `3 + sqrt 8` as `f64` (`3.0 + 8f64.sqrt()`, both operations correctly rounded).
+const CVZ_BASE: f64 = 5.828_427_124_746_19;
+
+/// The weights of the CVZ acceleration by number of terms `n` (their Algorithm 1, computed in
+/// `f64` at compile time exactly as the loop would at run time): `c[n][k]`, the normaliser
+/// `d[n] = ((3 + sqrt 8)^n + (3 + sqrt 8)^-n) / 2` and the truncation bound `2 / (3 + sqrt 8)^n`.
+struct CvzWeights {
+    c: [[f64; MAX_TAIL_TERMS]; MAX_TAIL_TERMS + 1],
+    d: [f64; MAX_TAIL_TERMS + 1],
+    truncation: [f64; MAX_TAIL_TERMS + 1],
+}
+
+static CVZ: CvzWeights = cvz_weights();
+
+const fn cvz_weights() -> CvzWeights {
+    let mut w = CvzWeights {
+        c: [[0.0; MAX_TAIL_TERMS]; MAX_TAIL_TERMS + 1],
+        d: [1.0; MAX_TAIL_TERMS + 1],
+        truncation: [2.0; MAX_TAIL_TERMS + 1],
     };
-    (ln_lower, ln_t0 + upper.ln())
+    let mut n = 1;
+    while n <= MAX_TAIL_TERMS {
+        // (3 + sqrt 8)^n by binary powering
+        let (mut base, mut e, mut p) = (CVZ_BASE, n, 1.0);
+        while e > 0 {
+            if e % 2 == 1 {
+                p *= base;
+            }
+            base *= base;
+            e /= 2;
+        }
+        let d = 0.5 * (p + 1.0 / p);
+        let nf = n as f64;
+        let mut b = -1.0;
+        let mut c = -d;
+        let mut k = 0;
+        while k < n {
+            let kf = k as f64;
+            c = b - c;
+            w.c[n][k] = c;
+            b = (kf + nf) * (kf - nf) * b / ((kf + 0.5) * (kf + 1.0));
+            k += 1;
+        }
+        w.d[n] = d;
+        w.truncation[n] = 2.0 / p;
+        n += 1;
+    }
+    w
 }
 
 /// Relative error (in ulps) of a term `exp(sum of logs)`: each log component carries an
@@ -207,13 +311,15 @@ struct Setup<'c> {
     ln_1mq: f64,
     /// `q / (1 - q)`.
     rho: f64,
+    /// `(1 - q) / q`.
+    inv_rho: f64,
     z0: f64,
     inv_two_var: f64,
     /// `ceil(alpha)`: first index of the alternating tail.
     n0: u64,
     /// This order's entry of [`FracCache::by_frac`].
     slot: usize,
-    /// Index of this order's `i = 0` in the slot's cells.
+    /// Index of this order's `i = 0` in the slot's cells (`i` counts down from there).
     base: usize,
     cache: &'c mut FracCache,
 }
@@ -231,26 +337,16 @@ impl<'c> Setup<'c> {
             None => {
                 cache.by_frac.push(FracSlot {
                     key,
-                    offset: floor as i64,
                     cells: Vec::with_capacity(128),
                 });
                 cache.by_frac.len() - 1
             }
         };
-        // Room for every index this order can touch: the heads (at most `ceil(a) +
-        // MAX_EXTRA_HEAD`) and the tails after them (at most `MAX_TAIL_TERMS` steps).
-        let floor_i = floor as i64;
+        // Room for every index this order can touch (see `CELL_SHIFT`).
+        let base = floor as usize + CELL_SHIFT;
         let f = &mut cache.by_frac[slot];
-        if f.offset < floor_i {
-            // an order with a larger integer part: make room at the front
-            let extra = (floor_i - f.offset) as usize;
-            f.cells.splice(0..0, std::iter::repeat_n(EMPTY_CELL, extra));
-            f.offset = floor_i;
-        }
-        let base = (f.offset - floor_i) as usize;
-        let len = base + alpha.ceil() as usize + MAX_EXTRA_HEAD + MAX_TAIL_TERMS + 2;
-        if f.cells.len() < len {
-            f.cells.resize(len, EMPTY_CELL);
+        if f.cells.len() <= base {
+            f.cells.resize(base + 1, EMPTY_CELL);
         }
         Self {
             slot,
@@ -260,6 +356,7 @@ impl<'c> Setup<'c> {
             ln_q,
             ln_1mq,
             rho: q / (1.0 - q),
+            inv_rho: (1.0 - q) / q,
             z0: sigma * sigma * (ln_1mq - ln_q) + 0.5,
             inv_two_var: 1.0 / (2.0 * sigma * sigma),
             n0: alpha.ceil() as u64,
@@ -268,26 +365,26 @@ impl<'c> Setup<'c> {
     }
 
     /// This order's [`MCell`] for `m = alpha - i`.
-    fn cell(&mut self, i: f64) -> &mut MCell {
-        &mut self.cache.by_frac[self.slot].cells[self.base + i as usize]
+    fn cell(&mut self, i: usize) -> &mut MCell {
+        &mut self.cache.by_frac[self.slot].cells[self.base - i]
     }
 
     /// `ln Phi((m - z0)/sigma)` for `m = alpha - i` (cached by the bits of `m`).
-    fn ln_phi_m(&mut self, i: f64) -> f64 {
+    fn ln_phi_m(&mut self, i: usize) -> f64 {
         let (alpha, z0, sigma) = (self.alpha, self.z0, self.sigma);
         let cell = self.cell(i);
         if cell.ln_phi.is_nan() {
-            cell.ln_phi = ln_ndtr((alpha - i - z0) / sigma);
+            cell.ln_phi = ln_ndtr((alpha - index_f64(i) - z0) / sigma);
         }
         cell.ln_phi
     }
 
     /// `ln |m|` for `m = alpha - i` (cached by the bits of `m`).
-    fn ln_abs_m(&mut self, i: f64) -> f64 {
+    fn ln_abs_m(&mut self, i: usize) -> f64 {
         let alpha = self.alpha;
         let cell = self.cell(i);
         if cell.ln_abs.is_nan() {
-            cell.ln_abs = (alpha - i).abs().ln();
+            cell.ln_abs = (alpha - i as f64).abs().ln();
         }
         cell.ln_abs
     }
@@ -295,7 +392,7 @@ impl<'c> Setup<'c> {
     /// Step `|C(a,k)| / |C(a,k-1)| = |a - k + 1| / k` times `q / (1 - q)`: the ratio of
     /// consecutive binomial weights `|C(a,k)| (1-q)^(a-k) q^k` (at most 6 ulps off).
     fn w_step(&self, k: usize) -> f64 {
-        (self.alpha - (k - 1) as f64).abs() / k as f64 * self.rho
+        (self.alpha - index_f64(k - 1)).abs() / index_f64(k) * self.rho
     }
 
     /// Series-1 tail step from index `k - 1` to `k` with its error bound in ulps.
@@ -305,7 +402,7 @@ impl<'c> Setup<'c> {
         }
         if self.cache.r1[k].0.is_nan() {
             // I_k / I_(k-1) = exp((k - 1)/sigma^2) Phi((z0 - k)/sigma) / Phi((z0 - k + 1)/sigma)
-            let dc = (k - 1) as f64 * 2.0 * self.inv_two_var;
+            let dc = index_f64(k - 1) * 2.0 * self.inv_two_var;
             let (p1, p0) = (self.ln_phi1(k), self.ln_phi1(k - 1));
             let x = dc + p1 - p0;
             let ulps = 8.0 + 4.0 * (dc.abs() + p1.abs() + p0.abs()) + x.abs();
@@ -318,25 +415,29 @@ impl<'c> Setup<'c> {
     /// Series-2 tail step from index `k - 1` to `k` (`m = a - k`) with its error bound in ulps:
     /// `|a-k+1|/k * (1-q)/q * J_m / J_(m+1)`.
     fn s2_step(&mut self, k: usize) -> (f64, f64) {
-        let fk = k as f64;
-        let cell = *self.cell(fk);
-        let (r, u) = if cell.step.is_nan() {
-            // J_m / J_(m+1) = exp(-m/sigma^2) Phi((m - z0)/sigma) / Phi((m + 1 - z0)/sigma)
-            let m = self.alpha - fk;
-            let dc = -m * 2.0 * self.inv_two_var;
-            let (p1, p0) = (self.ln_phi_m(fk), self.ln_phi_m(fk - 1.0));
-            let x = dc + p1 - p0;
-            let ulps = 8.0 + 4.0 * (dc.abs() + p1.abs() + p0.abs()) + x.abs();
-            let r = x.exp();
-            let cell = self.cell(fk);
-            cell.step = r;
-            cell.step_ulps = ulps;
-            (r, ulps)
-        } else {
-            (cell.step, cell.step_ulps)
-        };
-        let w = (self.alpha - (k - 1) as f64).abs() / fk / self.rho;
+        let (r, u) = self.s2_ratio(k);
+        let w = (self.alpha - index_f64(k - 1)).abs() / index_f64(k) * self.inv_rho;
         (w * r, u + 7.0)
+    }
+
+    /// `J_m / J_(m+1)` for `m = a - k` with its error bound in ulps (cached in the cell).
+    fn s2_ratio(&mut self, k: usize) -> (f64, f64) {
+        let cell = self.cell(k);
+        if !cell.step.is_nan() {
+            return (cell.step, cell.step_ulps);
+        }
+        // J_m / J_(m+1) = exp(-m/sigma^2) Phi((m - z0)/sigma) / Phi((m + 1 - z0)/sigma)
+        let m = self.alpha - index_f64(k);
+        let dc = -m * 2.0 * self.inv_two_var;
+        let (p1, p0) = (self.ln_phi_m(k), self.ln_phi_m(k - 1));
+        let x = dc + (p1 - p0);
+        let ulps = 8.0 + 4.0 * (dc.abs() + p1.abs() + p0.abs()) + x.abs();
+        let r = x.exp();
+        let cell = self.cell(k);
+        cell.step = r;
+        cell.step_ulps = ulps;
+        cell.step_round = 2.0 + 3.0 * dc.abs() + (p1 - p0).abs() + x.abs();
+        (r, ulps)
     }
 
     /// `ln (i + 1)` (cached).
@@ -370,7 +471,7 @@ impl<'c> Setup<'c> {
     fn grow_binoms(&mut self, v: &mut Vec<f64>, len: usize) {
         while v.len() < len {
             let i = v.len() - 1;
-            let next = v[i] + self.ln_abs_m(i as f64) - self.ln_next(i);
+            let next = v[i] + self.ln_abs_m(i) - self.ln_next(i);
             v.push(next);
         }
     }
@@ -405,7 +506,12 @@ impl<'c> Setup<'c> {
     /// The log components of [`Setup::ln_s2`] (for the error model).
     fn s2_components(&mut self, i: f64) -> [f64; 4] {
         let m = self.alpha - i;
-        [i * self.ln_1mq, m * self.ln_q, self.c(m), self.ln_phi_m(i)]
+        [
+            i * self.ln_1mq,
+            m * self.ln_q,
+            self.c(m),
+            self.ln_phi_m(i as usize),
+        ]
     }
 }
 
@@ -414,14 +520,23 @@ impl<'c> Setup<'c> {
 pub(crate) fn ln_a_upper_cached(q: f64, sigma: f64, alpha: f64, cache: &mut FracCache) -> f64 {
     let mut binoms = std::mem::take(&mut cache.binoms);
     let mut s = Setup::new(q, sigma, alpha, cache);
-    s.ln_abs_binoms(&mut binoms, s.n0 as usize + 1);
-    let out = match q <= 0.5 {
-        true => ln_a_via_a_minus_one(&mut s, &mut binoms),
+    let fast = match q <= 0.5 {
+        true => products::ln_a_via_products(&mut s),
         false => None,
-    }
-    .unwrap_or_else(|| ln_a_direct(&mut s, &binoms));
+    };
+    let out = fast.unwrap_or_else(|| ln_a_upper_logs(q, &mut s, &mut binoms));
     cache.binoms = binoms;
     out
+}
+
+/// [`ln_a_upper_cached`] with every term summed in log space (no range limits).
+fn ln_a_upper_logs(q: f64, s: &mut Setup, binoms: &mut Vec<f64>) -> f64 {
+    s.ln_abs_binoms(binoms, s.n0 as usize + 1);
+    match q <= 0.5 {
+        true => ln_a_via_a_minus_one(s, binoms),
+        false => None,
+    }
+    .unwrap_or_else(|| ln_a_direct(s, binoms))
 }
 
 /// Adds the head of the second series (`i < ceil(a)`, all terms positive).

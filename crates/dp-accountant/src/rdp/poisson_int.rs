@@ -22,8 +22,16 @@
 //! [`PRUNE_NATS`] below the largest term already summed, the remaining terms are replaced by
 //! that bound (added, so the result can only go up, by less than `e^-40` relative). For the
 //! large orders of a typical curve (dominated by `k` near `a`) this leaves a handful of terms.
+//!
+//! **Running products.** The terms are formed relative to the `k = a` term as running products
+//! of their ratios `term_(k-1) / term_k = k / (a - k + 1) * (1-q)/q * exp(L_(k-1) - L_k)`
+//! (`L_k = ln expm1(c_k)`; the `exp` of the difference is cached by `k` and shared by all
+//! orders), so no logarithm or exponential is taken per term; the errors of the cached `L_k`
+//! telescope. If a product leaves `[1e-250, 1e250]` (extreme `q` or `sigma`), the order is
+//! summed in log space instead, one `exp` per term.
 
 use crate::numeric::{ln_binom_int, ln_expm1, log1p_exp};
+use std::f64::consts::LN_2;
 
 /// Up to this order the binomial coefficients are carried as an exact running product
 /// (relative error about `2(a-k)` ulps, no overflow: `C(1024, 512) < 5e306`).
@@ -38,6 +46,12 @@ const PRUNE_NATS: f64 = 40.0;
 /// not depend on the cache) and a term buffer.
 pub(crate) struct IntCache {
     ln_expm1_c: Vec<f64>,
+    /// [`Step`]s by `k` (NaN = not yet computed).
+    steps: Vec<Step>,
+    /// `(ln q, ln(1 - q))` (NaN = not yet computed).
+    ln_q_1mq: (f64, f64),
+    /// Running-product buffer (reused across orders).
+    products: Vec<(f64, f64, f64)>,
     terms: Vec<f64>,
 }
 
@@ -46,6 +60,9 @@ impl IntCache {
     pub(crate) fn new() -> Self {
         Self {
             ln_expm1_c: Vec::new(),
+            steps: Vec::new(),
+            ln_q_1mq: (f64::NAN, f64::NAN),
+            products: Vec::new(),
             terms: Vec::new(),
         }
     }
@@ -66,7 +83,63 @@ impl IntCache {
         }
         self.ln_expm1_c[i]
     }
+
+    /// `(ln q, ln(1 - q))`.
+    fn ln_q_1mq(&mut self, q: f64) -> (f64, f64) {
+        if self.ln_q_1mq.0.is_nan() {
+            self.ln_q_1mq = (q.ln(), (-q).ln_1p());
+        }
+        self.ln_q_1mq
+    }
+
+    /// The step from `k` down to `k - 1`, `k >= 3`.
+    fn step(&mut self, k: u64, inv_two_var: f64) -> Step {
+        let i = k as usize;
+        if self.steps.len() <= i {
+            self.steps.resize(
+                i + 1,
+                Step {
+                    ratio: f64::NAN,
+                    ln_diff_err: f64::NAN,
+                    ln_next: f64::NAN,
+                },
+            );
+        }
+        if self.steps[i].ratio.is_nan() {
+            let ln_next = self.ln_expm1_c(k - 1, inv_two_var);
+            let ln_k = self.ln_expm1_c(k, inv_two_var);
+            let d = ln_next - ln_k;
+            let exact = (ln_next >= 0.0) == (ln_k >= 0.0)
+                && ln_next.abs() <= 2.0 * ln_k.abs()
+                && ln_k.abs() <= 2.0 * ln_next.abs();
+            self.steps[i] = Step {
+                ratio: d.exp(),
+                ln_diff_err: if exact { 0.0 } else { d.abs() },
+                ln_next,
+            };
+        }
+        self.steps[i]
+    }
 }
+
+/// The ratio `expm1(c_(k-1)) / expm1(c_k)` of a running product, cached by `k`.
+#[derive(Clone, Copy)]
+struct Step {
+    /// `exp(L_(k-1) - L_k)`.
+    ratio: f64,
+    /// Error bound (ulps) of `exp(L_(k-1) - L_k)` from the subtraction: 0 when it is exact
+    /// (Sterbenz: same sign, within a factor 2), else `|L_(k-1) - L_k|`.
+    ln_diff_err: f64,
+    /// `L_(k-1)`.
+    ln_next: f64,
+}
+
+/// Orders above this are summed in log space (`ln_binom_int` is an exact product up to 1000).
+const PRODUCTS_MAX_ORDER: u64 = 1000;
+
+/// Smallest and largest running product (relative to the `k = a` term) kept in linear form.
+const TINY: f64 = 1e-250;
+const HUGE: f64 = 1e250;
 
 /// `ln(A_a - 1)` (an upper bound, see the module documentation) for integer order `a >= 2`,
 /// `0 < q < 1`; `cache` belongs to this `sigma`.
@@ -74,6 +147,90 @@ impl IntCache {
 /// The log-terms are computed first and then summed relative to the largest one (one `exp`
 /// per term; all terms are positive, so plain summation has relative error at most `a` ulps).
 pub(crate) fn ln_a_minus_one(q: f64, sigma: f64, order: u64, cache: &mut IntCache) -> f64 {
+    ln_a_minus_one_products(q, sigma, order, cache)
+        .unwrap_or_else(|| ln_a_minus_one_logs(q, sigma, order, cache))
+}
+
+/// [`ln_a_minus_one`] by running products relative to the `k = a` term, or `None` if a
+/// product leaves the linear range or the order is above [`PRODUCTS_MAX_ORDER`].
+///
+/// The sum is then rescaled to its largest term `k*`, evaluated directly in log space, so the
+/// large logarithms of the `k = a` term (`a ln q`, `c_a`) do not enter the result. Margin for
+/// rounding: term `k` is within `|R_k - R_k*| + 4 |L_k| + E*` ulps of its exact value relative
+/// to term `k*` (`R` the accumulated rounding of the ratios, `6 + |L_(k-1) - L_k|` ulps per step
+/// or 6 when the difference of the cached logs is exact; the errors of the cached `L_j`
+/// telescope to the ends; `E*` the direct evaluation's `8 + 2 k* + 4 * (sum of its |logs|)`),
+/// and the sum within `2 n` ulps of the sum of the terms.
+fn ln_a_minus_one_products(q: f64, sigma: f64, order: u64, cache: &mut IntCache) -> Option<f64> {
+    if order > PRODUCTS_MAX_ORDER {
+        return None;
+    }
+    let inv_two_var = 1.0 / (2.0 * sigma * sigma);
+    let inv_rho = (1.0 - q) / q;
+    // (signed conversions: one instruction on x86-64, exact below 2^53)
+    let order_i = order as i64;
+    let ln_e_top = cache.ln_expm1_c(order, inv_two_var);
+    // ln of the k = a term C(a, a) q^a expm1(c_a), only for the stopping bound
+    let ln_top = order_i as f64 * q.ln() + ln_e_top;
+    let mut terms = std::mem::take(&mut cache.products);
+    terms.clear();
+    // (term / term_a, accumulated rounding R, 4 |L_k|)
+    terms.push((1.0, 0.0, 4.0 * ln_e_top.abs()));
+    let (mut term, mut round) = (1.0_f64, 0.0);
+    let (mut max, mut k_max, mut at_max) = (1.0_f64, order, 0);
+    let mut bound = 0.0;
+    let mut k = order;
+    let mut in_range = true;
+    while k > 2 {
+        let step = cache.step(k, inv_two_var);
+        let ki = k as i64;
+        term *= (ki as f64 / (order_i - ki + 1) as f64) * inv_rho * step.ratio;
+        round += 6.0 + step.ln_diff_err;
+        k -= 1;
+        let ln_e = step.ln_next;
+        // ln max from its binary exponent (at most ln 2 below): the stop is only a choice
+        let ln_max = (((max.to_bits() >> 52) & 0x7ff) as f64 - 1023.0) * LN_2;
+        if ln_e - ln_top < ln_max - PRUNE_NATS {
+            // bound on sum_{j=2}^{k} of the terms (safe side, doubled for its own rounding)
+            bound = 2.0 * (ln_e - ln_top).exp();
+            break;
+        }
+        if !(TINY..=HUGE).contains(&term) {
+            in_range = false;
+            break;
+        }
+        if term > max {
+            (max, k_max, at_max) = (term, k, terms.len());
+        }
+        terms.push((term, round, 4.0 * ln_e.abs()));
+    }
+    let out = in_range.then(|| {
+        // term k* directly: C(a, k*) q^k* (1-q)^(a-k*) expm1(c_k*)
+        let (ln_q, ln_1mq) = cache.ln_q_1mq(q);
+        let ln_b = ln_binom_int(order, k_max);
+        let (lq, l1q) = (k_max as f64 * ln_q, (order - k_max) as f64 * ln_1mq);
+        let ln_e = cache.ln_expm1_c(k_max, inv_two_var);
+        let ln_anchor = ln_b + lq + l1q + ln_e;
+        let anchor_ulps = 8.0
+            + 2.0 * k_max.min(order - k_max) as f64
+            + 4.0 * (ln_b.abs() + lq.abs() + l1q.abs() + 2.0 * ln_e.abs());
+        let round_max = terms[at_max].1;
+        let (mut sum, mut err) = (0.0, 0.0);
+        for &(t, r, end) in terms.iter() {
+            sum += t;
+            err += t * ((r - round_max).abs() + end);
+        }
+        let n = terms.len() as f64;
+        let scaled = (sum + bound) / max;
+        let margin = f64::EPSILON * (err / max + scaled * (anchor_ulps + 2.0 * n + 2.0));
+        ln_anchor + (scaled + margin).ln()
+    });
+    cache.products = terms;
+    out
+}
+
+/// [`ln_a_minus_one`] with every term in log space (no range limit).
+fn ln_a_minus_one_logs(q: f64, sigma: f64, order: u64, cache: &mut IntCache) -> f64 {
     let ln_q = q.ln();
     let ln_1mq = (-q).ln_1p();
     let inv_two_var = 1.0 / (2.0 * sigma * sigma);

@@ -1,0 +1,313 @@
+//! The `A_a - 1` form of the fractional-order series (`q <= 1/2`) with the head terms as
+//! running products of cached step ratios, on the linear scale `exp(a ln(1-q))`, instead of one
+//! `exp` per term in log space.
+//!
+//! Every term of the heads is a product that moves from index `i - 1` to `i` by a rational
+//! binomial step `|a-i+1|/i * q/(1-q)` (or its inverse) times a ratio `exp(L(i) - L(i-1))` of
+//! cached logarithms `L` (normal-CDF and `expm1` factors) that depends on `i` only, or for the
+//! second series on `m = a - i` only, so it is shared by all orders of one `(q, sigma)` (or of
+//! one fractional part). With the weights `W_i = |C(a,i)| (1-q)^(a-i) q^i`:
+//!
+//! ```text
+//! series 1, term i:  sign_i (P_i - N_i),  P_i = W_i expm1(c_i) Phi(u_i),  N_i = W_i Phi(-u_i)
+//! series 2, term i:  |C(a,i)| (1-q)^i q^(a-i) exp(c_(a-i)) Phi((a - i - z0)/sigma)
+//! ```
+//!
+//! (`u_i = (z0 - i)/sigma`), and the accelerated tails start from `W_i`, from
+//! `W_i exp(c_i) Phi(u_i) = P_i + W_i - N_i` and from the next series-2 product.
+//!
+//! **Error bound.** A running product of `exp(L(i) - L(i-1))` telescopes: the errors of the
+//! cached logarithms cancel except at the current end, so a term carries the rounding of each
+//! step (the difference of two cached logs, the sum, `exp`, the binomial step and the
+//! multiplications: [`HeadStep::round`] plus 8 ulps) accumulated, plus the error of its own end
+//! logarithms ([`HeadStep::end`], the same `8 + 4 |log|` model as the log-space terms). These
+//! bounds, the compensated summation's and the tails' enclosures are added on the safe side,
+//! and the final scaling by `exp(a ln(1-q))` and `log1p` get their own margin.
+//!
+//! **Range.** The products stay exact only while they are normal numbers: if a product leaves
+//! `[1e-250, 1e250]` on this scale (large orders, extreme `sigma` or `q`), [`ln_a_via_products`]
+//! returns `None` and the caller sums in log space instead (same bound, slower).
+
+use super::{MAX_EXTRA_HEAD, Setup, alternating_tail_linear, term_ulps};
+
+/// Smallest running product kept on the linear scale.
+const TINY: f64 = 1e-250;
+/// Largest running product kept on the linear scale.
+const HUGE: f64 = 1e250;
+
+/// One step of a head product, cached by index: the ratio and its error bounds in ulps.
+#[derive(Clone, Copy)]
+pub(super) struct HeadStep {
+    /// `exp(L(i) - L(i-1))` (or the first factor `exp(L(i))` at the start index).
+    ratio: f64,
+    /// Rounding of this step (accumulates along the product).
+    round: f64,
+    /// Error of the logarithms `L(i)` at this index (counted once, for the current end).
+    end: f64,
+}
+
+const EMPTY_STEP: HeadStep = HeadStep {
+    ratio: f64::NAN,
+    round: f64::NAN,
+    end: f64::NAN,
+};
+
+/// `e^LN_TAIL_TOLERANCE`: the tails' accuracy relative to the heads (checked by a test).
+const TAIL_TOLERANCE: f64 = 1.266_416_554_909_417_6e-14;
+
+/// A running product on the linear scale with its accumulated rounding (ulps).
+#[derive(Clone, Copy)]
+struct Product {
+    value: f64,
+    round: f64,
+}
+
+impl Product {
+    fn in_range(&self) -> bool {
+        (TINY..=HUGE).contains(&self.value)
+    }
+}
+
+/// A compensated (Neumaier) sum on the linear scale with the data of its rounding bound.
+struct LinearSum {
+    sum: f64,
+    comp: f64,
+    abs_sum: f64,
+    err_sum: f64,
+}
+
+impl LinearSum {
+    fn new() -> Self {
+        Self {
+            sum: 0.0,
+            comp: 0.0,
+            abs_sum: 0.0,
+            err_sum: 0.0,
+        }
+    }
+
+    /// Adds `v`, whose own relative error is at most `ulps` ulps.
+    fn add(&mut self, v: f64, ulps: f64) {
+        let t = self.sum + v;
+        if self.sum.abs() >= v.abs() {
+            self.comp += (self.sum - t) + v;
+        } else {
+            self.comp += (v - t) + self.sum;
+        }
+        self.sum = t;
+        self.abs_sum += v.abs();
+        self.err_sum += v.abs() * ulps;
+    }
+
+    fn value(&self) -> f64 {
+        self.sum + self.comp
+    }
+
+    /// The sum plus a bound on its error: the terms' own errors and the compensated
+    /// summation's (at most `2 eps |S| + O(n eps^2) sum |x|`, bounded by `4 eps sum |x|`), with
+    /// one more `eps sum |x|` for the rounding of this addition.
+    fn upper(&self) -> f64 {
+        self.value() + f64::EPSILON * (5.0 * self.abs_sum + self.err_sum)
+    }
+}
+
+impl Setup<'_> {
+    /// Step `i` of `N_i / W_i = Phi(-u_i)`; at `i = 0` the factor `Phi(-u_0)` itself.
+    fn n_step(&mut self, i: usize) -> HeadStep {
+        if self.cache.n_steps.len() <= i {
+            self.cache.n_steps.resize(i + 1, EMPTY_STEP);
+        }
+        if self.cache.n_steps[i].ratio.is_nan() {
+            let l = self.ln_phi1_neg(i);
+            let (x, round) = if i == 0 {
+                (l, 2.0)
+            } else {
+                let d = l - self.ln_phi1_neg(i - 1);
+                (d, 2.0 + d.abs())
+            };
+            self.cache.n_steps[i] = HeadStep {
+                ratio: x.exp(),
+                round,
+                end: 8.0 + 4.0 * l.abs(),
+            };
+        }
+        self.cache.n_steps[i]
+    }
+
+    /// Step `i >= 3` of `P_i / W_i = expm1(c_i) Phi(u_i)`; at `i = 2` that factor itself.
+    fn p_step(&mut self, i: usize) -> HeadStep {
+        debug_assert!(i >= 2);
+        if self.cache.p_steps.len() <= i {
+            self.cache.p_steps.resize(i + 1, EMPTY_STEP);
+        }
+        if self.cache.p_steps[i].ratio.is_nan() {
+            let (le, lp) = (self.ln_expm1_c(i), self.ln_phi1(i));
+            let (x, round) = if i == 2 {
+                let x = le + lp;
+                (x, 2.0 + x.abs())
+            } else {
+                let d1 = le - self.ln_expm1_c(i - 1);
+                let d2 = lp - self.ln_phi1(i - 1);
+                let x = d1 + d2;
+                (x, 2.0 + d1.abs() + d2.abs() + x.abs())
+            };
+            let c = self.c(i as f64);
+            self.cache.p_steps[i] = HeadStep {
+                ratio: x.exp(),
+                round,
+                end: 8.0 + 4.0 * (c.abs() + le.abs() + lp.abs()),
+            };
+        }
+        self.cache.p_steps[i]
+    }
+
+    /// Series-2 head step from `k - 1` to `k` with its non-telescoping rounding (ulps).
+    fn s2_head_step(&mut self, k: usize) -> (f64, f64) {
+        let (r, _) = self.s2_step(k);
+        (r, self.cell(k).step_round + 7.0)
+    }
+
+    /// Error (ulps) of the cached `ln Phi((m - z0)/sigma)` at `m = a - k`.
+    fn s2_end(&mut self, k: usize) -> f64 {
+        8.0 + 4.0 * self.ln_phi_m(k).abs()
+    }
+}
+
+/// Upper bound on `ln A_a` (fractional `a`, `q <= 1/2`) from `A_a - 1` with running-product
+/// heads, or `None` if a product leaves the linear range or rounding leaves no positive value
+/// (the caller then sums in log space).
+pub(super) fn ln_a_via_products(s: &mut Setup) -> Option<f64> {
+    let n0 = s.n0 as usize;
+    let anchor = s.alpha * s.ln_1mq;
+    let mut total = LinearSum::new();
+
+    // Second series, head (i < ceil(a), all terms positive), then the first tail term.
+    let parts = s.s2_components(0.0);
+    let x0 = parts.iter().sum::<f64>() - anchor;
+    let mut s2 = Product {
+        value: x0.exp(),
+        round: term_ulps(0, &[parts[0], parts[1], parts[2], parts[3], anchor]) + x0.abs(),
+    };
+    for k in 0..=n0 {
+        if k > 0 {
+            let (r, u) = s.s2_head_step(k);
+            s2.value *= r;
+            s2.round += u + 1.0;
+        }
+        if !s2.in_range() {
+            return None;
+        }
+        if k < n0 {
+            let end = s.s2_end(k);
+            total.add(s2.value, s2.round + end);
+        }
+    }
+    let s2_tail_ulps = s2.round + s.s2_end(n0);
+
+    // First series, head: up to ceil(a), then on (alternating) while the weights are not
+    // below the running sum, as in the log-space form.
+    let mut w = Product {
+        value: 1.0,
+        round: 0.0,
+    };
+    let step = s.n_step(0);
+    let mut n = Product {
+        value: step.ratio,
+        round: step.round,
+    };
+    let mut n_end = step.end;
+    let mut p = Product {
+        value: 0.0,
+        round: 0.0,
+    };
+    let mut p_end = 0.0;
+    let mut i = 0;
+    loop {
+        if i > 0 {
+            let ws = s.w_step(i);
+            w.value *= ws;
+            w.round += 7.0;
+            let step = s.n_step(i);
+            n.value *= ws * step.ratio;
+            n.round += step.round + 8.0;
+            n_end = step.end;
+            if i >= 2 {
+                let step = s.p_step(i);
+                p = if i == 2 {
+                    Product {
+                        value: w.value * step.ratio,
+                        round: w.round + step.round + 1.0,
+                    }
+                } else {
+                    Product {
+                        value: p.value * (ws * step.ratio),
+                        round: p.round + step.round + 8.0,
+                    }
+                };
+                p_end = step.end;
+                if !p.in_range() {
+                    return None;
+                }
+            }
+        }
+        if !w.in_range() || !n.in_range() {
+            return None;
+        }
+        if i >= n0 && (i >= n0 + MAX_EXTRA_HEAD || w.value < total.value().abs()) {
+            break;
+        }
+        // sign of C(a, i): + below ceil(a), then alternating
+        let sign = if i < n0 || (i - n0).is_multiple_of(2) {
+            1.0
+        } else {
+            -1.0
+        };
+        if i >= 2 {
+            total.add(sign * p.value, p.round + p_end);
+        }
+        total.add(-sign * n.value, n.round + n_end);
+        i += 1;
+    }
+
+    let target = total.value().abs() * TAIL_TOLERANCE;
+    let (_, s2_hi) = alternating_tail_linear(s2.value, s2_tail_ulps, |j| s.s2_step(n0 + j), target);
+    total.add(s2_hi, 0.0);
+    // Tail from i (>= ceil(a) >= 2): sign (-1)^(i - n0) times sum_j (-1)^j [T1_j - B_j] with
+    // T1_0 = W_i exp(c_i) Phi(u_i) = P_i + W_i - N_i and B_0 = W_i.
+    let x = p.value + w.value - n.value;
+    if x.is_nan() || x <= 0.0 {
+        return None;
+    }
+    let x_err = p.value * (p.round + p_end) + w.value * w.round + n.value * (n.round + n_end);
+    let x_ulps = x_err / x + 3.0;
+    let (t1_lo, t1_hi) = alternating_tail_linear(x, x_ulps, |j| s.t1_step(i + j), target);
+    let (b_lo, b_hi) =
+        alternating_tail_linear(w.value, w.round, |j| (s.w_step(i + j), 6.0), target);
+    if (i - n0).is_multiple_of(2) {
+        total.add(t1_hi, 0.0);
+        total.add(-b_lo, 0.0);
+    } else {
+        total.add(-t1_lo, 0.0);
+        total.add(b_hi, 0.0);
+    }
+    let a_minus_one = total.upper();
+    if !(a_minus_one > 0.0 && a_minus_one.is_finite()) {
+        return None;
+    }
+    // exp(anchor) is within (2 |anchor| + 2) ulps of (1-q)^a; the two products, log1p and the
+    // margins themselves within 6 more
+    let scaled = a_minus_one * anchor.exp() * (1.0 + (2.0 * anchor.abs() + 8.0) * f64::EPSILON);
+    Some(scaled.ln_1p() * (1.0 + 2.0 * f64::EPSILON))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::LN_TAIL_TOLERANCE;
+    use super::*;
+
+    #[test]
+    fn tail_tolerance_is_exp_of_its_log() {
+        let exact = LN_TAIL_TOLERANCE.exp();
+        assert!((TAIL_TOLERANCE - exact).abs() <= 4.0 * f64::EPSILON * exact);
+    }
+}
