@@ -17,6 +17,10 @@ With `--interleave` (the fairer comparison on a shared machine) the criterion be
 built once and then run case by case (`--exact pld/<sigma>/<q>/<steps>`) right after
 dp_accounting's run of the same case, so both sides of each row see the same load; the load
 average (`/proc/loadavg`) is printed per row and the Rust peak RSS is then per case.
+
+Selecting cases (both modes): `--min-steps N` keeps the cases with at least N steps,
+`--only S/Q/T[,S/Q/T...]` keeps the listed cases (e.g. `--only 10/0.01/10000,2/0.001/1000`).
+`--help` prints this text.
 """
 
 import json
@@ -127,21 +131,42 @@ def rust_case(exe, sigma, q, steps):
     return None
 
 
+def selected_cases():
+    """The grid cases kept by `--min-steps` and `--only`, in grid order."""
+    args = sys.argv[1:]
+    min_steps = 0
+    only = None
+    if "--min-steps" in args:
+        min_steps = int(args[args.index("--min-steps") + 1])
+    if "--only" in args:
+        only = {tuple(float(x) for x in c.split("/"))
+                for c in args[args.index("--only") + 1].split(",")}
+    cases = []
+    for sigma in SIGMAS:
+        for q in QS:
+            for steps in STEPS:
+                if steps < min_steps:
+                    continue
+                if only is not None and (sigma, q, float(steps)) not in only:
+                    continue
+                cases.append((sigma, q, steps))
+    if not cases:
+        sys.exit("no case selected")
+    return cases
+
+
 def main_interleaved():
     target = os.environ.get("CARGO_TARGET_DIR", "target")
     exe = bench_executable()
     rows = []
-    for sigma in SIGMAS:
-        for q in QS:
-            for steps in STEPS:
-                load0 = load_avg()
-                dp_s, dp_mb = run_dp((sigma, q, steps))
-                rust_mb = rust_case(exe, sigma, q, steps)
-                rs = criterion_mean_s(os.path.join(target, "criterion"), sigma, q, steps)
-                load = max(load0, load_avg())
-                rows.append((sigma, q, steps, dp_s, dp_mb, rs, rust_mb, load))
-                print(sigma, q, steps, dp_s, dp_mb, rs, rust_mb, load, file=sys.stderr,
-                      flush=True)
+    for sigma, q, steps in selected_cases():
+        load0 = load_avg()
+        dp_s, dp_mb = run_dp((sigma, q, steps))
+        rust_mb = rust_case(exe, sigma, q, steps)
+        rs = criterion_mean_s(os.path.join(target, "criterion"), sigma, q, steps)
+        load = max(load0, load_avg())
+        rows.append((sigma, q, steps, dp_s, dp_mb, rs, rust_mb, load))
+        print(sigma, q, steps, dp_s, dp_mb, rs, rust_mb, load, file=sys.stderr, flush=True)
     print("| sigma | q | steps | dp_accounting PLD | its peak RSS | this crate | its peak RSS "
           "| speed-up | load |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -165,6 +190,9 @@ def main_interleaved():
 
 
 def main():
+    if "--help" in sys.argv or "-h" in sys.argv:
+        print(__doc__)
+        return None
     if "--interleave" in sys.argv:
         return main_interleaved()
     skip_rust = "--skip-rust" in sys.argv
@@ -181,13 +209,11 @@ def main():
             if "VmHWM" in line:
                 rust_peak = line.split(":")[-1].strip()
     rows = []
-    for sigma in SIGMAS:
-        for q in QS:
-            for steps in STEPS:
-                dp_s, dp_mb = run_dp((sigma, q, steps))
-                rs = criterion_mean_s(os.path.join(target, "criterion"), sigma, q, steps)
-                rows.append((sigma, q, steps, dp_s, dp_mb, rs))
-                print(sigma, q, steps, dp_s, dp_mb, rs, file=sys.stderr, flush=True)
+    for sigma, q, steps in selected_cases():
+        dp_s, dp_mb = run_dp((sigma, q, steps))
+        rs = criterion_mean_s(os.path.join(target, "criterion"), sigma, q, steps)
+        rows.append((sigma, q, steps, dp_s, dp_mb, rs))
+        print(sigma, q, steps, dp_s, dp_mb, rs, file=sys.stderr, flush=True)
     print("| sigma | q | steps | dp_accounting PLD | peak RSS | this crate | speed-up |")
     print("|---|---|---|---|---|---|---|")
     ups = []

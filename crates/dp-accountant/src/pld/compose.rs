@@ -1,5 +1,6 @@
-//! Self-composition by repeated squaring and composition of different mechanisms, under a hard
-//! cap on the FFT length (the grid coarsens automatically when the cap would be exceeded).
+//! Self-composition (one real FFT of the final length, the spectrum raised to the power `count`,
+//! one inverse FFT) and composition of different mechanisms, under a hard cap on the FFT length
+//! (the grid coarsens automatically when the cap would be exceeded).
 
 use super::convolve::Convolver;
 use super::discrete::{Bound, DiscretePld};

@@ -7,9 +7,11 @@
 //!   2018; Sommer, Meiser & Mohammadi 2019); both add/remove directions are accounted and the
 //!   worse one is reported;
 //! - it is discretised on a uniform grid **pessimistically** by connect-the-dots (Doroshenko et
-//!   al. 2022), which gives a dominating pair, and **optimistically** by rounding the loss down;
+//!   al. 2022), which gives a dominating pair, and **optimistically** by rounding the loss down
+//!   (with the automatic spacing on a grid twice as coarse: a cheaper, looser lower bound);
 //! - compositions are convolutions, done by FFT (Koskela, Jälkö & Honkela 2020; Koskela et al.
-//!   2021), with self-composition by repeated squaring. Mass cut from the tails after each
+//!   2021), a self-composition as one real FFT of the final length, the spectrum raised to the
+//!   power `count` and one inverse FFT. Mass cut from the tails after each
 //!   convolution is moved to `+inf` (pessimistic) or dropped/moved down (optimistic), and a
 //!   bound on the FFT rounding error is carried along and applied in the safe direction;
 //! - `delta(eps) = P[L = inf] + E[(1 - e^{eps - L})_+]`, `epsilon(delta)` its exact inverse for
