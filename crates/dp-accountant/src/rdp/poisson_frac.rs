@@ -53,10 +53,8 @@ pub(crate) struct FracCache {
     by_frac: Vec<FracSlot>,
     /// `(ln q, ln(1 - q))` (NaN = not yet computed).
     ln_q_1mq: (f64, f64),
-    /// Head steps of the series-1 parts `N_i` by `i` (see [`products`]).
-    n_steps: Vec<products::HeadStep>,
-    /// Head steps of the series-1 parts `P_i` by `i` (see [`products`]).
-    p_steps: Vec<products::HeadStep>,
+    /// Head steps of the series-1 parts `N_i` and `P_i` by `i` (see [`products`]).
+    head_steps: Vec<[products::HeadStep; 2]>,
     /// Scratch buffer for `ln |C(a, i)|` (reused across orders).
     binoms: Vec<f64>,
 }
@@ -107,8 +105,7 @@ impl FracCache {
             r1: Vec::new(),
             by_frac: Vec::new(),
             ln_q_1mq: (f64::NAN, f64::NAN),
-            n_steps: Vec::new(),
-            p_steps: Vec::new(),
+            head_steps: Vec::new(),
             binoms: Vec::new(),
         }
     }
@@ -321,6 +318,9 @@ struct Setup<'c> {
     slot: usize,
     /// Index of this order's `i = 0` in the slot's cells (`i` counts down from there).
     base: usize,
+    /// The slot's cells, moved out of the cache while this order runs ([`Setup::finish`]
+    /// returns them): one bounds check per access instead of two and a pointer chase.
+    cells: Vec<MCell>,
     cache: &'c mut FracCache,
 }
 
@@ -344,11 +344,12 @@ impl<'c> Setup<'c> {
         };
         // Room for every index this order can touch (see `CELL_SHIFT`).
         let base = floor as usize + CELL_SHIFT;
-        let f = &mut cache.by_frac[slot];
-        if f.cells.len() <= base {
-            f.cells.resize(base + 1, EMPTY_CELL);
+        let mut cells = std::mem::take(&mut cache.by_frac[slot].cells);
+        if cells.len() <= base {
+            cells.resize(base + 1, EMPTY_CELL);
         }
         Self {
+            cells,
             slot,
             base,
             alpha,
@@ -364,9 +365,15 @@ impl<'c> Setup<'c> {
         }
     }
 
+    /// Returns the cells to the cache.
+    fn finish(self) {
+        self.cache.by_frac[self.slot].cells = self.cells;
+    }
+
     /// This order's [`MCell`] for `m = alpha - i`.
+    #[inline]
     fn cell(&mut self, i: usize) -> &mut MCell {
-        &mut self.cache.by_frac[self.slot].cells[self.base - i]
+        &mut self.cells[self.base - i]
     }
 
     /// `ln Phi((m - z0)/sigma)` for `m = alpha - i` (cached by the bits of `m`).
@@ -391,41 +398,53 @@ impl<'c> Setup<'c> {
 
     /// Step `|C(a,k)| / |C(a,k-1)| = |a - k + 1| / k` times `q / (1 - q)`: the ratio of
     /// consecutive binomial weights `|C(a,k)| (1-q)^(a-k) q^k` (at most 6 ulps off).
+    #[inline]
     fn w_step(&self, k: usize) -> f64 {
         (self.alpha - index_f64(k - 1)).abs() / index_f64(k) * self.rho
     }
 
     /// Series-1 tail step from index `k - 1` to `k` with its error bound in ulps.
+    #[inline]
     fn t1_step(&mut self, k: usize) -> (f64, f64) {
+        let (r, u) = match self.cache.r1.get(k) {
+            Some(&(r, u)) if !r.is_nan() => (r, u),
+            _ => self.t1_ratio(k),
+        };
+        (self.w_step(k) * r, u + 7.0)
+    }
+
+    /// Computes and caches `I_k / I_(k-1)` with its error bound in ulps.
+    #[inline(never)]
+    fn t1_ratio(&mut self, k: usize) -> (f64, f64) {
         if self.cache.r1.len() <= k {
             self.cache.r1.resize(k + 1, (f64::NAN, f64::NAN));
         }
-        if self.cache.r1[k].0.is_nan() {
-            // I_k / I_(k-1) = exp((k - 1)/sigma^2) Phi((z0 - k)/sigma) / Phi((z0 - k + 1)/sigma)
-            let dc = index_f64(k - 1) * 2.0 * self.inv_two_var;
-            let (p1, p0) = (self.ln_phi1(k), self.ln_phi1(k - 1));
-            let x = dc + p1 - p0;
-            let ulps = 8.0 + 4.0 * (dc.abs() + p1.abs() + p0.abs()) + x.abs();
-            self.cache.r1[k] = (x.exp(), ulps);
-        }
-        let (r, u) = self.cache.r1[k];
-        (self.w_step(k) * r, u + 7.0)
+        // I_k / I_(k-1) = exp((k - 1)/sigma^2) Phi((z0 - k)/sigma) / Phi((z0 - k + 1)/sigma)
+        let dc = index_f64(k - 1) * 2.0 * self.inv_two_var;
+        let (p1, p0) = (self.ln_phi1(k), self.ln_phi1(k - 1));
+        let x = dc + p1 - p0;
+        let ulps = 8.0 + 4.0 * (dc.abs() + p1.abs() + p0.abs()) + x.abs();
+        self.cache.r1[k] = (x.exp(), ulps);
+        self.cache.r1[k]
     }
 
     /// Series-2 tail step from index `k - 1` to `k` (`m = a - k`) with its error bound in ulps:
     /// `|a-k+1|/k * (1-q)/q * J_m / J_(m+1)`.
+    #[inline]
     fn s2_step(&mut self, k: usize) -> (f64, f64) {
-        let (r, u) = self.s2_ratio(k);
+        let cell = *self.cell(k);
+        let (r, u) = if cell.step.is_nan() {
+            self.s2_ratio(k)
+        } else {
+            (cell.step, cell.step_ulps)
+        };
         let w = (self.alpha - index_f64(k - 1)).abs() / index_f64(k) * self.inv_rho;
         (w * r, u + 7.0)
     }
 
-    /// `J_m / J_(m+1)` for `m = a - k` with its error bound in ulps (cached in the cell).
+    /// Computes and caches `J_m / J_(m+1)` for `m = a - k` with its error bound in ulps.
+    #[inline(never)]
     fn s2_ratio(&mut self, k: usize) -> (f64, f64) {
-        let cell = self.cell(k);
-        if !cell.step.is_nan() {
-            return (cell.step, cell.step_ulps);
-        }
         // J_m / J_(m+1) = exp(-m/sigma^2) Phi((m - z0)/sigma) / Phi((m + 1 - z0)/sigma)
         let m = self.alpha - index_f64(k);
         let dc = -m * 2.0 * self.inv_two_var;
@@ -525,6 +544,7 @@ pub(crate) fn ln_a_upper_cached(q: f64, sigma: f64, alpha: f64, cache: &mut Frac
         false => None,
     };
     let out = fast.unwrap_or_else(|| ln_a_upper_logs(q, &mut s, &mut binoms));
+    s.finish();
     cache.binoms = binoms;
     out
 }

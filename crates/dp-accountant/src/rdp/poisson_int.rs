@@ -50,8 +50,6 @@ pub(crate) struct IntCache {
     steps: Vec<Step>,
     /// `(ln q, ln(1 - q))` (NaN = not yet computed).
     ln_q_1mq: (f64, f64),
-    /// Running-product buffer (reused across orders).
-    products: Vec<(f64, f64, f64)>,
     terms: Vec<f64>,
 }
 
@@ -62,7 +60,6 @@ impl IntCache {
             ln_expm1_c: Vec::new(),
             steps: Vec::new(),
             ln_q_1mq: (f64::NAN, f64::NAN),
-            products: Vec::new(),
             terms: Vec::new(),
         }
     }
@@ -172,15 +169,15 @@ fn ln_a_minus_one_products(q: f64, sigma: f64, order: u64, cache: &mut IntCache)
     let ln_e_top = cache.ln_expm1_c(order, inv_two_var);
     // ln of the k = a term C(a, a) q^a expm1(c_a), only for the stopping bound
     let ln_top = order_i as f64 * q.ln() + ln_e_top;
-    let mut terms = std::mem::take(&mut cache.products);
-    terms.clear();
-    // (term / term_a, accumulated rounding R, 4 |L_k|)
-    terms.push((1.0, 0.0, 4.0 * ln_e_top.abs()));
+    // Sums over the terms (relative to the k = a term) of t, t R and t 4 |L_k|, and the first
+    // two as they were just before the largest term (so that sum t |R - R*| is exact).
+    let (mut sum_t, mut sum_tr, mut sum_te) = (1.0_f64, 0.0, 4.0 * ln_e_top.abs());
+    let (mut before_t, mut before_tr) = (0.0, 0.0);
     let (mut term, mut round) = (1.0_f64, 0.0);
-    let (mut max, mut k_max, mut at_max) = (1.0_f64, order, 0);
+    let (mut max, mut k_max, mut round_max) = (1.0_f64, order, 0.0);
+    let mut n = 1.0;
     let mut bound = 0.0;
     let mut k = order;
-    let mut in_range = true;
     while k > 2 {
         let step = cache.step(k, inv_two_var);
         let ki = k as i64;
@@ -196,37 +193,34 @@ fn ln_a_minus_one_products(q: f64, sigma: f64, order: u64, cache: &mut IntCache)
             break;
         }
         if !(TINY..=HUGE).contains(&term) {
-            in_range = false;
-            break;
+            return None;
         }
         if term > max {
-            (max, k_max, at_max) = (term, k, terms.len());
+            (max, k_max, round_max) = (term, k, round);
+            (before_t, before_tr) = (sum_t, sum_tr);
         }
-        terms.push((term, round, 4.0 * ln_e.abs()));
+        sum_t += term;
+        sum_tr += term * round;
+        sum_te += term * 4.0 * ln_e.abs();
+        n += 1.0;
     }
-    let out = in_range.then(|| {
-        // term k* directly: C(a, k*) q^k* (1-q)^(a-k*) expm1(c_k*)
-        let (ln_q, ln_1mq) = cache.ln_q_1mq(q);
-        let ln_b = ln_binom_int(order, k_max);
-        let (lq, l1q) = (k_max as f64 * ln_q, (order - k_max) as f64 * ln_1mq);
-        let ln_e = cache.ln_expm1_c(k_max, inv_two_var);
-        let ln_anchor = ln_b + lq + l1q + ln_e;
-        let anchor_ulps = 8.0
-            + 2.0 * k_max.min(order - k_max) as f64
-            + 4.0 * (ln_b.abs() + lq.abs() + l1q.abs() + 2.0 * ln_e.abs());
-        let round_max = terms[at_max].1;
-        let (mut sum, mut err) = (0.0, 0.0);
-        for &(t, r, end) in terms.iter() {
-            sum += t;
-            err += t * ((r - round_max).abs() + end);
-        }
-        let n = terms.len() as f64;
-        let scaled = (sum + bound) / max;
-        let margin = f64::EPSILON * (err / max + scaled * (anchor_ulps + 2.0 * n + 2.0));
-        ln_anchor + (scaled + margin).ln()
-    });
-    cache.products = terms;
-    out
+    // sum t |R - R*|: R grows along the chain, so R* - R before the largest term, R - R* after
+    let spread = (round_max * before_t - before_tr).max(0.0)
+        + ((sum_tr - before_tr) - round_max * (sum_t - before_t)).max(0.0);
+    // term k* directly: C(a, k*) q^k* (1-q)^(a-k*) expm1(c_k*)
+    let (ln_q, ln_1mq) = cache.ln_q_1mq(q);
+    let ln_b = ln_binom_int(order, k_max);
+    let (lq, l1q) = (k_max as f64 * ln_q, (order - k_max) as f64 * ln_1mq);
+    let ln_e = cache.ln_expm1_c(k_max, inv_two_var);
+    let ln_anchor = ln_b + lq + l1q + ln_e;
+    let anchor_ulps = 8.0
+        + 2.0 * k_max.min(order - k_max) as f64
+        + 4.0 * (ln_b.abs() + lq.abs() + l1q.abs() + 2.0 * ln_e.abs());
+    let scaled = (sum_t + bound) / max;
+    // the error bounds themselves are computed to a few ulps: doubled
+    let err = 2.0 * (spread + sum_te) / max;
+    let margin = f64::EPSILON * (err + scaled * (anchor_ulps + 2.0 * n + 2.0));
+    Some(ln_anchor + (scaled + margin).ln())
 }
 
 /// [`ln_a_minus_one`] with every term in log space (no range limit).

@@ -112,64 +112,60 @@ impl LinearSum {
 }
 
 impl Setup<'_> {
-    /// Step `i` of `N_i / W_i = Phi(-u_i)`; at `i = 0` the factor `Phi(-u_0)` itself.
+    /// The head steps at index `i`: of `N_i / W_i = Phi(-u_i)` (at `i = 0` the factor itself)
+    /// and, for `i >= 2`, of `P_i / W_i = expm1(c_i) Phi(u_i)` (at `i = 2` the factor itself).
+    fn head_steps(&mut self, i: usize) -> [HeadStep; 2] {
+        if self.cache.head_steps.len() <= i {
+            self.cache.head_steps.resize(i + 1, [EMPTY_STEP; 2]);
+        }
+        if self.cache.head_steps[i][0].ratio.is_nan() {
+            let n = self.n_step(i);
+            let p = if i >= 2 { self.p_step(i) } else { EMPTY_STEP };
+            self.cache.head_steps[i] = [n, p];
+        }
+        self.cache.head_steps[i]
+    }
+
     fn n_step(&mut self, i: usize) -> HeadStep {
-        if self.cache.n_steps.len() <= i {
-            self.cache.n_steps.resize(i + 1, EMPTY_STEP);
+        let l = self.ln_phi1_neg(i);
+        let (x, round) = if i == 0 {
+            (l, 2.0)
+        } else {
+            let d = l - self.ln_phi1_neg(i - 1);
+            (d, 2.0 + d.abs())
+        };
+        HeadStep {
+            ratio: x.exp(),
+            round,
+            end: 8.0 + 4.0 * l.abs(),
         }
-        if self.cache.n_steps[i].ratio.is_nan() {
-            let l = self.ln_phi1_neg(i);
-            let (x, round) = if i == 0 {
-                (l, 2.0)
-            } else {
-                let d = l - self.ln_phi1_neg(i - 1);
-                (d, 2.0 + d.abs())
-            };
-            self.cache.n_steps[i] = HeadStep {
-                ratio: x.exp(),
-                round,
-                end: 8.0 + 4.0 * l.abs(),
-            };
-        }
-        self.cache.n_steps[i]
     }
 
-    /// Step `i >= 3` of `P_i / W_i = expm1(c_i) Phi(u_i)`; at `i = 2` that factor itself.
     fn p_step(&mut self, i: usize) -> HeadStep {
-        debug_assert!(i >= 2);
-        if self.cache.p_steps.len() <= i {
-            self.cache.p_steps.resize(i + 1, EMPTY_STEP);
+        let (le, lp) = (self.ln_expm1_c(i), self.ln_phi1(i));
+        let (x, round) = if i == 2 {
+            let x = le + lp;
+            (x, 2.0 + x.abs())
+        } else {
+            let d1 = le - self.ln_expm1_c(i - 1);
+            let d2 = lp - self.ln_phi1(i - 1);
+            let x = d1 + d2;
+            (x, 2.0 + d1.abs() + d2.abs() + x.abs())
+        };
+        let c = self.c(i as f64);
+        HeadStep {
+            ratio: x.exp(),
+            round,
+            end: 8.0 + 4.0 * (c.abs() + le.abs() + lp.abs()),
         }
-        if self.cache.p_steps[i].ratio.is_nan() {
-            let (le, lp) = (self.ln_expm1_c(i), self.ln_phi1(i));
-            let (x, round) = if i == 2 {
-                let x = le + lp;
-                (x, 2.0 + x.abs())
-            } else {
-                let d1 = le - self.ln_expm1_c(i - 1);
-                let d2 = lp - self.ln_phi1(i - 1);
-                let x = d1 + d2;
-                (x, 2.0 + d1.abs() + d2.abs() + x.abs())
-            };
-            let c = self.c(i as f64);
-            self.cache.p_steps[i] = HeadStep {
-                ratio: x.exp(),
-                round,
-                end: 8.0 + 4.0 * (c.abs() + le.abs() + lp.abs()),
-            };
-        }
-        self.cache.p_steps[i]
     }
 
-    /// Series-2 head step from `k - 1` to `k` with its non-telescoping rounding (ulps).
-    fn s2_head_step(&mut self, k: usize) -> (f64, f64) {
+    /// Series-2 head step from `k - 1` to `k`: the step, its non-telescoping rounding and the
+    /// error of the cached `ln Phi((m - z0)/sigma)` at `m = a - k` (ulps).
+    fn s2_head_step(&mut self, k: usize) -> (f64, f64, f64) {
         let (r, _) = self.s2_step(k);
-        (r, self.cell(k).step_round + 7.0)
-    }
-
-    /// Error (ulps) of the cached `ln Phi((m - z0)/sigma)` at `m = a - k`.
-    fn s2_end(&mut self, k: usize) -> f64 {
-        8.0 + 4.0 * self.ln_phi_m(k).abs()
+        let cell = self.cell(k);
+        (r, cell.step_round + 7.0, 8.0 + 4.0 * cell.ln_phi.abs())
     }
 }
 
@@ -188,21 +184,22 @@ pub(super) fn ln_a_via_products(s: &mut Setup) -> Option<f64> {
         value: x0.exp(),
         round: term_ulps(0, &[parts[0], parts[1], parts[2], parts[3], anchor]) + x0.abs(),
     };
+    let mut end = 8.0 + 4.0 * parts[3].abs();
     for k in 0..=n0 {
         if k > 0 {
-            let (r, u) = s.s2_head_step(k);
+            let (r, u, e) = s.s2_head_step(k);
             s2.value *= r;
             s2.round += u + 1.0;
+            end = e;
         }
         if !s2.in_range() {
             return None;
         }
         if k < n0 {
-            let end = s.s2_end(k);
             total.add(s2.value, s2.round + end);
         }
     }
-    let s2_tail_ulps = s2.round + s.s2_end(n0);
+    let s2_tail_ulps = s2.round + end;
 
     // First series, head: up to ceil(a), then on (alternating) while the weights are not
     // below the running sum, as in the log-space form.
@@ -210,7 +207,7 @@ pub(super) fn ln_a_via_products(s: &mut Setup) -> Option<f64> {
         value: 1.0,
         round: 0.0,
     };
-    let step = s.n_step(0);
+    let step = s.head_steps(0)[0];
     let mut n = Product {
         value: step.ratio,
         round: step.round,
@@ -227,12 +224,12 @@ pub(super) fn ln_a_via_products(s: &mut Setup) -> Option<f64> {
             let ws = s.w_step(i);
             w.value *= ws;
             w.round += 7.0;
-            let step = s.n_step(i);
+            let [step, p_step] = s.head_steps(i);
             n.value *= ws * step.ratio;
             n.round += step.round + 8.0;
             n_end = step.end;
             if i >= 2 {
-                let step = s.p_step(i);
+                let step = p_step;
                 p = if i == 2 {
                     Product {
                         value: w.value * step.ratio,
