@@ -299,12 +299,94 @@ pub(super) fn ln_a_via_products(s: &mut Setup) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::LN_TAIL_TOLERANCE;
+    use super::super::{CVZ, FracCache, LN_TAIL_TOLERANCE, MAX_TAIL_TERMS, ln_a_upper_logs};
     use super::*;
 
     #[test]
     fn tail_tolerance_is_exp_of_its_log() {
         let exact = LN_TAIL_TOLERANCE.exp();
         assert!((TAIL_TOLERANCE - exact).abs() <= 4.0 * f64::EPSILON * exact);
+    }
+
+    /// The compile-time CVZ weights are the run-time recurrence (Cohen, Villegas & Zagier
+    /// 2000, Algorithm 1) to the last bits.
+    #[test]
+    fn cvz_table_matches_the_recurrence() {
+        for n in 1..=MAX_TAIL_TERMS {
+            let nf = n as f64;
+            let p = (3.0 + 8f64.sqrt()).powi(n as i32);
+            let d = 0.5 * (p + 1.0 / p);
+            assert!(
+                (CVZ.d[n] - d).abs() <= 4.0 * nf * f64::EPSILON * d,
+                "d[{n}]"
+            );
+            assert!((CVZ.truncation[n] - 2.0 / p).abs() <= 4.0 * nf * f64::EPSILON * (2.0 / p));
+            let (mut b, mut c) = (-1.0_f64, -d);
+            for k in 0..n {
+                let kf = k as f64;
+                c = b - c;
+                let tol = 64.0 * nf * f64::EPSILON * d;
+                assert!((CVZ.c[n][k] - c).abs() <= tol, "c[{n}][{k}]");
+                b = (kf + nf) * (kf - nf) * b / ((kf + 0.5) * (kf + 1.0));
+            }
+        }
+    }
+
+    /// `(products path, log-space path)` for one order, each with a fresh cache.
+    fn both_paths(q: f64, sigma: f64, alpha: f64) -> (Option<f64>, f64) {
+        let mut cache = FracCache::new();
+        let mut s = Setup::new(q, sigma, alpha, &mut cache);
+        let fast = ln_a_via_products(&mut s);
+        s.finish();
+        let mut cache = FracCache::new();
+        let mut s = Setup::new(q, sigma, alpha, &mut cache);
+        let logs = ln_a_upper_logs(q, &mut s, &mut Vec::new());
+        s.finish();
+        (fast, logs)
+    }
+
+    /// Both paths are upper bounds of the same `ln A_a` with margins of at most a few 1e-12
+    /// relative; they must agree to 1e-10, and the products path must serve the benchmark case
+    /// (every fractional order of dp_accounting's default list at sigma 1.1, q 0.01).
+    #[test]
+    fn products_path_agrees_with_log_space_path() {
+        let mut served = 0;
+        let mut total = 0;
+        for (sigma, q) in [
+            (1.1, 0.01),
+            (0.5, 1e-4),
+            (0.7, 0.2),
+            (2.0, 0.05),
+            (4.0, 0.5),
+            (10.0, 0.01),
+            (0.8, 0.45),
+        ] {
+            for alpha in [
+                1.1, 1.25, 1.5, 2.5, 3.7, 7.3, 10.9, 17.5, 40.25, 100.5, 255.5,
+            ] {
+                let (fast, logs) = both_paths(q, sigma, alpha);
+                total += 1;
+                if let Some(fast) = fast {
+                    served += 1;
+                    let rel = (fast - logs).abs() / logs;
+                    assert!(
+                        rel <= 1e-10,
+                        "sigma {sigma} q {q} a {alpha}: {fast} vs {logs} ({rel:e})"
+                    );
+                } else if sigma == 1.1 && alpha < 11.0 {
+                    panic!("the benchmark case fell back to logs at order {alpha}");
+                }
+            }
+        }
+        assert!(
+            served * 2 > total,
+            "products path served {served} of {total}"
+        );
+        for x in 11..110 {
+            let alpha = 1.0 + f64::from(x) / 10.0;
+            if alpha.fract() != 0.0 {
+                assert!(both_paths(0.01, 1.1, alpha).0.is_some(), "order {alpha}");
+            }
+        }
     }
 }
