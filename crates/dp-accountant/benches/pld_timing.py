@@ -18,7 +18,8 @@ built once and then run case by case (`--exact pld/<sigma>/<q>/<steps>`) right a
 dp_accounting's run of the same case, so both sides of each row see the same load; the load
 average (`/proc/loadavg`) is printed per row and the Rust peak RSS is then per case.
 
-Selecting cases (both modes): `--min-steps N` keeps the cases with at least N steps,
+Selecting cases (both modes): `--min-steps N` / `--max-steps N` keep the cases with at least /
+at most N steps,
 `--only S/Q/T[,S/Q/T...]` keeps the listed cases (e.g. `--only 10/0.01/10000,2/0.001/1000`).
 `--help` prints this text.
 """
@@ -135,9 +136,12 @@ def selected_cases():
     """The grid cases kept by `--min-steps` and `--only`, in grid order."""
     args = sys.argv[1:]
     min_steps = 0
+    max_steps = max(STEPS)
     only = None
     if "--min-steps" in args:
         min_steps = int(args[args.index("--min-steps") + 1])
+    if "--max-steps" in args:
+        max_steps = int(args[args.index("--max-steps") + 1])
     if "--only" in args:
         only = {tuple(float(x) for x in c.split("/"))
                 for c in args[args.index("--only") + 1].split(",")}
@@ -145,7 +149,7 @@ def selected_cases():
     for sigma in SIGMAS:
         for q in QS:
             for steps in STEPS:
-                if steps < min_steps:
+                if steps < min_steps or steps > max_steps:
                     continue
                 if only is not None and (sigma, q, float(steps)) not in only:
                     continue
