@@ -25,6 +25,8 @@
 //! `sum_i C(a,i) (1-q)^(a-i) q^i = 1` (absolutely convergent for `q <= 1/2`) so that `A_a - 1`
 //! is summed directly, without the cancellation of `A_a - 1`:
 //! `A_a - 1 = sum_i C(a,i)(1-q)^(a-i) q^i [expm1(c_i) Phi(u_i) - Phi(-u_i)] + (second series)`.
+//! On that path the head terms are running products of cached step ratios too (module
+//! [`products`]), with the log-space sum below as the fallback outside its range.
 
 use crate::numeric::{LogSignedSum, ln_expm1, ln_ndtr, log1p_exp};
 use std::f64::consts::LN_2;

@@ -13,8 +13,8 @@
 //! A_a - 1 = sum_{k=2}^{a} C(a,k) q^k (1-q)^(a-k) expm1(c_k),   c_k = (k^2-k)/(2 sigma^2),
 //! ```
 //!
-//! a sum of positive terms, evaluated in log space; `RDP(a) = log1p(A_a - 1)/(a - 1)`.
-//! No term cancels, so the relative error is a few ulps times the number of terms.
+//! a sum of positive terms; `RDP(a) = log1p(A_a - 1)/(a - 1)`. No term cancels, so the
+//! relative error is a few ulps times the number of terms.
 //!
 //! **Early stop, on the safe side.** The terms are summed from `k = a` downwards. Because
 //! `c_j <= c_k` for `2 <= j <= k` and the binomial weights sum to at most one,
@@ -27,8 +27,10 @@
 //! of their ratios `term_(k-1) / term_k = k / (a - k + 1) * (1-q)/q * exp(L_(k-1) - L_k)`
 //! (`L_k = ln expm1(c_k)`; the `exp` of the difference is cached by `k` and shared by all
 //! orders), so no logarithm or exponential is taken per term; the errors of the cached `L_k`
-//! telescope. If a product leaves `[1e-250, 1e250]` (extreme `q` or `sigma`), the order is
-//! summed in log space instead, one `exp` per term.
+//! telescope. The sum is rescaled to its largest term, evaluated directly in log space, and a
+//! rounding margin is added (see [`ln_a_minus_one_products`]). If a product leaves
+//! `[1e-250, 1e250]` (large orders dominated by `k = a`, extreme `q` or `sigma`) or the order is
+//! above 1000, the order is summed in log space instead, one `exp` per term.
 
 use crate::numeric::{ln_binom_int, ln_expm1, log1p_exp};
 use std::f64::consts::LN_2;
@@ -54,7 +56,7 @@ pub(crate) struct IntCache {
 }
 
 impl IntCache {
-    /// An empty cache (for one `sigma`).
+    /// An empty cache (for one `(q, sigma)` pair).
     pub(crate) fn new() -> Self {
         Self {
             ln_expm1_c: Vec::new(),
@@ -139,10 +141,10 @@ const TINY: f64 = 1e-250;
 const HUGE: f64 = 1e250;
 
 /// `ln(A_a - 1)` (an upper bound, see the module documentation) for integer order `a >= 2`,
-/// `0 < q < 1`; `cache` belongs to this `sigma`.
+/// `0 < q < 1`; `cache` belongs to this `(q, sigma)`.
 ///
-/// The log-terms are computed first and then summed relative to the largest one (one `exp`
-/// per term; all terms are positive, so plain summation has relative error at most `a` ulps).
+/// By running products where they stay in range ([`ln_a_minus_one_products`]), else in log
+/// space ([`ln_a_minus_one_logs`]).
 pub(crate) fn ln_a_minus_one(q: f64, sigma: f64, order: u64, cache: &mut IntCache) -> f64 {
     ln_a_minus_one_products(q, sigma, order, cache)
         .unwrap_or_else(|| ln_a_minus_one_logs(q, sigma, order, cache))
@@ -232,7 +234,9 @@ fn ln_a_minus_one_products(q: f64, sigma: f64, order: u64, cache: &mut IntCache)
     Some(ln_anchor + (scaled + margin).ln())
 }
 
-/// [`ln_a_minus_one`] with every term in log space (no range limit).
+/// [`ln_a_minus_one`] with every term in log space (no range limit): the log-terms are
+/// computed first and then summed relative to the largest one (one `exp` per term; all terms
+/// are positive, so plain summation has relative error at most `a` ulps; no margin is added).
 fn ln_a_minus_one_logs(q: f64, sigma: f64, order: u64, cache: &mut IntCache) -> f64 {
     let ln_q = q.ln();
     let ln_1mq = (-q).ln_1p();
