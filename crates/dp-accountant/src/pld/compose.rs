@@ -278,3 +278,92 @@ fn decaying_sum<'a>(masses: impl Iterator<Item = &'a f64>, a: f64) -> f64 {
     }
     ((sum[0] + sum[1]) + (sum[2] + sum[3]) + tail) * (1.0 + 1e-12)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decaying_sum_bounds_the_direct_sum_tightly() {
+        let masses: Vec<f64> = (0..3000)
+            .map(|i| ((i * 7919) % 1013) as f64 * 1e-6 + if i % 97 == 0 { 0.0 } else { 1e-9 })
+            .collect();
+        for a in [0.0, 1e-7, 1e-3, 0.05, 1.0, 40.0, 800.0] {
+            for reversed in [false, true] {
+                let direct: f64 = if reversed {
+                    masses
+                        .iter()
+                        .rev()
+                        .enumerate()
+                        .map(|(i, m)| m * (-a * i as f64).exp())
+                        .sum()
+                } else {
+                    masses
+                        .iter()
+                        .enumerate()
+                        .map(|(i, m)| m * (-a * i as f64).exp())
+                        .sum()
+                };
+                let got = if reversed {
+                    decaying_sum(masses.iter().rev(), a)
+                } else {
+                    decaying_sum(masses.iter(), a)
+                };
+                assert!(got >= direct, "a {a}: {got} < {direct}");
+                assert!(
+                    got <= direct * (1.0 + 1e-11) + 1e-300,
+                    "a {a}: {got} vs {direct}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn window_holds_all_but_the_tail_mass_of_the_exact_composition() {
+        let p = DiscretePld {
+            offset: -3,
+            step: 0.1,
+            mass: vec![0.05, 0.2, 0.3, 0.25, 0.1, 0.06, 0.03, 0.01],
+            inf_mass: 0.0,
+            slack: 0.0,
+            bound: Bound::Pessimistic,
+        };
+        let count = 40u64;
+        // exact count-fold convolution by direct sums
+        let mut acc = vec![1.0];
+        for _ in 0..count {
+            let mut next = vec![0.0; acc.len() + p.mass.len() - 1];
+            for (i, a) in acc.iter().enumerate() {
+                for (j, b) in p.mass.iter().enumerate() {
+                    next[i + j] += a * b;
+                }
+            }
+            acc = next;
+        }
+        let first = p.offset * count as i64;
+        for tail in [1e-3, 1e-8, 1e-15] {
+            let (k_lo, k_hi) = window(&p, count, tail);
+            let below: f64 = acc
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| first + (*i as i64) < k_lo)
+                .map(|(_, m)| m)
+                .sum();
+            let above: f64 = acc
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| first + (*i as i64) > k_hi)
+                .map(|(_, m)| m)
+                .sum();
+            assert!(
+                below <= tail / 2.0 && above <= tail / 2.0,
+                "{tail}: {below} {above}"
+            );
+            // and the window is not the trivial full support
+            assert!(
+                k_hi - k_lo < (acc.len() as i64) - 1,
+                "{tail}: {k_lo} {k_hi}"
+            );
+        }
+    }
+}
