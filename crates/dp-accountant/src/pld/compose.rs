@@ -62,12 +62,15 @@ impl Composer {
         bound: Bound,
         count: u64,
     ) -> DiscretePld {
-        let (lo, hi) = mechanism.loss_range(direction);
+        // Each side of the single-step range leaves out at most a quarter of the mass that the
+        // truncation right after removes anyway (kept in the safe direction by `discretise`).
+        let cut = 0.25 * self.tail_mass;
+        let (lo, hi) = mechanism.loss_range_within(direction, cut);
         // The single-step grid must itself leave room for one convolution.
         while (hi - lo) / self.step + 3.0 > (self.max_fft_len / 2) as f64 {
             self.step *= 2.0;
         }
-        let mut base = discretise(mechanism, direction, self.step, bound);
+        let mut base = discretise(mechanism, direction, self.step, bound, cut);
         base.truncate(self.tail_mass);
         if count == 1 {
             return base;

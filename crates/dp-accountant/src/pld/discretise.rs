@@ -13,21 +13,25 @@
 //! needed**.
 //!
 //! **Optimistic: rounding down** (Meiser & Mohammadi 2018, Sec. 5; Koskela et al. 2021): each
-//! cell's mass goes to its lower end, the upper tail to `g_k`, the lower tail (`< 2e-19`) is
-//! dropped. The loss only moves down, so `delta` is under-estimated for every composition
+//! cell's mass goes to its lower end, the upper tail to `g_k`, the lower tail (at most `cut`,
+//! see [`discretise`]) is dropped. The loss only moves down, so `delta` is under-estimated for every composition
 //! (monotone coupling).
 
 use super::discrete::{Bound, DiscretePld};
 use super::loss::{Direction, SubsampledGaussian};
 
-/// Discretises one mechanism's PLD on the grid `step * Z`.
+/// Discretises one mechanism's PLD on the grid `step * Z`, over a loss range outside which each
+/// side holds at most `max(cut, ~1e-19)` of the `P`-mass (that mass is kept in the safe
+/// direction as described above, so any `cut` gives valid bounds; the caller passes a fraction
+/// of the mass its truncation removes anyway).
 pub(crate) fn discretise(
     mechanism: &SubsampledGaussian,
     direction: Direction,
     step: f64,
     bound: Bound,
+    cut: f64,
 ) -> DiscretePld {
-    let (lo, hi) = mechanism.loss_range(direction);
+    let (lo, hi) = mechanism.loss_range_within(direction, cut);
     let first = (lo / step).floor() as i64;
     let last = ((hi / step).ceil() as i64).max(first + 1);
     let grid: Vec<f64> = (first..=last).map(|i| i as f64 * step).collect();
@@ -94,8 +98,8 @@ mod tests {
         let m = SubsampledGaussian { sigma, q: 1.0 };
         let step = 0.05;
         for dir in [Direction::Remove, Direction::Add] {
-            let pess = discretise(&m, dir, step, Bound::Pessimistic);
-            let opt = discretise(&m, dir, step, Bound::Optimistic);
+            let pess = discretise(&m, dir, step, Bound::Pessimistic, 0.0);
+            let opt = discretise(&m, dir, step, Bound::Optimistic, 0.0);
             for i in 0..40 {
                 let eps = i as f64 * step;
                 let exact = gaussian_delta(sigma, eps);
@@ -115,7 +119,7 @@ mod tests {
             q: 1e-3,
         };
         for dir in [Direction::Remove, Direction::Add] {
-            let p = discretise(&m, dir, 1e-3, Bound::Pessimistic);
+            let p = discretise(&m, dir, 1e-3, Bound::Pessimistic, 0.0);
             let total: f64 = p.mass.iter().sum::<f64>() + p.inf_mass;
             assert!((total - 1.0).abs() < 1e-12);
             // A valid PLD of a pair: E[e^{-L}] <= 1.

@@ -16,7 +16,31 @@
 //! `Q`-probabilities of a loss interval are differences of normal distribution functions at the
 //! interval's preimage; both are computed from the tail that keeps relative precision.
 
-use super::normal::Tails;
+use super::normal::{Tails, normal_sf};
+
+/// The `z` with `P(Z > z) = p` for a standard normal `Z` (bisection to `1e-12`; `+inf` for
+/// `p <= 0`, `0` for `p >= 1/2`). Only used to choose grid ranges, which need no precision.
+pub(crate) fn upper_quantile(p: f64) -> f64 {
+    if p.is_nan() || p <= 0.0 {
+        return f64::INFINITY;
+    }
+    if p >= 0.5 {
+        return 0.0;
+    }
+    let (mut lo, mut hi) = (0.0_f64, 40.0_f64);
+    if normal_sf(hi) > p {
+        return hi;
+    }
+    while hi - lo > 1e-12 {
+        let mid = 0.5 * (lo + hi);
+        if normal_sf(mid) > p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
 
 /// Which of the two neighbouring orders the pair `(P, Q)` describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,17 +99,30 @@ impl SubsampledGaussian {
 
     /// Loss range `[lo, hi]` holding all but `~2e-19` of the `P`-mass in `direction`.
     pub(crate) fn loss_range(&self, direction: Direction) -> (f64, f64) {
+        self.loss_range_within(direction, 0.0)
+    }
+
+    /// Loss range `[lo, hi]` outside which each side holds at most `max(cut, ~1e-19)` of the
+    /// `P`-mass in `direction` (never wider than [`Self::loss_range`]). In the remove direction
+    /// the upper tail is mostly the `q`-weighted `N(1, sigma^2)` component, so for small `q` the
+    /// range ends well before `1 + 9 sigma`: `x_hi = max(sigma z(cut/2), 1 + sigma z(cut/(2q)))`
+    /// with `P(Z > z(p)) = p`.
+    pub(crate) fn loss_range_within(&self, direction: Direction, cut: f64) -> (f64, f64) {
         let s = self.sigma;
+        let z = |p: f64| upper_quantile(p).min(TAIL_Z);
         match direction {
-            // X ~ mu_q: below -9 sigma and above 1 + 9 sigma lie < 1.2e-19 each.
-            Direction::Remove => (
-                self.remove_loss(-TAIL_Z * s),
-                self.remove_loss(1.0 + TAIL_Z * s),
-            ),
+            // X ~ mu_q: below -z sigma lies at most P(Z > z); above x_hi at most
+            // (1-q) P(Z > x_hi/sigma) + q P(Z > (x_hi-1)/sigma) <= cut/2 + cut/2.
+            Direction::Remove => {
+                let x_hi = (s * z(0.5 * cut))
+                    .max(1.0 + s * z(0.5 * cut / self.q))
+                    .min(1.0 + TAIL_Z * s);
+                (self.remove_loss(-z(cut) * s), self.remove_loss(x_hi))
+            }
             // X ~ N(0, sigma^2), loss decreasing in x.
             Direction::Add => (
-                -self.remove_loss(TAIL_Z * s),
-                -self.remove_loss(-TAIL_Z * s),
+                -self.remove_loss(z(cut) * s),
+                -self.remove_loss(-z(cut) * s),
             ),
         }
     }
@@ -188,6 +225,29 @@ mod tests {
         for dir in [Direction::Remove, Direction::Add] {
             let v = m.loss_variance(dir);
             assert!((v - 1.0 / 0.49).abs() < 1e-9, "{v}");
+        }
+    }
+
+    #[test]
+    fn narrowed_range_leaves_at_most_the_cut_outside() {
+        assert_eq!(upper_quantile(0.0), f64::INFINITY);
+        assert!((normal_sf(upper_quantile(1e-12)) / 1e-12 - 1.0).abs() < 1e-9);
+        for &(sigma, q) in &[(1.0, 1e-4), (0.5, 0.01), (5.0, 0.1), (2.0, 1.0)] {
+            let m = SubsampledGaussian { sigma, q };
+            for dir in [Direction::Remove, Direction::Add] {
+                let (wide_lo, wide_hi) = m.loss_range(dir);
+                let (lo, hi) = m.loss_range_within(dir, 1e-15);
+                assert!(
+                    wide_lo <= lo && hi <= wide_hi && lo < hi,
+                    "{sigma} {q} {dir:?}"
+                );
+                // P-mass of the cells below lo and above hi
+                let cells = m.cell_masses(dir, &[lo, hi]);
+                assert!(
+                    cells[0].0 <= 1e-15 * (1.0 + 1e-9) && cells[2].0 <= 1e-15 * (1.0 + 1e-9),
+                    "{sigma} {q} {dir:?}"
+                );
+            }
         }
     }
 
