@@ -98,12 +98,13 @@ impl SubsampledGaussian {
     }
 
     /// Loss range `[lo, hi]` holding all but `~2e-19` of the `P`-mass in `direction`.
+    #[cfg(test)]
     pub(crate) fn loss_range(&self, direction: Direction) -> (f64, f64) {
         self.loss_range_within(direction, 0.0)
     }
 
     /// Loss range `[lo, hi]` outside which each side holds at most `max(cut, ~1e-19)` of the
-    /// `P`-mass in `direction` (never wider than [`Self::loss_range`]). In the remove direction
+    /// `P`-mass in `direction` (never wider than the normal quantiles at `+-9`). In the remove direction
     /// the upper tail is mostly the `q`-weighted `N(1, sigma^2)` component, so for small `q` the
     /// range ends well before `1 + 9 sigma`: `x_hi = max(sigma z(cut/2), 1 + sigma z(cut/(2q)))`
     /// with `P(Z > z(p)) = p`.
