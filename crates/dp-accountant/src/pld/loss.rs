@@ -104,10 +104,10 @@ impl SubsampledGaussian {
     }
 
     /// Loss range `[lo, hi]` outside which each side holds at most `max(cut, ~1e-19)` of the
-    /// `P`-mass in `direction` (never wider than the normal quantiles at `+-9`). In the remove direction
-    /// the upper tail is mostly the `q`-weighted `N(1, sigma^2)` component, so for small `q` the
-    /// range ends well before `1 + 9 sigma`: `x_hi = max(sigma z(cut/2), 1 + sigma z(cut/(2q)))`
-    /// with `P(Z > z(p)) = p`.
+    /// `P`-mass in `direction` (never wider than the normal quantiles at `+-9`). In the remove
+    /// direction the upper tail is mostly the `q`-weighted `N(1, sigma^2)` component, so for
+    /// small `q` the range ends well before `1 + 9 sigma`:
+    /// `x_hi = max(sigma z(cut/2), 1 + sigma z(cut/(2q)))` with `P(Z > z(p)) = p`.
     pub(crate) fn loss_range_within(&self, direction: Direction, cut: f64) -> (f64, f64) {
         let s = self.sigma;
         let z = |p: f64| upper_quantile(p).min(TAIL_Z);
