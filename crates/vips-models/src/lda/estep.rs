@@ -106,9 +106,38 @@ fn theta_from_gamma<S: Simd>(
     }
 }
 
-/// `sum_i a_i b_i` over SIMD vectors, two accumulators.
+/// Dot product of `f32` slices with eight independent accumulators, so that the compiler
+/// vectorises it at the baseline width (the scalar fallback of [`dot_lanes`]).
+#[inline(always)]
+fn dot32(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut s = [0.0f32; 8];
+    let ca = a.chunks_exact(8);
+    let cb = b.chunks_exact(8);
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            s[i] += x[i] * y[i];
+        }
+    }
+    let mut tail = 0.0;
+    for (x, y) in ra.iter().zip(rb) {
+        tail += x * y;
+    }
+    ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + tail
+}
+
+/// `sum_i a_i b_i` over SIMD vectors, two accumulators (eight for the scalar fallback, where a
+/// vector is one `f32`).
 #[inline(always)]
 fn dot_lanes<S: Simd>(simd: S, a: &[S::f32s], b: &[S::f32s]) -> f32 {
+    if S::IS_SCALAR {
+        return dot32(
+            pulp::bytemuck::cast_slice::<S::f32s, f32>(a),
+            pulp::bytemuck::cast_slice::<S::f32s, f32>(b),
+        );
+    }
     let zero = simd.splat_f32s(0.0);
     let (mut s0, mut s1) = (zero, zero);
     let mut pairs_a = a.chunks_exact(2);
@@ -328,6 +357,18 @@ pub fn infer_document(
     doc: &Document,
     scratch: &mut DocScratch,
 ) -> usize {
+    infer_document_on(expected, cfg, doc, scratch, false)
+}
+
+/// [`infer_document`] on the detected instruction set, or on plain scalar code when `scalar`
+/// (the fallback for CPUs without AVX2; tests compare the two).
+fn infer_document_on(
+    expected: &ExpectedTopics,
+    cfg: &LdaConfig,
+    doc: &Document,
+    scratch: &mut DocScratch,
+    scalar: bool,
+) -> usize {
     let k = expected.num_topics;
     let stride = expected.stride;
     let alpha = cfg.alpha();
@@ -383,10 +424,15 @@ pub fn infer_document(
         start_total: f64::from(start as f32) * k as f64,
         doc,
     };
-    let iters = Arch::new().dispatch(Infer {
+    let infer = Infer {
         job,
         scratch: &mut *scratch,
-    });
+    };
+    let iters = if scalar {
+        infer.with_simd(pulp::Scalar::new())
+    } else {
+        Arch::new().dispatch(infer)
+    };
     scratch.gamma.resize(k, 0.0);
     for (g, &g32) in scratch.gamma.iter_mut().zip(&scratch.gamma32) {
         *g = f64::from(g32);
@@ -420,4 +466,81 @@ pub fn document_statistic(
         }
     }
     sq.sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lda::Topics;
+    use rand::SeedableRng;
+    use rand::rngs::ChaCha8Rng;
+
+    /// The dispatched kernels (AVX2 + FMA here, with the register-held path for `K <= 64` and the
+    /// slice path above) agree with the scalar fallback, and both with a plain `f64` reference
+    /// of the same fixed point.
+    #[test]
+    fn dispatched_and_scalar_e_steps_agree_with_a_reference() {
+        for &k in &[3usize, 8, 50, 70] {
+            let v = 300;
+            let topics =
+                Topics::random_init(k, v, 1.0 / k as f64, &mut ChaCha8Rng::seed_from_u64(3));
+            let expected = topics.expected();
+            let cfg = LdaConfig::builder(k, v)
+                .estep_tol(1e-4)
+                .max_estep_iters(100)
+                .build()
+                .unwrap();
+            let pairs: Vec<(u32, u32)> = (0..40).map(|i| (i * 7 % v as u32, 1 + i % 5)).collect();
+            let doc = Document::new(pairs).unwrap();
+            let mut a = DocScratch::new(k);
+            let mut b = DocScratch::new(k);
+            let iters = infer_document_on(&expected, &cfg, &doc, &mut a, false);
+            let iters_scalar = infer_document_on(&expected, &cfg, &doc, &mut b, true);
+            assert!(
+                iters.abs_diff(iters_scalar) <= 2,
+                "K={k}: {iters} vs {iters_scalar}"
+            );
+            // f64 reference: the same iteration from the same start, as many iterations.
+            let eeb = expected.exp_elog_beta();
+            let stride = expected.stride();
+            let alpha = cfg.alpha();
+            let mut gamma = vec![alpha + doc.len() as f64 / k as f64; k];
+            for _ in 0..iters {
+                let total: f64 = gamma.iter().sum();
+                let dt = super::super::special_fns::digamma(total);
+                let theta: Vec<f64> = gamma
+                    .iter()
+                    .map(|&g| (super::super::special_fns::digamma(g) - dt).exp())
+                    .collect();
+                let mut acc = vec![0.0; k];
+                for (&w, &c) in doc.words().iter().zip(doc.counts()) {
+                    let row = &eeb[w as usize * stride..w as usize * stride + k];
+                    let z: f64 = theta.iter().zip(row).map(|(t, &b)| t * f64::from(b)).sum();
+                    for (a, &b) in acc.iter_mut().zip(row) {
+                        *a += f64::from(c) / z * f64::from(b);
+                    }
+                }
+                for ((g, t), a) in gamma.iter_mut().zip(&theta).zip(&acc) {
+                    *g = alpha + t * a;
+                }
+            }
+            for (j, ((&ga, &gb), &g)) in a.gamma.iter().zip(&b.gamma).zip(&gamma).enumerate() {
+                let tol = 1e-3 * g.max(1.0);
+                assert!((ga - g).abs() < tol, "K={k} dispatched {j}: {ga} vs {g}");
+                assert!((gb - g).abs() < tol, "K={k} scalar {j}: {gb} vs {g}");
+            }
+            let sum: f64 = a.gamma.iter().sum();
+            assert!((sum - (k as f64 * alpha + doc.len() as f64)).abs() < 1e-3 * sum);
+            assert!(
+                a.exp_elog_theta[k..].iter().all(|&t| t == 0.0),
+                "padding stays 0"
+            );
+            for (za, zb) in a.phinorm.iter().zip(&b.phinorm) {
+                assert!(
+                    (za - zb).abs() <= 1e-4 * za.abs(),
+                    "K={k}: Z_w {za} vs {zb}"
+                );
+            }
+        }
+    }
 }
