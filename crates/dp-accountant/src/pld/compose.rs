@@ -90,21 +90,14 @@ impl Composer {
             }
             let len = (k_hi - k_lo + 1) as usize;
             let n = len.max(base.mass.len()).max(2).next_power_of_two();
-            let (cyclic, err) = self.conv.power(&base.mass, count, n);
+            let (mut mass, err) = self.conv.power(&base.mass, count, n);
             // Cyclic position m holds the losses k = count * offset + m (mod n); place each in
-            // the window [k_lo, k_lo + n).
+            // the window [k_lo, k_lo + n): window index (m + shift) mod n, a rotation.
             let shift = (i128::from(count) * i128::from(base.offset) - i128::from(k_lo))
                 .rem_euclid(n as i128) as usize;
-            let mut mass = vec![0.0; len];
-            let mut above = 0.0;
-            for (m, &v) in cyclic.iter().enumerate() {
-                let k = (m + shift) % n;
-                if k < len {
-                    mass[k] += v;
-                } else {
-                    above += v;
-                }
-            }
+            mass.rotate_right(shift);
+            let above: f64 = mass[len..].iter().sum();
+            mass.truncate(len);
             let t = count as f64;
             let inf = -(t * (-base.inf_mass).ln_1p()).exp_m1();
             let mut out = DiscretePld {

@@ -55,11 +55,12 @@ fn real_plans(n: usize) -> (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexToReal<f
 /// Unit roundoff.
 const U: f64 = f64::EPSILON / 2.0;
 
-/// Scales the inverse-FFT output, zeroes entries at the noise level and estimates the l1 error.
+/// Scales the inverse-FFT output in place, zeroes entries at the noise level and estimates the
+/// l1 error.
 ///
 /// The noise level is measured: true values are `>= 0`, so the most negative output is noise
 /// (floored at `u * max|output|`, capped at the worst case `cap`).
-fn clean(values: &[f64], scale: f64, cap: f64) -> (Vec<f64>, f64) {
+fn clean(mut values: Vec<f64>, scale: f64, cap: f64) -> (Vec<f64>, f64) {
     let max_out = values
         .iter()
         .map(|v| v.abs() * scale)
@@ -72,20 +73,17 @@ fn clean(values: &[f64], scale: f64, cap: f64) -> (Vec<f64>, f64) {
     let threshold = 2.0 * noise;
     let mut zeroed_sum = 0.0;
     let mut kept = 0usize;
-    let out: Vec<f64> = values
-        .iter()
-        .map(|v| {
-            let v = v * scale;
-            if v > threshold {
-                kept += 1;
-                v
-            } else {
-                zeroed_sum += v.abs();
-                0.0
-            }
-        })
-        .collect();
-    (out, zeroed_sum + 2.0 * noise * kept as f64)
+    for v in values.iter_mut() {
+        let x = *v * scale;
+        if x > threshold {
+            kept += 1;
+            *v = x;
+        } else {
+            zeroed_sum += x.abs();
+            *v = 0.0;
+        }
+    }
+    (values, zeroed_sum + 2.0 * noise * kept as f64)
 }
 
 /// Convolution of PLDs by FFT, with an error estimate.
@@ -155,7 +153,7 @@ impl Convolver {
         // ||err||_inf <= ||err||_2 <= eta ||a||_1 ||b||_2 (and symmetrically).
         let per_entry = eta * (l1(a) * l2(b)).min(l2(a) * l1(b));
         let real: Vec<f64> = buf[..out_len].iter().map(|z| z.re).collect();
-        clean(&real, 1.0 / n as f64, per_entry)
+        clean(real, 1.0 / n as f64, per_entry)
     }
 
     /// The `count`-fold self-convolution of `a` (length `<= n`), computed cyclically with
@@ -186,7 +184,7 @@ impl Convolver {
         // real-to-complex pre- and post-processing), plus the relative error count * u of the
         // power (|z| <= 1).
         let cap = (2.0 * 5.0 * U * ((n as f64).log2() + 1.0) + count as f64 * 4.0 * U).min(1.0);
-        clean(&signal, 1.0 / n as f64, cap)
+        clean(signal, 1.0 / n as f64, cap)
     }
 
     /// The composition of two PLDs on the same grid, truncated by `tail_mass`.
