@@ -34,7 +34,14 @@ thread_local! {
     static PLANNER: RefCell<FftPlanner<f64>> = RefCell::new(FftPlanner::new());
     /// The same for the real-to-complex plans of the self-composition.
     static REAL_PLANNER: RefCell<RealFftPlanner<f64>> = RefCell::new(RealFftPlanner::new());
+    /// Spectrum and scratch buffer of [`Convolver::power`], kept between calls when at most
+    /// [`MAX_RETAINED_SPECTRUM`] entries long.
+    static SPECTRUM_BUF: RefCell<Vec<Complex<f64>>> = const { RefCell::new(Vec::new()) };
 }
+
+/// Largest spectrum buffer kept per thread between accountings (`2^18` complex numbers, 4 MiB);
+/// longer ones, up to the memory cap, are freed after use.
+const MAX_RETAINED_SPECTRUM: usize = 1 << 18;
 
 /// Forward and inverse plans of length `n`.
 fn plans(n: usize) -> (Arc<dyn Fft<f64>>, Arc<dyn Fft<f64>>) {
@@ -167,19 +174,28 @@ impl Convolver {
         for (j, &x) in a.iter().enumerate() {
             signal[j % n] += x;
         }
-        let mut spectrum = fwd.make_output_vec();
-        // one scratch buffer for both transforms (rustfft would allocate and zero one per call)
-        let mut scratch =
-            vec![Complex::new(0.0, 0.0); fwd.get_scratch_len().max(inv.get_scratch_len())];
-        fwd.process_with_scratch(&mut signal, &mut spectrum, &mut scratch)
+        // The spectrum and one scratch buffer for both transforms live in a per-thread buffer
+        // reused across calls (allocating and zeroing them per call cost ~10% of many-step
+        // runs); their old contents are overwritten before being read.
+        let spectrum_len = n / 2 + 1;
+        let need = spectrum_len + fwd.get_scratch_len().max(inv.get_scratch_len());
+        let mut buf = SPECTRUM_BUF.with(|b| b.take());
+        if buf.len() < need {
+            buf.resize(need, Complex::new(0.0, 0.0));
+        }
+        let (spectrum, scratch) = buf[..need].split_at_mut(spectrum_len);
+        fwd.process_with_scratch(&mut signal, spectrum, scratch)
             .expect("buffer lengths come from the plan");
-        pow_in_place(&mut spectrum, count);
+        pow_in_place(spectrum, count);
         // The spectrum of a real sequence is real at frequencies 0 and n/2, and so are its
         // powers; the inverse transform requires exact zeros there.
         spectrum[0].im = 0.0;
         spectrum[n / 2].im = 0.0;
-        inv.process_with_scratch(&mut spectrum, &mut signal, &mut scratch)
+        inv.process_with_scratch(spectrum, &mut signal, scratch)
             .expect("buffer lengths come from the plan");
+        if buf.len() <= MAX_RETAINED_SPECTRUM {
+            SPECTRUM_BUF.with(|b| b.replace(buf));
+        }
         // Worst-case per-entry error of one forward and one inverse FFT (one more level for the
         // real-to-complex pre- and post-processing), plus the relative error count * u of the
         // power (|z| <= 1).
