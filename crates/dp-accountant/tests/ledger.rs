@@ -180,3 +180,33 @@ fn bad_queries_are_typed_errors() {
         .is_err()
     );
 }
+
+/// Calibrated noise multipliers are arbitrary doubles. serde_json's default float parser is only
+/// "best effort" and reads some of them back one ulp off (1.3504864540258485 was one, found by the
+/// VIPS engine's ledger test), which breaks the content hash and the bit-for-bit replay. The
+/// workspace enables serde_json's `float_roundtrip`; this test fails without it.
+#[test]
+fn json_round_trip_keeps_every_bit_of_awkward_noise_multipliers() {
+    let mut sigmas = vec![1.350_486_454_025_848_5];
+    // A deterministic spread of full-precision doubles in [0.5, 20).
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..300 {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
+        sigmas.push(0.5 + 19.5 * unit);
+    }
+    let mut ledger = Accountant::new();
+    for (i, &sigma) in sigmas.iter().enumerate() {
+        ledger
+            .record(
+                format!("step {i}"),
+                PrivacyEvent::poisson_subsampled_gaussian(sigma, 0.01).unwrap(),
+            )
+            .unwrap();
+    }
+    let back = Accountant::from_json(&ledger.to_json().unwrap()).unwrap();
+    assert_eq!(back.entries(), ledger.entries());
+    assert_eq!(back.content_hash().unwrap(), ledger.content_hash().unwrap());
+}
