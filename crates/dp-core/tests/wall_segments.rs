@@ -185,3 +185,88 @@ fn specs_the_segment_path_cannot_serve_are_refused() {
         assert!(w.ledger().is_empty());
     }
 }
+
+/// Records for the thread-count tests: 700 records (several tasks of the first pass) writing runs
+/// into a block longer than one scatter span (so the second pass runs in parallel and runs cross
+/// span boundaries), some far over the bound.
+fn many_records(block_len: usize) -> Vec<Rec> {
+    (0..700)
+        .map(|i: usize| {
+            (0..(i % 11))
+                .map(|j| {
+                    let start = (j * block_len / 11) + (i * 7919) % (block_len / 11 - 40);
+                    let values = (0..(1 + (i + j) % 37))
+                        .map(|k| ((i * 31 + j * 7 + k) as f64).sin() * [0.1, 5.0][i % 2])
+                        .collect();
+                    (start, values)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The segment release is bit-for-bit the same at 1, 2 and 3 threads (seeded), private or not.
+#[test]
+fn segment_release_does_not_depend_on_the_number_of_threads() {
+    let block_len = 100_003;
+    let spec = ReleaseSpec::new(vec![BlockSpec::vector("v", block_len, 2.0).unwrap()]).unwrap();
+    let recs = many_records(block_len);
+    for private in [false, true] {
+        let go = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let mut w = wall(recs.clone(), 0.9, private, 700);
+                // Two releases: the second reuses the wall's scratch.
+                let first = w.release_segments(&spec, segments).unwrap();
+                let second = w.release_segments(&spec, segments).unwrap();
+                (first, second)
+            })
+        };
+        let one = go(1);
+        assert!(one.0.clipped_records() > 0);
+        assert_eq!(
+            one,
+            go(2),
+            "2 threads changed the release (private: {private})"
+        );
+        assert_eq!(
+            one,
+            go(3),
+            "3 threads changed the release (private: {private})"
+        );
+    }
+}
+
+/// Without clipping and without noise, the released sum is exactly the plain sequential sum over
+/// the records in index order, divided by the public batch size (the documented summation order).
+#[test]
+fn segment_sum_is_the_sequential_sum_in_record_order() {
+    let block_len = 100_003;
+    let spec = ReleaseSpec::new(vec![BlockSpec::vector("v", block_len, 1e6).unwrap()]).unwrap();
+    let recs = many_records(block_len);
+    let mut expected = vec![0.0f64; block_len];
+    for r in &recs {
+        for (start, values) in r {
+            for (i, v) in values.iter().enumerate() {
+                expected[start + i] += v;
+            }
+        }
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let release = pool.install(|| {
+        wall(recs, 1.0, false, 700)
+            .release_segments(&spec, segments)
+            .unwrap()
+    });
+    assert_eq!(release.clipped_records(), 0);
+    let got = release.blocks()[0].value.as_slice();
+    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+        assert_eq!(g.to_bits(), (e / 700.0).to_bits(), "entry {i}");
+    }
+}

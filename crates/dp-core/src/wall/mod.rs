@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 use dp_accountant::{Accountant, AccountantConfig, Budget, LedgerEntry, PrivacyEvent};
 use nalgebra::{DMatrix, DVector};
 use rand::rngs::ChaCha20Rng;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub use buffer::ContributionBuffer;
@@ -43,6 +44,10 @@ use crate::error::CoreError;
 use crate::gaussian::fill_standard_normal;
 use crate::rng::RngPolicy;
 use crate::sampling::SamplingScheme;
+
+/// Entries per parallel task when the noise is added and the sum normalised (does not affect the
+/// result: every entry is computed on its own).
+const COMBINE_SPAN: usize = 32 * 1024;
 
 /// How the wall chooses its noise multiplier.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -220,6 +225,7 @@ impl<R> WallBuilder<R> {
             normaliser,
             batch: Vec::new(),
             releases: 0,
+            segment_scratch: segments::SegmentScratch::default(),
         })
     }
 }
@@ -280,6 +286,8 @@ pub struct PrivacyWall<R> {
     normaliser: f64,
     batch: Vec<usize>,
     releases: u64,
+    /// Memory of the segment path reused between releases (never exposed).
+    segment_scratch: segments::SegmentScratch,
 }
 
 impl<R> std::fmt::Debug for WallBuilder<R> {
@@ -474,7 +482,8 @@ impl<R> PrivacyWall<R> {
         let mut blocks = Vec::with_capacity(spec.len());
         for (block, sum) in spec.blocks().iter().zip(sums.iter_mut()) {
             let sum_std = sigma.map_or(0.0, |s| block.bound() * s * rescaled);
-            let value = self.noised_value(block, sum, sum_std, expected);
+            let mut noise = Vec::new();
+            let value = self.noised_value(block, sum, &mut noise, sum_std, expected);
             let (value, projection) = match value {
                 BlockValue::Symmetric(mut m) => {
                     let projection = match block.eigenvalue_floor() {
@@ -547,42 +556,49 @@ impl<R> PrivacyWall<R> {
     }
 
     /// Adds noise with std `sum_std` to a block's sum (Analyze-Gauss for symmetric blocks),
-    /// divides by `expected`, and shapes it.
+    /// divides by `expected`, and shapes it. `noise` is scratch for the standard normal draws
+    /// (reused between releases by the segment path); the draws, and every entry's arithmetic
+    /// `(sum + sum_std z) / expected`, do not depend on it or on the number of threads.
     fn noised_value(
         &mut self,
         block: &BlockSpec,
-        sum: &mut [f64],
+        sum: &[f64],
+        noise: &mut Vec<f64>,
         sum_std: f64,
         expected: f64,
     ) -> BlockValue {
-        let mut z = vec![0.0; sum.len()];
         if sum_std > 0.0 {
-            fill_standard_normal(&mut z, &mut self.noise_rng);
+            noise.resize(sum.len(), 0.0);
+            fill_standard_normal(noise, &mut self.noise_rng);
+        } else {
+            noise.clear();
+            noise.resize(sum.len(), 0.0);
         }
+        let z = &noise[..];
+        let combine = |out: &mut [f64]| {
+            out.par_chunks_mut(COMBINE_SPAN)
+                .zip(sum.par_chunks(COMBINE_SPAN).zip(z.par_chunks(COMBINE_SPAN)))
+                .for_each(|(o, (s, z))| {
+                    for ((o, s), z) in o.iter_mut().zip(s).zip(z) {
+                        *o = (s + sum_std * z) / expected;
+                    }
+                });
+        };
         match block.shape() {
             BlockShape::Vector { len } => {
-                let v = DVector::from_iterator(
-                    len,
-                    sum.iter()
-                        .zip(&z)
-                        .map(|(s, z)| (s + sum_std * z) / expected),
-                );
+                let mut v = DVector::zeros(len);
+                combine(v.as_mut_slice());
                 BlockValue::Vector(v)
             }
             BlockShape::Matrix { rows, cols } => {
-                let m = DMatrix::from_iterator(
-                    rows,
-                    cols,
-                    sum.iter()
-                        .zip(&z)
-                        .map(|(s, z)| (s + sum_std * z) / expected),
-                );
+                let mut m = DMatrix::zeros(rows, cols);
+                combine(m.as_mut_slice());
                 BlockValue::Matrix(m)
             }
             BlockShape::Symmetric { dim } => {
                 let mut m = DMatrix::zeros(dim, dim);
                 add_packed_symmetric(&mut m, sum, 1.0);
-                add_packed_symmetric(&mut m, &z, sum_std);
+                add_packed_symmetric(&mut m, z, sum_std);
                 m /= expected;
                 BlockValue::Symmetric(m)
             }

@@ -17,9 +17,17 @@ use super::{PrivacyWall, Release, ReleasedBlock};
 use crate::clip::clip_scale;
 use crate::error::CoreError;
 
-/// Records per chunk; chunks are summed in index order, so the result does not depend on the
-/// number of threads (as in the general path).
-const CHUNK: usize = 64;
+/// Records per task of the first (per-record, parallel) pass. Does not affect the result.
+const RECORDS_PER_TASK: usize = 16;
+
+/// Output entries per task of the second (scatter, parallel) pass: 256 KiB of `f64`, so a task's
+/// part of the sum stays in cache while every record's runs are added into it. Does not affect
+/// the result.
+const ENTRIES_PER_SPAN: usize = 32 * 1024;
+
+/// Most records whose runs are held at once; a larger batch is processed in groups of this many
+/// records, in index order. Bounds the memory of the first pass; does not affect the result.
+const RECORDS_PER_GROUP: usize = 1024;
 
 /// Where a per-record statistic writes its contribution to a segment release: disjoint runs of
 /// the release's single block, in increasing order of position.
@@ -40,9 +48,17 @@ const CHUNK: usize = 64;
 #[derive(Debug, Clone)]
 pub struct SegmentBuffer {
     block_len: usize,
+    /// Start of every run held (the sealed records' runs first, then the current record's).
     starts: Vec<usize>,
-    lens: Vec<usize>,
+    /// Offset in `values` of every run held; a run ends where the next one begins.
+    offsets: Vec<usize>,
     values: Vec<f64>,
+    /// Index in `starts` of the current record's first run.
+    record_first_run: usize,
+    /// Offset in `values` of the current record's first value.
+    record_first_value: usize,
+    /// For each sealed record: one past the index of its last run.
+    sealed_run_ends: Vec<usize>,
     next_free: usize,
     error: Option<String>,
 }
@@ -53,8 +69,11 @@ impl SegmentBuffer {
         Self {
             block_len,
             starts: Vec::new(),
-            lens: Vec::new(),
+            offsets: Vec::new(),
             values: Vec::new(),
+            record_first_run: 0,
+            record_first_value: 0,
+            sealed_run_ends: Vec::new(),
             next_free: 0,
             error: None,
         }
@@ -67,7 +86,7 @@ impl SegmentBuffer {
 
     /// Number of runs written for the current record.
     pub fn num_segments(&self) -> usize {
-        self.starts.len()
+        self.starts.len() - self.record_first_run
     }
 
     /// Appends a run of `len` entries starting at `start` and returns it, zeroed, to be filled.
@@ -93,7 +112,7 @@ impl SegmentBuffer {
         }
         let offset = self.values.len();
         self.starts.push(start);
-        self.lens.push(len);
+        self.offsets.push(offset);
         self.values.resize(offset + len, 0.0);
         &mut self.values[offset..]
     }
@@ -103,12 +122,18 @@ impl SegmentBuffer {
         self.segment(start, values.len()).copy_from_slice(values);
     }
 
+    /// The current record's values (all its runs, in order).
+    fn record_values(&self) -> &[f64] {
+        &self.values[self.record_first_value..]
+    }
+
     /// The L2 (Frobenius) norm of the current record: one pass over the written values, with a
     /// rescaled second pass only if the sum of squares overflows. `None` if a value is not
     /// finite.
     pub fn norm(&self) -> Option<f64> {
+        let values = self.record_values();
         let mut squares = [0.0f64; 4];
-        let chunks = self.values.chunks_exact(4);
+        let chunks = values.chunks_exact(4);
         let tail: f64 = chunks.remainder().iter().map(|v| v * v).sum();
         for c in chunks {
             for i in 0..4 {
@@ -119,75 +144,106 @@ impl SegmentBuffer {
         if sum.is_finite() {
             return Some(sum.sqrt());
         }
-        if self.values.iter().any(|v| !v.is_finite()) {
+        if values.iter().any(|v| !v.is_finite()) {
             return None;
         }
-        let max = self.values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let scaled: f64 = self.values.iter().map(|v| (v / max) * (v / max)).sum();
+        let max = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let scaled: f64 = values.iter().map(|v| (v / max) * (v / max)).sum();
         Some(max * scaled.sqrt())
     }
 
-    /// Clips the current record to `bound`, adds it into `sum` (a dense block) and clears the
-    /// buffer. Returns whether the record was clipped.
-    fn finish_into(&mut self, bound: f64, sum: &mut [f64]) -> Result<bool, String> {
-        let result = match (self.error.take(), self.norm()) {
-            (Some(reason), _) => Err(reason),
-            (None, None) => Err("non-finite value written".to_string()),
-            (None, Some(norm)) => {
-                let scale = clip_scale(norm, bound);
-                let mut offset = 0;
-                for (&start, &len) in self.starts.iter().zip(&self.lens) {
-                    let src = &self.values[offset..offset + len];
-                    for (s, &v) in sum[start..start + len].iter_mut().zip(src) {
-                        *s += scale * v;
-                    }
-                    offset += len;
-                }
-                Ok(scale < 1.0)
-            }
-        };
-        self.clear();
-        result
+    /// Clips the current record to `bound` in place (its values multiplied by the clip scale,
+    /// exactly the products the sum will add) and keeps it, sealed, for [`Self::add_sealed`];
+    /// the next write starts a new record. Returns whether the record was clipped.
+    ///
+    /// # Privacy
+    /// After the call the record's runs have joint L2 norm at most `bound` (the scale of
+    /// [`clip_scale`], which shrinks by a margin below `bound / norm`).
+    fn seal(&mut self, bound: f64) -> Result<bool, String> {
+        if let Some(reason) = self.error.take() {
+            return Err(reason);
+        }
+        let norm = self
+            .norm()
+            .ok_or_else(|| "non-finite value written".to_string())?;
+        let scale = clip_scale(norm, bound);
+        let first = self.record_first_value;
+        if scale < 1.0 {
+            self.values[first..].iter_mut().for_each(|v| *v *= scale);
+        }
+        self.sealed_run_ends.push(self.starts.len());
+        self.record_first_run = self.starts.len();
+        self.record_first_value = self.values.len();
+        self.next_free = 0;
+        Ok(scale < 1.0)
     }
 
-    fn clear(&mut self) {
+    /// Forgets every record (sealed or not), keeping the capacity, for a block of `block_len`.
+    fn reset(&mut self, block_len: usize) {
+        self.block_len = block_len;
         self.starts.clear();
-        self.lens.clear();
+        self.offsets.clear();
         self.values.clear();
+        self.record_first_run = 0;
+        self.record_first_value = 0;
+        self.sealed_run_ends.clear();
         self.next_free = 0;
         self.error = None;
     }
-}
 
-/// One worker's reusable state.
-struct Worker {
-    buffer: SegmentBuffer,
-    sum: Vec<f64>,
-    clipped: u64,
-}
-
-impl Worker {
-    fn run<R, F>(
-        &mut self,
-        records: &[R],
-        indices: &[usize],
-        bound: f64,
-        statistic: &F,
-    ) -> Result<(), String>
-    where
-        F: Fn(&R, &mut SegmentBuffer),
-    {
-        for &i in indices {
-            statistic(&records[i], &mut self.buffer);
-            if self.buffer.finish_into(bound, &mut self.sum)? {
-                self.clipped += 1;
+    /// Adds the sealed records' entries that fall in `lo..lo + out.len()` of the block into
+    /// `out`, record by record in the order they were sealed (each record's runs are sorted and
+    /// disjoint, so a binary search finds the first run that reaches into the span).
+    fn add_sealed(&self, lo: usize, out: &mut [f64]) {
+        let hi = lo + out.len();
+        let mut first_run = 0;
+        for &run_end in &self.sealed_run_ends {
+            let starts = &self.starts[first_run..run_end];
+            // Runs starting before `lo`; the last of them may still reach into the span.
+            let mut r = starts.partition_point(|&s| s < lo).saturating_sub(1);
+            while r < starts.len() && starts[r] < hi {
+                let i = first_run + r;
+                let offset = self.offsets[i];
+                let end = self
+                    .offsets
+                    .get(i + 1)
+                    .copied()
+                    .unwrap_or(self.values.len());
+                let (start, len) = (starts[r], end - offset);
+                // The overlap of `start..start + len` with `lo..hi`.
+                let from = start.max(lo);
+                let to = (start + len).min(hi);
+                if from < to {
+                    let src = &self.values[offset + (from - start)..offset + (to - start)];
+                    for (o, &v) in out[from - lo..to - lo].iter_mut().zip(src) {
+                        *o += v;
+                    }
+                }
+                r += 1;
             }
+            first_run = run_end;
         }
-        Ok(())
     }
 }
 
-/// The clipped sum over `records[indices]` and the number of clipped records.
+/// Reusable memory of the segment path, kept in the wall between releases: one
+/// [`SegmentBuffer`] per first-pass task (holding that task's clipped records), the dense sum,
+/// and the noise draws.
+#[derive(Debug, Default)]
+pub(super) struct SegmentScratch {
+    tasks: Vec<SegmentBuffer>,
+    pub(super) sum: Vec<f64>,
+    pub(super) noise: Vec<f64>,
+}
+
+/// The clipped sum over `records[indices]` into `scratch.sum`, and the number of clipped records.
+///
+/// Two parallel passes per group of records: (1) each task evaluates the statistic on its
+/// records, clips each record in place and keeps its runs; (2) the block is cut into spans and
+/// each span task adds, for every record in index order, the record's entries in that span. Each
+/// entry of the sum is therefore `((0 + c_1) + c_2) + ...` over the records of the batch in index
+/// order, whatever the number of threads (bit-for-bit reproducible from a seed, and equal to a
+/// plain sequential loop); nothing is reduced across workers and only touched entries are added.
 ///
 /// # Privacy
 /// Each record's runs are scaled so that their joint L2 norm is at most `bound` before they are
@@ -199,40 +255,55 @@ fn clipped_segment_sum<R, F>(
     block_len: usize,
     bound: f64,
     statistic: &F,
-) -> Result<(Vec<f64>, u64), String>
+    scratch: &mut SegmentScratch,
+) -> Result<u64, String>
 where
     R: Sync,
     F: Fn(&R, &mut SegmentBuffer) + Sync,
 {
-    let new_worker = || Worker {
-        buffer: SegmentBuffer::new(block_len),
-        sum: vec![0.0; block_len],
-        clipped: 0,
-    };
-    let mut total = new_worker();
-    if indices.len() <= CHUNK {
-        total.run(records, indices, bound, statistic)?;
-        return Ok((total.sum, total.clipped));
-    }
-    let chunks: Vec<&[usize]> = indices.chunks(CHUNK).collect();
-    let threads = rayon::current_num_threads().max(1).min(chunks.len());
-    let mut workers: Vec<Worker> = (0..threads).map(|_| new_worker()).collect();
-    for wave in chunks.chunks(threads) {
-        workers
-            .par_iter_mut()
-            .zip(wave.par_iter())
-            .try_for_each(|(worker, chunk)| worker.run(records, chunk, bound, statistic))?;
-        for worker in workers.iter_mut().take(wave.len()) {
-            // Add and re-zero in one pass (no separate clearing pass).
-            for (t, w) in total.sum.iter_mut().zip(worker.sum.iter_mut()) {
-                *t += *w;
-                *w = 0.0;
+    let SegmentScratch { tasks, sum, .. } = scratch;
+    sum.clear();
+    sum.resize(block_len, 0.0);
+    let mut clipped = 0;
+    for group in indices.chunks(RECORDS_PER_GROUP) {
+        let task_indices: Vec<&[usize]> = group.chunks(RECORDS_PER_TASK).collect();
+        if tasks.len() < task_indices.len() {
+            tasks.resize_with(task_indices.len(), || SegmentBuffer::new(block_len));
+        }
+        let tasks = &mut tasks[..task_indices.len()];
+        let first_pass = |(buffer, task): (&mut SegmentBuffer, &&[usize])| {
+            buffer.reset(block_len);
+            let mut clipped = 0u64;
+            for &i in *task {
+                statistic(&records[i], buffer);
+                clipped += u64::from(buffer.seal(bound)?);
             }
-            total.clipped += worker.clipped;
-            worker.clipped = 0;
+            Ok::<u64, String>(clipped)
+        };
+        clipped += if task_indices.len() == 1 {
+            first_pass((&mut tasks[0], &task_indices[0]))?
+        } else {
+            tasks
+                .par_iter_mut()
+                .zip(task_indices.par_iter())
+                .map(first_pass)
+                .try_reduce(|| 0, |a, b| Ok(a + b))?
+        };
+        let tasks = &*tasks;
+        let scatter = |(span, out): (usize, &mut [f64])| {
+            for buffer in tasks {
+                buffer.add_sealed(span * ENTRIES_PER_SPAN, out);
+            }
+        };
+        if block_len <= ENTRIES_PER_SPAN {
+            scatter((0, &mut sum[..]));
+        } else {
+            sum.par_chunks_mut(ENTRIES_PER_SPAN)
+                .enumerate()
+                .for_each(scatter);
         }
     }
-    Ok((total.sum, total.clipped))
+    Ok(clipped)
 }
 
 impl<R> PrivacyWall<R> {
@@ -292,25 +363,35 @@ impl<R> PrivacyWall<R> {
         let n = self.records.len();
         self.scheme
             .sample_into(n, &mut self.sampling_rng, &mut self.batch)?;
+        let mut scratch = std::mem::take(&mut self.segment_scratch);
         let summed = clipped_segment_sum(
             &self.records,
             &self.batch,
             block.stored_len(),
             block.bound(),
             &statistic,
+            &mut scratch,
         );
         self.batch.clear();
-        let (mut sum, clipped) = summed.map_err(|reason| CoreError::InvalidContribution {
-            block: block.name().to_string(),
-            reason,
-        })?;
+        let clipped = match summed {
+            Ok(clipped) => clipped,
+            Err(reason) => {
+                self.segment_scratch = scratch;
+                return Err(CoreError::InvalidContribution {
+                    block: block.name().to_string(),
+                    reason,
+                });
+            }
+        };
 
         let factor = self.scheme.sensitivity_factor();
         let sigma = self.noise_multiplier();
         let rescaled = spec.rescaled_sensitivity() * factor;
         let expected = self.normaliser;
         let sum_std = sigma.map_or(0.0, |s| block.bound() * s * rescaled);
-        let value = self.noised_value(block, &mut sum, sum_std, expected);
+        let SegmentScratch { sum, noise, .. } = &mut scratch;
+        let value = self.noised_value(block, sum, noise, sum_std, expected);
+        self.segment_scratch = scratch;
         let blocks = vec![ReleasedBlock {
             name: block.name().to_string(),
             value,
