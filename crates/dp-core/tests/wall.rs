@@ -457,3 +457,50 @@ fn releases_are_normalised_by_the_expected_batch_size() {
     assert!(counts.iter().any(|&n| n != 100), "{counts:?}");
     assert!(counts.iter().any(|&n| n != counts[0]), "{counts:?}");
 }
+
+/// The general path with a block longer than one reduction span (so the per-wave reduction runs
+/// in parallel over spans), two releases per wall (the second reuses the wall's worker sums):
+/// bit-for-bit the same at 1, 2 and 3 threads.
+#[test]
+fn general_path_reuses_its_sums_and_threads_still_do_not_matter() {
+    let len = 70_001;
+    let spec = ReleaseSpec::new(vec![
+        BlockSpec::vector("big", len, 1.5).unwrap(),
+        BlockSpec::vector("small", 3, 0.5).unwrap(),
+    ])
+    .unwrap();
+    let recs: Vec<usize> = (0..300).collect();
+    let statistic = |&i: &usize, buf: &mut ContributionBuffer| {
+        for k in 0..(i % 13) {
+            buf.push(
+                0,
+                (i * 7919 + k * 5381) % len,
+                ((i + k) as f64).cos() * [0.2, 3.0][i % 2],
+            );
+        }
+        buf.push(1, i % 3, 0.1 * i as f64);
+    };
+    let go = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut wall = PrivacyWall::builder(recs.clone())
+                .sampling(SamplingScheme::poisson(0.8).unwrap())
+                .epsilon_delta(50.0, 1e-5)
+                .noise_multiplier(1.0)
+                .seed(78)
+                .build()
+                .unwrap();
+            let first = wall.release(&spec, statistic).unwrap();
+            let second = wall.release(&spec, statistic).unwrap();
+            (first, second)
+        })
+    };
+    let one = go(1);
+    assert!(one.0.clipped_records() > 0);
+    assert_ne!(one.0, one.1);
+    assert_eq!(one, go(2), "2 threads changed the release");
+    assert_eq!(one, go(3), "3 threads changed the release");
+}

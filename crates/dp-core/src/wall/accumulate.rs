@@ -3,7 +3,7 @@
 use rayon::prelude::*;
 
 use super::buffer::ContributionBuffer;
-use super::spec::ReleaseSpec;
+use super::spec::{BlockShape, ReleaseSpec};
 use crate::error::CoreError;
 
 /// Records per chunk. Chunks are summed in index order, so the result is the same whatever the
@@ -11,6 +11,7 @@ use crate::error::CoreError;
 const CHUNK: usize = 64;
 
 /// One worker's reusable state.
+#[derive(Debug)]
 struct Worker {
     buffer: ContributionBuffer,
     sums: Vec<Vec<f64>>,
@@ -57,8 +58,74 @@ impl Worker {
     }
 }
 
-/// The per-block sums of the clipped contributions of `records[indices]`, and how many records
-/// were clipped.
+/// Output entries per task of the parallel reduction. Does not affect the result.
+const ENTRIES_PER_SPAN: usize = 32 * 1024;
+
+/// Reusable memory of the general path, kept in the wall between releases: the total and the
+/// per-worker sums and buffers for the block shapes of the last spec. Worker sums are all zero
+/// between releases (the reduction re-zeroes them); after a failed release the scratch is
+/// dropped instead of reused.
+#[derive(Debug, Default)]
+pub(crate) struct DenseScratch {
+    shapes: Vec<BlockShape>,
+    total: Option<Worker>,
+    workers: Vec<Worker>,
+}
+
+impl DenseScratch {
+    /// Fits the scratch to `spec` (rebuilt if the block shapes changed) with a zeroed total.
+    fn prepare(&mut self, spec: &ReleaseSpec) -> &mut Worker {
+        let shapes: Vec<BlockShape> = spec.blocks().iter().map(|b| b.shape()).collect();
+        if shapes != self.shapes {
+            *self = Self {
+                shapes,
+                total: None,
+                workers: Vec::new(),
+            };
+        }
+        let total = self.total.get_or_insert_with(|| Worker::new(spec));
+        total.clear();
+        total
+    }
+
+    /// The per-block sums of the last successful [`clipped_sums`].
+    pub(crate) fn sums(&self) -> &[Vec<f64>] {
+        self.total.as_ref().map_or(&[], |t| &t.sums)
+    }
+}
+
+/// Adds every part into `total`, part by part in order, and zeroes the parts; in parallel over
+/// spans of the output (each entry gets `((t + p_0) + p_1) + ...`, whatever the thread count).
+fn add_and_zero(total: &mut [f64], parts: Vec<&mut [f64]>) {
+    let spans = total.len().div_ceil(ENTRIES_PER_SPAN);
+    let mut per_span: Vec<Vec<&mut [f64]>> = (0..spans)
+        .map(|_| Vec::with_capacity(parts.len()))
+        .collect();
+    for part in parts {
+        for (span, chunk) in part.chunks_mut(ENTRIES_PER_SPAN).enumerate() {
+            per_span[span].push(chunk);
+        }
+    }
+    total
+        .par_chunks_mut(ENTRIES_PER_SPAN)
+        .zip(per_span.into_par_iter())
+        .for_each(|(t, parts)| {
+            for p in parts {
+                for (t, p) in t.iter_mut().zip(p.iter_mut()) {
+                    *t += *p;
+                    *p = 0.0;
+                }
+            }
+        });
+}
+
+/// The per-block sums of the clipped contributions of `records[indices]` (left in
+/// [`DenseScratch::sums`]), and how many records were clipped.
+///
+/// Records are taken in chunks of [`CHUNK`]; each chunk is summed from zero by one worker, and
+/// the chunk sums are added into the total in chunk order (after each wave of as many chunks as
+/// threads, in parallel over spans of the output), so the result is the same whatever the number
+/// of threads. The worker sums and buffers are reused across waves and releases.
 ///
 /// # Privacy
 /// Each record's contribution is clipped block by block to the block's bound before it is added,
@@ -69,33 +136,42 @@ pub(crate) fn clipped_sums<R, F>(
     indices: &[usize],
     spec: &ReleaseSpec,
     statistic: &F,
-) -> Result<(Vec<Vec<f64>>, u64), CoreError>
+    scratch: &mut DenseScratch,
+) -> Result<u64, CoreError>
 where
     R: Sync,
     F: Fn(&R, &mut ContributionBuffer) + Sync,
 {
-    let mut total = Worker::new(spec);
+    let total = scratch.prepare(spec);
     if indices.len() <= CHUNK {
         total.run(records, indices, spec, statistic)?;
-        return Ok((total.sums, total.clipped));
+        return Ok(total.clipped);
     }
     let chunks: Vec<&[usize]> = indices.chunks(CHUNK).collect();
     let threads = rayon::current_num_threads().max(1).min(chunks.len());
-    let mut workers: Vec<Worker> = (0..threads).map(|_| Worker::new(spec)).collect();
+    let DenseScratch { total, workers, .. } = scratch;
+    let total = total.as_mut().expect("prepared above");
+    while workers.len() < threads {
+        workers.push(Worker::new(spec));
+    }
+    let workers = &mut workers[..threads];
     for wave in chunks.chunks(threads) {
         workers
             .par_iter_mut()
             .zip(wave.par_iter())
-            .try_for_each(|(worker, chunk)| {
-                worker.clear();
-                worker.run(records, chunk, spec, statistic)
-            })?;
-        for worker in workers.iter().take(wave.len()) {
-            for (acc, part) in total.sums.iter_mut().zip(&worker.sums) {
-                acc.iter_mut().zip(part).for_each(|(a, p)| *a += p);
-            }
+            .try_for_each(|(worker, chunk)| worker.run(records, chunk, spec, statistic))?;
+        for (b, acc) in total.sums.iter_mut().enumerate() {
+            let parts = workers
+                .iter_mut()
+                .take(wave.len())
+                .map(|w| &mut w.sums[b][..])
+                .collect();
+            add_and_zero(acc, parts);
+        }
+        for worker in workers.iter_mut().take(wave.len()) {
             total.clipped += worker.clipped;
+            worker.clipped = 0;
         }
     }
-    Ok((total.sums, total.clipped))
+    Ok(total.clipped)
 }

@@ -226,6 +226,7 @@ impl<R> WallBuilder<R> {
             batch: Vec::new(),
             releases: 0,
             segment_scratch: segments::SegmentScratch::default(),
+            dense_scratch: accumulate::DenseScratch::default(),
         })
     }
 }
@@ -288,6 +289,8 @@ pub struct PrivacyWall<R> {
     releases: u64,
     /// Memory of the segment path reused between releases (never exposed).
     segment_scratch: segments::SegmentScratch,
+    /// Memory of the general path reused between releases (never exposed).
+    dense_scratch: accumulate::DenseScratch,
 }
 
 impl<R> std::fmt::Debug for WallBuilder<R> {
@@ -471,18 +474,21 @@ impl<R> PrivacyWall<R> {
         let n = self.records.len();
         self.scheme
             .sample_into(n, &mut self.sampling_rng, &mut self.batch)?;
-        let (mut sums, clipped) =
-            accumulate::clipped_sums(&self.records, &self.batch, spec, &statistic)?;
+        let mut scratch = std::mem::take(&mut self.dense_scratch);
+        let summed =
+            accumulate::clipped_sums(&self.records, &self.batch, spec, &statistic, &mut scratch);
         self.batch.clear();
+        // After an error the scratch is dropped (its worker sums may hold part of a batch).
+        let clipped = summed?;
 
         let factor = self.scheme.sensitivity_factor();
         let sigma = self.noise_multiplier();
         let rescaled = spec.rescaled_sensitivity() * factor;
         let expected = self.normaliser;
         let mut blocks = Vec::with_capacity(spec.len());
-        for (block, sum) in spec.blocks().iter().zip(sums.iter_mut()) {
+        let mut noise = Vec::new();
+        for (block, sum) in spec.blocks().iter().zip(scratch.sums()) {
             let sum_std = sigma.map_or(0.0, |s| block.bound() * s * rescaled);
-            let mut noise = Vec::new();
             let value = self.noised_value(block, sum, &mut noise, sum_std, expected);
             let (value, projection) = match value {
                 BlockValue::Symmetric(mut m) => {
@@ -504,6 +510,7 @@ impl<R> PrivacyWall<R> {
             });
         }
 
+        self.dense_scratch = scratch;
         let notes = self.notes(spec, sigma, rescaled, &blocks);
         self.finish_release(label.into(), notes, blocks, clipped, sigma)
     }

@@ -262,10 +262,14 @@ where
     F: Fn(&R, &mut SegmentBuffer) + Sync,
 {
     let SegmentScratch { tasks, sum, .. } = scratch;
-    sum.clear();
+    // Zeroed by the span tasks of the first group (in parallel, each its own span), or here if
+    // the batch is empty; stale values of the previous release are never read.
     sum.resize(block_len, 0.0);
+    if indices.is_empty() {
+        sum.fill(0.0);
+    }
     let mut clipped = 0;
-    for group in indices.chunks(RECORDS_PER_GROUP) {
+    for (g, group) in indices.chunks(RECORDS_PER_GROUP).enumerate() {
         let task_indices: Vec<&[usize]> = group.chunks(RECORDS_PER_TASK).collect();
         if tasks.len() < task_indices.len() {
             tasks.resize_with(task_indices.len(), || SegmentBuffer::new(block_len));
@@ -291,6 +295,9 @@ where
         };
         let tasks = &*tasks;
         let scatter = |(span, out): (usize, &mut [f64])| {
+            if g == 0 {
+                out.fill(0.0);
+            }
             for buffer in tasks {
                 buffer.add_sealed(span * ENTRIES_PER_SPAN, out);
             }
