@@ -563,9 +563,9 @@ impl<R> PrivacyWall<R> {
     }
 
     /// Adds noise with std `sum_std` to a block's sum (Analyze-Gauss for symmetric blocks),
-    /// divides by `expected`, and shapes it. `noise` is scratch for the standard normal draws
-    /// (reused between releases by the segment path); the draws, and every entry's arithmetic
-    /// `(sum + sum_std z) / expected`, do not depend on it or on the number of threads.
+    /// divides by `expected`, and shapes it. `noise` is scratch for the standard normal draws;
+    /// the draws, and every entry's arithmetic `(sum + sum_std z) / expected`, do not depend on
+    /// it or on the number of threads.
     fn noised_value(
         &mut self,
         block: &BlockSpec,
@@ -574,44 +574,63 @@ impl<R> PrivacyWall<R> {
         sum_std: f64,
         expected: f64,
     ) -> BlockValue {
-        if sum_std > 0.0 {
-            noise.resize(sum.len(), 0.0);
-            fill_standard_normal(noise, &mut self.noise_rng);
-        } else {
-            noise.clear();
-            noise.resize(sum.len(), 0.0);
+        draw_noise(&mut self.noise_rng, noise, sum.len(), sum_std);
+        shape_value(block, sum, noise, sum_std, expected)
+    }
+}
+
+/// Fills `noise` with `len` standard normal draws from the wall's noise stream, or with zeros
+/// (no draw) when `sum_std` is `0` (non-private mode).
+fn draw_noise(rng: &mut ChaCha20Rng, noise: &mut Vec<f64>, len: usize, sum_std: f64) {
+    if sum_std > 0.0 {
+        noise.resize(len, 0.0);
+        fill_standard_normal(noise, rng);
+    } else {
+        noise.clear();
+        noise.resize(len, 0.0);
+    }
+}
+
+/// `(sum + sum_std z) / expected` shaped as the block (Analyze-Gauss for symmetric blocks: `z`
+/// is the packed upper triangle), each entry computed on its own, in parallel spans.
+fn shape_value(
+    block: &BlockSpec,
+    sum: &[f64],
+    z: &[f64],
+    sum_std: f64,
+    expected: f64,
+) -> BlockValue {
+    let combine = |out: &mut [f64]| {
+        out.par_chunks_mut(COMBINE_SPAN)
+            .zip(sum.par_chunks(COMBINE_SPAN).zip(z.par_chunks(COMBINE_SPAN)))
+            .for_each(|(o, (s, z))| {
+                for ((o, s), z) in o.iter_mut().zip(s).zip(z) {
+                    *o = (s + sum_std * z) / expected;
+                }
+            });
+    };
+    match block.shape() {
+        BlockShape::Vector { len } => {
+            let mut v = DVector::zeros(len);
+            combine(v.as_mut_slice());
+            BlockValue::Vector(v)
         }
-        let z = &noise[..];
-        let combine = |out: &mut [f64]| {
-            out.par_chunks_mut(COMBINE_SPAN)
-                .zip(sum.par_chunks(COMBINE_SPAN).zip(z.par_chunks(COMBINE_SPAN)))
-                .for_each(|(o, (s, z))| {
-                    for ((o, s), z) in o.iter_mut().zip(s).zip(z) {
-                        *o = (s + sum_std * z) / expected;
-                    }
-                });
-        };
-        match block.shape() {
-            BlockShape::Vector { len } => {
-                let mut v = DVector::zeros(len);
-                combine(v.as_mut_slice());
-                BlockValue::Vector(v)
-            }
-            BlockShape::Matrix { rows, cols } => {
-                let mut m = DMatrix::zeros(rows, cols);
-                combine(m.as_mut_slice());
-                BlockValue::Matrix(m)
-            }
-            BlockShape::Symmetric { dim } => {
-                let mut m = DMatrix::zeros(dim, dim);
-                add_packed_symmetric(&mut m, sum, 1.0);
-                add_packed_symmetric(&mut m, z, sum_std);
-                m /= expected;
-                BlockValue::Symmetric(m)
-            }
+        BlockShape::Matrix { rows, cols } => {
+            let mut m = DMatrix::zeros(rows, cols);
+            combine(m.as_mut_slice());
+            BlockValue::Matrix(m)
+        }
+        BlockShape::Symmetric { dim } => {
+            let mut m = DMatrix::zeros(dim, dim);
+            add_packed_symmetric(&mut m, sum, 1.0);
+            add_packed_symmetric(&mut m, z, sum_std);
+            m /= expected;
+            BlockValue::Symmetric(m)
         }
     }
+}
 
+impl<R> PrivacyWall<R> {
     fn notes(
         &self,
         spec: &ReleaseSpec,

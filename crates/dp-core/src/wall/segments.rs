@@ -13,7 +13,7 @@
 use rayon::prelude::*;
 
 use super::spec::{BlockShape, ReleaseSpec};
-use super::{PrivacyWall, Release, ReleasedBlock};
+use super::{PrivacyWall, Release, ReleasedBlock, draw_noise, shape_value};
 use crate::clip::clip_scale;
 use crate::error::CoreError;
 
@@ -255,13 +255,13 @@ fn clipped_segment_sum<R, F>(
     block_len: usize,
     bound: f64,
     statistic: &F,
-    scratch: &mut SegmentScratch,
+    tasks: &mut Vec<SegmentBuffer>,
+    sum: &mut Vec<f64>,
 ) -> Result<u64, String>
 where
     R: Sync,
     F: Fn(&R, &mut SegmentBuffer) + Sync,
 {
-    let SegmentScratch { tasks, sum, .. } = scratch;
     // Zeroed by the span tasks of the first group (in parallel, each its own span), or here if
     // the batch is empty; stale values of the previous release are never read.
     sum.resize(block_len, 0.0);
@@ -328,7 +328,9 @@ impl<R> PrivacyWall<R> {
     /// [`CoreError::Misconfigured`] unless the spec has exactly one vector or matrix block;
     /// [`CoreError::BudgetExhausted`] if the release would exceed the budget;
     /// [`CoreError::InvalidContribution`] for a run outside the block, out of order, or a
-    /// non-finite value. On every error nothing is released and the ledger is unchanged.
+    /// non-finite value. On every error nothing is released and the ledger is unchanged (the
+    /// noise draws of the failed release, made while the records were summed, are discarded:
+    /// a seeded wall's later releases then differ from those of a wall that never failed).
     ///
     /// # Example
     /// ```
@@ -370,14 +372,31 @@ impl<R> PrivacyWall<R> {
         let n = self.records.len();
         self.scheme
             .sample_into(n, &mut self.sampling_rng, &mut self.batch)?;
+        let factor = self.scheme.sensitivity_factor();
+        let sigma = self.noise_multiplier();
+        let rescaled = spec.rescaled_sensitivity() * factor;
+        let expected = self.normaliser;
+        let sum_std = sigma.map_or(0.0, |s| block.bound() * s * rescaled);
+        // The noise does not depend on the data: it is drawn (serially, from the one noise
+        // stream, so the same draws at every thread count) while the other threads evaluate and
+        // sum the records.
         let mut scratch = std::mem::take(&mut self.segment_scratch);
-        let summed = clipped_segment_sum(
-            &self.records,
-            &self.batch,
-            block.stored_len(),
-            block.bound(),
-            &statistic,
-            &mut scratch,
+        let SegmentScratch { tasks, sum, noise } = &mut scratch;
+        let (records, batch, noise_rng) = (&self.records, &self.batch, &mut self.noise_rng);
+        let block_len = block.stored_len();
+        let ((), summed) = rayon::join(
+            || draw_noise(noise_rng, noise, block_len, sum_std),
+            || {
+                clipped_segment_sum(
+                    records,
+                    batch,
+                    block_len,
+                    block.bound(),
+                    &statistic,
+                    tasks,
+                    sum,
+                )
+            },
         );
         self.batch.clear();
         let clipped = match summed {
@@ -390,14 +409,7 @@ impl<R> PrivacyWall<R> {
                 });
             }
         };
-
-        let factor = self.scheme.sensitivity_factor();
-        let sigma = self.noise_multiplier();
-        let rescaled = spec.rescaled_sensitivity() * factor;
-        let expected = self.normaliser;
-        let sum_std = sigma.map_or(0.0, |s| block.bound() * s * rescaled);
-        let SegmentScratch { sum, noise, .. } = &mut scratch;
-        let value = self.noised_value(block, sum, noise, sum_std, expected);
+        let value = shape_value(block, &scratch.sum, &scratch.noise, sum_std, expected);
         self.segment_scratch = scratch;
         let blocks = vec![ReleasedBlock {
             name: block.name().to_string(),
