@@ -238,12 +238,13 @@ pub(super) struct SegmentScratch {
 
 /// The clipped sum over `records[indices]` into `scratch.sum`, and the number of clipped records.
 ///
-/// Two parallel passes per group of records: (1) each task evaluates the statistic on its
-/// records, clips each record in place and keeps its runs; (2) the block is cut into spans and
-/// each span task adds, for every record in index order, the record's entries in that span. Each
+/// With more than one thread, two parallel passes per group of records: (1) each task evaluates
+/// the statistic on its records, clips each record in place and keeps its runs; (2) the block is
+/// cut into spans and each span task adds, for every record in index order, the record's entries in that span. Each
 /// entry of the sum is therefore `((0 + c_1) + c_2) + ...` over the records of the batch in index
 /// order, whatever the number of threads (bit-for-bit reproducible from a seed, and equal to a
-/// plain sequential loop); nothing is reduced across workers and only touched entries are added.
+/// plain sequential loop, which is what a one-thread pool runs); nothing is reduced across
+/// workers and only touched entries are added.
 ///
 /// # Privacy
 /// Each record's runs are scaled so that their joint L2 norm is at most `bound` before they are
@@ -263,12 +264,25 @@ where
     F: Fn(&R, &mut SegmentBuffer) + Sync,
 {
     // Zeroed by the span tasks of the first group (in parallel, each its own span), or here if
-    // the batch is empty; stale values of the previous release are never read.
+    // the batch is empty or the pool has one thread; stale values are never read.
     sum.resize(block_len, 0.0);
-    if indices.is_empty() {
-        sum.fill(0.0);
-    }
     let mut clipped = 0;
+    if indices.is_empty() || rayon::current_num_threads() <= 1 {
+        // One thread: each record is added right after it is clipped, while its runs are in
+        // cache; the same additions in the same (record) order as the two passes below.
+        sum.fill(0.0);
+        if tasks.is_empty() {
+            tasks.push(SegmentBuffer::new(block_len));
+        }
+        let buffer = &mut tasks[0];
+        for &i in indices {
+            buffer.reset(block_len);
+            statistic(&records[i], buffer);
+            clipped += u64::from(buffer.seal(bound)?);
+            buffer.add_sealed(0, sum);
+        }
+        return Ok(clipped);
+    }
     for (g, group) in indices.chunks(RECORDS_PER_GROUP).enumerate() {
         let task_indices: Vec<&[usize]> = group.chunks(RECORDS_PER_TASK).collect();
         if tasks.len() < task_indices.len() {
