@@ -236,15 +236,15 @@ pub(super) struct SegmentScratch {
     pub(super) noise: Vec<f64>,
 }
 
-/// The clipped sum over `records[indices]` into `scratch.sum`, and the number of clipped records.
+/// The clipped sum over `records[indices]` into `sum`, and the number of clipped records.
 ///
 /// With more than one thread, two parallel passes per group of records: (1) each task evaluates
-/// the statistic on its records, clips each record in place and keeps its runs; (2) the block is
-/// cut into spans and each span task adds, for every record in index order, the record's entries in that span. Each
-/// entry of the sum is therefore `((0 + c_1) + c_2) + ...` over the records of the batch in index
-/// order, whatever the number of threads (bit-for-bit reproducible from a seed, and equal to a
-/// plain sequential loop, which is what a one-thread pool runs); nothing is reduced across
-/// workers and only touched entries are added.
+/// the statistic on its records, clips each record in place and keeps its runs (in `tasks`);
+/// (2) the block is cut into spans and each span task adds, for every record in index order, the
+/// record's entries in that span. Each entry of the sum is therefore `((0 + c_1) + c_2) + ...`
+/// over the records of the batch in index order, whatever the number of threads (bit-for-bit
+/// reproducible from a seed, and equal to a plain sequential loop, which is what a one-thread
+/// pool runs); nothing is reduced across workers and only touched entries are added.
 ///
 /// # Privacy
 /// Each record's runs are scaled so that their joint L2 norm is at most `bound` before they are
