@@ -88,11 +88,10 @@ pub(crate) fn ln_ndtr(u: f64) -> f64 {
     }
 }
 
-/// A sum of signed terms given in log form, accumulated relative to a running scale with
-/// Neumaier compensation. Also tracks the sum of magnitudes (for rounding-error bounds).
+/// A compensated (Neumaier) sum on the linear scale, with the data of its rounding bound: the
+/// sum of magnitudes and the sum of the terms' own evaluation errors.
 #[derive(Debug, Clone)]
-pub(crate) struct LogSignedSum {
-    scale: f64,
+pub(crate) struct CompensatedSum {
     sum: f64,
     comp: f64,
     abs_sum: f64,
@@ -100,15 +99,75 @@ pub(crate) struct LogSignedSum {
     err_sum: f64,
 }
 
+impl CompensatedSum {
+    /// An empty sum.
+    pub(crate) fn new() -> Self {
+        Self {
+            sum: 0.0,
+            comp: 0.0,
+            abs_sum: 0.0,
+            err_sum: 0.0,
+        }
+    }
+
+    /// Adds `v`, whose own relative error is at most `ulps` ulps.
+    #[inline]
+    pub(crate) fn add(&mut self, v: f64, ulps: f64) {
+        let t = self.sum + v;
+        if self.sum.abs() >= v.abs() {
+            self.comp += (self.sum - t) + v;
+        } else {
+            self.comp += (v - t) + self.sum;
+        }
+        self.sum = t;
+        self.abs_sum += v.abs();
+        self.err_sum += v.abs() * ulps;
+    }
+
+    /// Multiplies every accumulated quantity by `f` (a change of scale).
+    #[inline]
+    fn rescale(&mut self, f: f64) {
+        self.sum *= f;
+        self.comp *= f;
+        self.abs_sum *= f;
+        self.err_sum *= f;
+    }
+
+    /// The compensated sum.
+    #[inline]
+    pub(crate) fn value(&self) -> f64 {
+        self.sum + self.comp
+    }
+
+    /// The sum plus its rounding bound ([`Self::rounding_bound`]) and `extra` more
+    /// `eps sum |x|` for roundings the caller does afterwards: an upper bound on the exact sum.
+    #[inline]
+    pub(crate) fn upper(&self, extra: f64) -> f64 {
+        self.value() + f64::EPSILON * ((4.0 + extra) * self.abs_sum + self.err_sum)
+    }
+
+    /// A bound on the accumulated error: the terms' own errors plus the compensated
+    /// summation's (at most `2 eps |S| + O(n eps^2) sum |x|`, bounded by `4 eps sum |x|`).
+    #[inline]
+    pub(crate) fn rounding_bound(&self) -> f64 {
+        f64::EPSILON * (4.0 * self.abs_sum + self.err_sum)
+    }
+}
+
+/// A sum of signed terms given in log form, accumulated relative to a running scale with
+/// Neumaier compensation. Also tracks the sum of magnitudes (for rounding-error bounds).
+#[derive(Debug, Clone)]
+pub(crate) struct LogSignedSum {
+    scale: f64,
+    linear: CompensatedSum,
+}
+
 impl LogSignedSum {
     /// An empty sum.
     pub(crate) fn new() -> Self {
         Self {
             scale: f64::NEG_INFINITY,
-            sum: 0.0,
-            comp: 0.0,
-            abs_sum: 0.0,
-            err_sum: 0.0,
+            linear: CompensatedSum::new(),
         }
     }
 
@@ -123,33 +182,18 @@ impl LogSignedSum {
             return;
         }
         if log_mag > self.scale {
-            if self.scale == f64::NEG_INFINITY {
-                self.scale = log_mag;
-            } else {
-                let f = (self.scale - log_mag).exp();
-                self.sum *= f;
-                self.comp *= f;
-                self.abs_sum *= f;
-                self.err_sum *= f;
-                self.scale = log_mag;
+            if self.scale != f64::NEG_INFINITY {
+                self.linear.rescale((self.scale - log_mag).exp());
             }
+            self.scale = log_mag;
         }
         let v = (log_mag - self.scale).exp();
-        let v = if positive { v } else { -v };
-        let t = self.sum + v;
-        if self.sum.abs() >= v.abs() {
-            self.comp += (self.sum - t) + v;
-        } else {
-            self.comp += (v - t) + self.sum;
-        }
-        self.sum = t;
-        self.abs_sum += v.abs();
-        self.err_sum += v.abs() * ulps;
+        self.linear.add(if positive { v } else { -v }, ulps);
     }
 
     /// `(ln |sum|, sum >= 0)`; `ln 0 = -inf`.
     pub(crate) fn value(&self) -> (f64, bool) {
-        let s = self.sum + self.comp;
+        let s = self.linear.value();
         if self.scale == f64::NEG_INFINITY || s == 0.0 {
             return (f64::NEG_INFINITY, true);
         }
@@ -159,7 +203,7 @@ impl LogSignedSum {
     /// A cheap approximation of `ln |sum|` (within `ln 2`, no transcendental call), for
     /// heuristics such as where to stop summing exactly; `-inf` for an empty or zero sum.
     pub(crate) fn approx_ln_abs(&self) -> f64 {
-        let s = (self.sum + self.comp).abs();
+        let s = self.linear.value().abs();
         if self.scale == f64::NEG_INFINITY || s == 0.0 || !s.is_normal() {
             return if s == 0.0 || self.scale == f64::NEG_INFINITY {
                 f64::NEG_INFINITY
@@ -177,7 +221,7 @@ impl LogSignedSum {
         if self.scale == f64::NEG_INFINITY {
             return f64::NEG_INFINITY;
         }
-        self.scale + (f64::EPSILON * (4.0 * self.abs_sum + self.err_sum)).ln()
+        self.scale + self.linear.rounding_bound().ln()
     }
 }
 

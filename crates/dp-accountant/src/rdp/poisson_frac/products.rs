@@ -29,6 +29,7 @@
 //! returns `None` and the caller sums in log space instead (same bound, slower).
 
 use super::{MAX_EXTRA_HEAD, Setup, alternating_tail_linear, term_ulps};
+use crate::numeric::CompensatedSum;
 
 /// Smallest running product kept on the linear scale.
 const TINY: f64 = 1e-250;
@@ -65,49 +66,6 @@ struct Product {
 impl Product {
     fn in_range(&self) -> bool {
         (TINY..=HUGE).contains(&self.value)
-    }
-}
-
-/// A compensated (Neumaier) sum on the linear scale with the data of its rounding bound.
-struct LinearSum {
-    sum: f64,
-    comp: f64,
-    abs_sum: f64,
-    err_sum: f64,
-}
-
-impl LinearSum {
-    fn new() -> Self {
-        Self {
-            sum: 0.0,
-            comp: 0.0,
-            abs_sum: 0.0,
-            err_sum: 0.0,
-        }
-    }
-
-    /// Adds `v`, whose own relative error is at most `ulps` ulps.
-    fn add(&mut self, v: f64, ulps: f64) {
-        let t = self.sum + v;
-        if self.sum.abs() >= v.abs() {
-            self.comp += (self.sum - t) + v;
-        } else {
-            self.comp += (v - t) + self.sum;
-        }
-        self.sum = t;
-        self.abs_sum += v.abs();
-        self.err_sum += v.abs() * ulps;
-    }
-
-    fn value(&self) -> f64 {
-        self.sum + self.comp
-    }
-
-    /// The sum plus a bound on its error: the terms' own errors and the compensated
-    /// summation's (at most `2 eps |S| + O(n eps^2) sum |x|`, bounded by `4 eps sum |x|`), with
-    /// one more `eps sum |x|` for the rounding of this addition.
-    fn upper(&self) -> f64 {
-        self.value() + f64::EPSILON * (5.0 * self.abs_sum + self.err_sum)
     }
 }
 
@@ -175,7 +133,7 @@ impl Setup<'_> {
 pub(super) fn ln_a_via_products(s: &mut Setup) -> Option<f64> {
     let n0 = s.n0 as usize;
     let anchor = s.alpha * s.ln_1mq;
-    let mut total = LinearSum::new();
+    let mut total = CompensatedSum::new();
 
     // Second series, head (i < ceil(a), all terms positive), then the first tail term.
     let parts = s.s2_components(0.0);
@@ -287,7 +245,8 @@ pub(super) fn ln_a_via_products(s: &mut Setup) -> Option<f64> {
         total.add(-t1_lo, 0.0);
         total.add(b_hi, 0.0);
     }
-    let a_minus_one = total.upper();
+    // One more `eps sum |x|` for the rounding of the final addition.
+    let a_minus_one = total.upper(1.0);
     if !(a_minus_one > 0.0 && a_minus_one.is_finite()) {
         return None;
     }
