@@ -2,6 +2,9 @@
 //! the same code path, RNG policy, sparse/dense equivalence, typed errors, thread-count
 //! independence, and the noise std of rescale-noise-rescale.
 
+mod common;
+use common::in_pool;
+
 use dp_core::{
     BlockSpec, ContributionBuffer, CoreError, PrivacyWall, Release, ReleaseSpec, RngPolicy,
     SamplingScheme,
@@ -188,11 +191,7 @@ fn sparse_and_dense_writes_agree_and_threads_do_not_matter() {
         }
     };
     let go = |threads: usize, f: &Statistic| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        in_pool(threads, || {
             let mut wall = PrivacyWall::builder(recs.clone())
                 .sampling(SamplingScheme::poisson(0.9).unwrap())
                 .epsilon_delta(5.0, 1e-5)
@@ -481,11 +480,7 @@ fn general_path_reuses_its_sums_and_threads_still_do_not_matter() {
         buf.push(1, i % 3, 0.1 * i as f64);
     };
     let go = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        in_pool(threads, || {
             let mut wall = PrivacyWall::builder(recs.clone())
                 .sampling(SamplingScheme::poisson(0.8).unwrap())
                 .epsilon_delta(50.0, 1e-5)

@@ -6,6 +6,9 @@
 //! noise is then identical, so the released difference is the clipped sums' difference divided by
 //! the public expected batch size.
 
+mod common;
+use common::in_pool;
+
 use dp_core::wall::segments::SegmentBuffer;
 use dp_core::{BlockSpec, ContributionBuffer, CoreError, PrivacyWall, ReleaseSpec, SamplingScheme};
 use proptest::prelude::*;
@@ -213,11 +216,7 @@ fn segment_release_does_not_depend_on_the_number_of_threads() {
     let recs = many_records(block_len);
     for private in [false, true] {
         let go = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            in_pool(threads, || {
                 let mut w = wall(recs.clone(), 0.9, private, 700);
                 // Two releases: the second reuses the wall's scratch.
                 let first = w.release_segments(&spec, segments).unwrap();
@@ -255,11 +254,7 @@ fn segment_sum_is_the_sequential_sum_in_record_order() {
             }
         }
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
-    let release = pool.install(|| {
+    let release = in_pool(2, || {
         wall(recs, 1.0, false, 700)
             .release_segments(&spec, segments)
             .unwrap()
