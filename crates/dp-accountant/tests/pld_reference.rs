@@ -122,11 +122,16 @@ fn check(select: impl Fn(&Case) -> bool) -> f64 {
                     eps.upper, opt[i]
                 ));
             }
-            // The lower bound is looser (optimistic grid twice as coarse, rounding down loses
-            // about h/2 per run: docs/pld.md Sec. 7) but within a stated distance of `upper`:
-            // `upper - lower <= T * h_lower + 0.01` with `h_lower = 2 h`.
+            // The lower bound (merging by post-processing, docs/pld.md Sec. 3, on a grid twice
+            // as coarse) is within a stated distance of `upper`: measured at most
+            // `0.58 T h_lower + 0.001` (sigma 0.5, q 1e-4: most of the mass just below a grid
+            // point) and at most 0.023 wherever q >= 0.01 and T <= 1000 (before: rounding down,
+            // up to `0.76 T h_lower`, e.g. 1.01 at sigma 0.5, q 0.1, T 1000).
             if let Some(h) = acc.value_discretization_interval() {
-                let allowed = case.steps as f64 * 2.0 * h + 0.01;
+                let mut allowed = 0.75 * case.steps as f64 * 2.0 * h + 0.001;
+                if case.q >= 0.01 && case.steps <= 1000 {
+                    allowed = allowed.min(0.03);
+                }
                 if eps.upper - eps.lower > allowed {
                     failures.push(format!(
                         "{tag}: lower {} more than {allowed:.3e} below upper {}",

@@ -12,13 +12,15 @@
 //! between `g_k` and `+inf` preserving `E[e^{-L}]`, so **no mass is lost and no tail bound is
 //! needed**.
 //!
-//! **Optimistic: rounding down** (Meiser & Mohammadi 2018, Sec. 5; Koskela et al. 2021): each
-//! cell's mass goes to its lower end, the upper tail to `g_k`, the lower tail (at most `cut`,
-//! see [`discretise`]) is dropped. The loss only moves down, so `delta` is under-estimated for every composition
-//! (monotone coupling).
+//! **Optimistic: merging by post-processing** (see `merge.rs`): the loss axis is cut into
+//! cells whose merged loss `ln(P(cell)/Q(cell))` is exactly a grid point (or is rounded down to
+//! one), which gives a pair dominated by the true one with an `O(h^2)` error; the lower tail
+//! (at most `cut`, see [`discretise`]) is dropped. `delta` is under-estimated for every
+//! composition.
 
 use super::discrete::{Bound, DiscretePld};
 use super::loss::{Direction, SubsampledGaussian};
+use super::merge::merged_masses;
 
 /// Discretises one mechanism's PLD on the grid `step * Z`, over a loss range outside which each
 /// side holds at most `max(cut, ~1e-19)` of the `P`-mass (that mass is kept in the safe
@@ -35,12 +37,12 @@ pub(crate) fn discretise(
     let first = (lo / step).floor() as i64;
     let last = ((hi / step).ceil() as i64).max(first + 1);
     let grid: Vec<f64> = (first..=last).map(|i| i as f64 * step).collect();
-    let cells = mechanism.cell_masses(direction, &grid);
     let k = grid.len();
     let mut mass = vec![0.0; k];
     let mut inf_mass = 0.0;
     match bound {
         Bound::Pessimistic => {
+            let cells = mechanism.cell_masses(direction, &grid);
             mass[0] += cells[0].0;
             let em1 = step.exp_m1();
             for i in 1..k {
@@ -71,10 +73,7 @@ pub(crate) fn discretise(
             }
         }
         Bound::Optimistic => {
-            for i in 1..k {
-                mass[i - 1] += cells[i].0;
-            }
-            mass[k - 1] += cells[k].0;
+            mass = merged_masses(mechanism, direction, first, k, step);
         }
     }
     DiscretePld {

@@ -7,8 +7,9 @@
 //!   2018; Sommer, Meiser & Mohammadi 2019); both add/remove directions are accounted and the
 //!   worse one is reported;
 //! - it is discretised on a uniform grid **pessimistically** by connect-the-dots (Doroshenko et
-//!   al. 2022), which gives a dominating pair, and **optimistically** by rounding the loss down
-//!   (with the automatic spacing on a grid twice as coarse: a cheaper, looser lower bound);
+//!   al. 2022), which gives a dominating pair, and **optimistically** by merging outputs into
+//!   cells whose merged loss is a grid point (post-processing: a dominated pair; `O(h^2)` error,
+//!   with the automatic spacing on a grid twice as coarse);
 //! - compositions are convolutions, done by FFT (Koskela, Jälkö & Honkela 2020; Koskela et al.
 //!   2021), a self-composition as one real FFT of the final length, the spectrum raised to the
 //!   power `count` and one inverse FFT. Mass cut from the tails after each
@@ -50,7 +51,10 @@ mod convolve;
 mod discrete;
 mod discretise;
 mod loss;
+mod merge;
 mod normal;
+#[cfg(test)]
+mod tests_lower;
 
 use serde::{Deserialize, Serialize};
 
@@ -64,8 +68,9 @@ use loss::{Direction, SubsampledGaussian};
 const AUTO_WINDOW_LEN: usize = 1 << 18;
 
 /// With an automatic spacing, the optimistic (lower-bound) PLD uses a grid this many times
-/// coarser than the pessimistic one: half the FFT work, at the price of a looser lower bound
-/// (rounding down loses about `h/2` of loss per composed run; see `docs/pld.md`, Sec. 7).
+/// coarser than the pessimistic one: half the FFT work. The merging discretisation's error is
+/// second order in `h`, so the lower bound stays close (e.g. 1.5147 vs upper 1.5156 at sigma
+/// 1.1, q 0.01, 1000 steps, delta 1e-5; 1.5152 on the same grid; `docs/pld.md`, Sec. 3).
 const OPTIMISTIC_COARSENING: f64 = 2.0;
 
 /// Settings of the PLD accountant.
@@ -192,11 +197,21 @@ impl PldAccountant {
     /// See the module documentation: `upper` bounds are valid upper bounds for the event's
     /// neighbouring relation.
     pub fn new(event: &PrivacyEvent, config: &PldConfig) -> Result<Self, AccountantError> {
+        Self::build(event, config, true)
+    }
+
+    /// [`PldAccountant::new`], optionally without the analytic Gaussian shortcut (tests compare
+    /// the numeric path with the exact value at `q = 1`).
+    fn build(
+        event: &PrivacyEvent,
+        config: &PldConfig,
+        analytic_shortcut: bool,
+    ) -> Result<Self, AccountantError> {
         config.validate()?;
         event.validate()?;
         let mut parts: Vec<(SubsampledGaussian, u64)> = Vec::new();
         flatten(event, 1, &mut parts)?;
-        if parts.iter().all(|(m, _)| m.q == 1.0) {
+        if analytic_shortcut && parts.iter().all(|(m, _)| m.q == 1.0) {
             let gaussians: Vec<(f64, u64)> = parts.iter().map(|(m, n)| (m.sigma, *n)).collect();
             return Ok(Self {
                 kind: Kind::Analytic {
