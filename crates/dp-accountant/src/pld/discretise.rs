@@ -38,10 +38,10 @@ pub(crate) fn discretise(
     let last = ((hi / step).ceil() as i64).max(first + 1);
     let grid: Vec<f64> = (first..=last).map(|i| i as f64 * step).collect();
     let k = grid.len();
-    let mut mass = vec![0.0; k];
     let mut inf_mass = 0.0;
-    match bound {
+    let mass = match bound {
         Bound::Pessimistic => {
+            let mut mass = vec![0.0; k];
             let cells = mechanism.cell_masses(direction, &grid);
             mass[0] += cells[0].0;
             let em1 = step.exp_m1();
@@ -71,11 +71,10 @@ pub(crate) fn discretise(
                 mass[k - 1] += at_top;
                 inf_mass += p - at_top;
             }
+            mass
         }
-        Bound::Optimistic => {
-            mass = merged_masses(mechanism, direction, first, k, step);
-        }
-    }
+        Bound::Optimistic => merged_masses(mechanism, direction, first, k, step),
+    };
     DiscretePld {
         offset: first,
         step,

@@ -57,12 +57,7 @@ impl SubsampledGaussian {
             Direction::Add => self.remove_x(-loss),
         };
         let x = if x.is_nan() { f64::NEG_INFINITY } else { x };
-        Cut {
-            loss,
-            x,
-            n0: Tails::at(x / self.sigma),
-            n1: Tails::at((x - 1.0) / self.sigma),
-        }
+        self.cut_with(loss, x)
     }
 
     /// The threshold at the preimage `x` (its loss computed from `x`).
@@ -71,6 +66,11 @@ impl SubsampledGaussian {
             Direction::Remove => self.remove_loss(x),
             Direction::Add => -self.remove_loss(x),
         };
+        self.cut_with(loss, x)
+    }
+
+    /// The cut of loss `loss` at preimage `x`, with both normal tails there.
+    fn cut_with(&self, loss: f64, x: f64) -> Cut {
         Cut {
             loss,
             x,
@@ -141,16 +141,19 @@ pub(crate) fn merged_masses(
     len: usize,
     h: f64,
 ) -> Vec<f64> {
-    let g = |i: usize| (first + i as i64) as f64 * h;
+    let grid = Merger {
+        mechanism,
+        direction,
+        first,
+        len,
+        h,
+    };
+    let g = |i: usize| grid.g(i);
     let mut mass = vec![0.0; len];
-    let at = |l: f64| mechanism.cut(direction, l);
-    let top = at(f64::INFINITY);
-    // Index of the grid point at or below a loss (clamped to the grid).
-    let floor_index = |l: f64| ((l / h).floor() as i64 - first).clamp(0, len as i64 - 1) as usize;
     // first cell (g_0, g_0 + h/2]: all its losses exceed g_0
-    let mut lo = at(g(0));
-    let half = at(g(0) + 0.5 * h);
-    mass[0] += mechanism.cell(direction, &lo, &half).p;
+    let mut lo = grid.at(g(0));
+    let half = grid.at(g(0) + 0.5 * h);
+    mass[0] += grid.cell(&lo, &half).p;
     lo = half;
     let mut j = 1;
     let mut last_offset = [0.0_f64; 2];
@@ -160,55 +163,115 @@ pub(crate) fn merged_masses(
             continue;
         }
         let a = g(j).exp();
-        let tol = h * h / 32.0;
         // mirror image, corrected by the last offset of a cell of the same parity (the
         // offsets alternate and vary slowly, so this is usually accepted at once)
         let mirror = 2.0 * g(j) - lo.loss;
         let guess = mirror + last_offset[j % 2];
-        // Newton steps in x from the mirror image, aiming inside the accepted range (the
-        // surplus is convex near its root, so they approach it from above; usually 1-2 steps).
-        let accept = |m: &CellMass| {
-            let s = m.surplus(a);
-            s > 0.0 && s <= (a * m.q * tol).max(m.err_p + a * m.err_q)
-        };
-        let mut c = at(guess);
-        let mut newton = None;
-        for _ in 0..3 {
-            let m = mechanism.cell(direction, &lo, &c);
-            if c.loss > g(j) && accept(&m) {
-                newton = Some((m, c));
-                break;
+        match grid
+            .newton(&lo, j, a, guess)
+            .or_else(|| grid.regula_falsi(&lo, j, a, guess))
+        {
+            Some((m, c)) => {
+                mass[j] += m.p;
+                last_offset[j % 2] = c.loss - mirror;
+                lo = c;
             }
-            let aim = (m.err_p + a * m.err_q) + 0.5 * a * m.q * tol;
-            let slope = mechanism.surplus_slope(direction, c.x, a);
+            None => {
+                lo = grid.randomised_split(&lo, j, a, &mut mass);
+                last_offset = [0.0; 2];
+            }
+        }
+        j += 1;
+    }
+    // the rest (lo, inf): at the last grid point if its merged loss provably reaches it
+    let m = grid.cell(&lo, &grid.at(f64::INFINITY));
+    let last = len - 1;
+    let idx = if lo.loss < g(last) && m.surplus(g(last).exp()) > 0.0 {
+        last
+    } else {
+        grid.floor_index(lo.loss)
+    };
+    mass[idx] += m.p;
+    mass
+}
+
+/// One mechanism, one direction and the grid `g_i = (first + i) h`, `i < len`, being merged.
+struct Merger<'a> {
+    mechanism: &'a SubsampledGaussian,
+    direction: Direction,
+    first: i64,
+    len: usize,
+    h: f64,
+}
+
+impl Merger<'_> {
+    fn g(&self, i: usize) -> f64 {
+        (self.first + i as i64) as f64 * self.h
+    }
+
+    fn at(&self, loss: f64) -> Cut {
+        self.mechanism.cut(self.direction, loss)
+    }
+
+    fn cell(&self, lo: &Cut, hi: &Cut) -> CellMass {
+        self.mechanism.cell(self.direction, lo, hi)
+    }
+
+    /// Index of the grid point at or below a loss (clamped to the grid).
+    fn floor_index(&self, loss: f64) -> usize {
+        ((loss / self.h).floor() as i64 - self.first).clamp(0, self.len as i64 - 1) as usize
+    }
+
+    /// Whether a cell with surplus root near `ln a` is accepted: its merged loss provably
+    /// reaches `ln a` and exceeds it by at most `max(h^2 / 32, evaluation error)`.
+    fn accept(&self, m: &CellMass, a: f64) -> bool {
+        let s = m.surplus(a);
+        s > 0.0 && s <= (a * m.q * self.tolerance()).max(m.err_p + a * m.err_q)
+    }
+
+    fn tolerance(&self) -> f64 {
+        self.h * self.h / 32.0
+    }
+
+    /// Newton steps in `x` from `guess`, aiming inside the accepted range (the surplus is
+    /// convex near its root, so they approach it from above; usually 1-2 steps).
+    fn newton(&self, lo: &Cut, j: usize, a: f64, guess: f64) -> Option<(CellMass, Cut)> {
+        let gj = self.g(j);
+        let mut c = self.at(guess);
+        for _ in 0..3 {
+            let m = self.cell(lo, &c);
+            if c.loss > gj && self.accept(&m, a) {
+                return Some((m, c));
+            }
+            let aim = (m.err_p + a * m.err_q) + 0.5 * a * m.q * self.tolerance();
+            let slope = self.mechanism.surplus_slope(self.direction, c.x, a);
             let x = c.x + (aim - (m.p - a * m.q)) / slope;
             if !(slope.is_finite() && slope != 0.0 && x.is_finite()) {
-                break;
+                return None;
             }
-            c = mechanism.cut_at_x(direction, x);
-            if !(c.loss > g(j) && c.loss < g(j) + 2.0 * h) {
-                break;
+            c = self.mechanism.cut_at_x(self.direction, x);
+            if !(c.loss > gj && c.loss < gj + 2.0 * self.h) {
+                return None;
             }
         }
-        if let Some((m, c)) = newton {
-            mass[j] += m.p;
-            last_offset[j % 2] = c.loss - mirror;
-            lo = c;
-            j += 1;
-            continue;
-        }
-        // Otherwise bracket the root of the surplus on (g_j, g_j + 64 h] and refine it.
-        let mut b_lo = (g(j), f64::NEG_INFINITY);
+        None
+    }
+
+    /// Brackets the root of the surplus on `(g_j, g_j + 64 h]` and refines it by Illinois
+    /// regula falsi, keeping a point with positive surplus; `None` if no bracket is found.
+    fn regula_falsi(&self, lo: &Cut, j: usize, a: f64, guess: f64) -> Option<(CellMass, Cut)> {
+        let (gj, h) = (self.g(j), self.h);
+        let mut b_lo = (gj, f64::NEG_INFINITY);
         let mut b_hi: Option<(f64, f64, CellMass, Cut)> = None;
         // (where the loss density falls steeply above g_j, e.g. at the pile-up near
         // ln(1 - q), the root can lie several steps up: the cell then spans them)
-        let far = (1..=6).map(|k| g(j) + f64::from(1 << k) * h);
+        let far = (1..=6).map(|k| gj + f64::from(1 << k) * h);
         for t in [guess - h / 8.0, guess + h / 8.0].into_iter().chain(far) {
             if t <= b_lo.0 {
                 continue;
             }
-            let c = at(t);
-            let m = mechanism.cell(direction, &lo, &c);
+            let c = self.at(t);
+            let m = self.cell(lo, &c);
             let s = m.surplus(a);
             if s > 0.0 {
                 b_hi = Some((t, s, m, c));
@@ -216,34 +279,11 @@ pub(crate) fn merged_masses(
             }
             b_lo = (t, s);
         }
-        let Some((mut t_hi, mut s_hi, mut m_hi, mut c_hi)) = b_hi else {
-            // No provable balance within reach: split the cell (lo, g_j + h/2] by randomised
-            // post-processing. Its part above g_j ("up", surplus S > 0) together with a random
-            // fraction f = S / D of its part below ("down", deficit D) is one output with
-            // loss >= g_j; the rest of "down" (losses > lo) is rounded down.
-            let mid = at(g(j));
-            let c = at(g(j) + 0.5 * h);
-            let down = mechanism.cell(direction, &lo, &mid);
-            let up = mechanism.cell(direction, &mid, &c);
-            let surplus = up.surplus(a).max(0.0);
-            let deficit = a * down.q - down.p + down.err_p + a * down.err_q;
-            let f = if deficit > 0.0 {
-                (surplus / deficit).min(1.0)
-            } else {
-                0.0
-            };
-            mass[j] += up.p + f * down.p;
-            mass[floor_index(lo.loss)] += (1.0 - f) * down.p;
-            last_offset = [0.0; 2];
-            lo = c;
-            j += 1;
-            continue;
-        };
-        // Illinois regula falsi on [b_lo, t_hi], keeping a point with positive surplus.
+        let (mut t_hi, mut s_hi, mut m_hi, mut c_hi) = b_hi?;
         let (mut t_lo, mut s_lo) = b_lo;
         let mut side = 0i8;
         for _ in 0..40 {
-            if accept(&m_hi) || t_hi - t_lo <= 1e-15 * (1.0 + t_hi.abs()) {
+            if self.accept(&m_hi, a) || t_hi - t_lo <= 1e-15 * (1.0 + t_hi.abs()) {
                 break;
             }
             let t = if s_lo.is_finite() {
@@ -256,8 +296,8 @@ pub(crate) fn merged_masses(
             } else {
                 0.5 * (t_lo + t_hi)
             };
-            let c = at(t);
-            let m = mechanism.cell(direction, &lo, &c);
+            let c = self.at(t);
+            let m = self.cell(lo, &c);
             let s = m.surplus(a);
             if s > 0.0 {
                 (t_hi, s_hi, m_hi, c_hi) = (t, s, m, c);
@@ -273,21 +313,29 @@ pub(crate) fn merged_masses(
                 side = -1;
             }
         }
-        mass[j] += m_hi.p;
-        last_offset[j % 2] = c_hi.loss - mirror;
-        lo = c_hi;
-        j += 1;
+        Some((m_hi, c_hi))
     }
-    // the rest (lo, inf): at the last grid point if its merged loss provably reaches it
-    let m = mechanism.cell(direction, &lo, &top);
-    let last = len - 1;
-    let idx = if lo.loss < g(last) && m.surplus(g(last).exp()) > 0.0 {
-        last
-    } else {
-        floor_index(lo.loss)
-    };
-    mass[idx] += m.p;
-    mass
+
+    /// No provable balance within reach: splits the cell `(lo, g_j + h/2]` by randomised
+    /// post-processing. Its part above `g_j` ("up", surplus `S > 0`) together with a random
+    /// fraction `f = S / D` of its part below ("down", deficit `D`) is one output with loss
+    /// `>= g_j`; the rest of "down" (losses `> lo`) is rounded down. Returns the cell's end.
+    fn randomised_split(&self, lo: &Cut, j: usize, a: f64, mass: &mut [f64]) -> Cut {
+        let mid = self.at(self.g(j));
+        let c = self.at(self.g(j) + 0.5 * self.h);
+        let down = self.cell(lo, &mid);
+        let up = self.cell(&mid, &c);
+        let surplus = up.surplus(a).max(0.0);
+        let deficit = a * down.q - down.p + down.err_p + a * down.err_q;
+        let f = if deficit > 0.0 {
+            (surplus / deficit).min(1.0)
+        } else {
+            0.0
+        };
+        mass[j] += up.p + f * down.p;
+        mass[self.floor_index(lo.loss)] += (1.0 - f) * down.p;
+        c
+    }
 }
 
 #[cfg(test)]
