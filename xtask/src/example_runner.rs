@@ -59,7 +59,29 @@ pub fn run_example(
     Ok(ExampleRun { command, output })
 }
 
-/// A number from an example's JSON output, or NaN with the key missing.
-pub fn number(v: &Value, key: &str) -> f64 {
-    v.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN)
+/// A number from an example's JSON output at `path` (keys joined by `.`, e.g.
+/// `diagnostics.clipped_fraction`); the string `"inf"` (the examples' spelling of an infinite
+/// epsilon) reads as infinity.
+///
+/// # Errors
+/// When the key is missing or not a number, naming the key and the keys that are there, so a renamed
+/// key stops the report instead of becoming NaN in it.
+pub fn number(v: &Value, path: &str) -> anyhow::Result<f64> {
+    let mut here = v;
+    for key in path.split('.') {
+        here = here.get(key).with_context(|| {
+            let keys: Vec<&str> = here
+                .as_object()
+                .map(|o| o.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            format!("example output has no key `{path}` (at `{key}`; keys here: {keys:?})")
+        })?;
+    }
+    match here {
+        Value::Number(n) => n
+            .as_f64()
+            .with_context(|| format!("`{path}` is not representable as f64")),
+        Value::String(s) if s == "inf" => Ok(f64::INFINITY),
+        other => anyhow::bail!("example output `{path}` is not a number: {other}"),
+    }
 }

@@ -112,8 +112,8 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
                 ]);
             }
             let run = run_example(ctx, "vips-models", "blr", &args)?;
-            aucs.push(number(&run.output, "auc"));
-            accs.push(number(&run.output, "accuracy"));
+            aucs.push(number(&run.output, "auc")?);
+            accs.push(number(&run.output, "accuracy")?);
             if split == 0 {
                 commands.push(run.command);
             }

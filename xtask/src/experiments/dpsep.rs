@@ -110,7 +110,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         args.extend(private_args(eps));
         let run = run_example(ctx, "dp-sep", "pbp", &args)?;
         let o = &run.output;
-        let rmse = number(o, "test_rmse");
+        let rmse = number(o, "test_rmse")?;
         match eps {
             Some(e) => points.push((e, rmse)),
             None => nonprivate = rmse,
@@ -118,8 +118,8 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         rows.push(vec![
             epsilon_label(eps),
             format!("{rmse:.4}"),
-            format!("{:.4}", number(o, "test_log_likelihood")),
-            format!("{:.2}", number(o, "seconds")),
+            format!("{:.4}", number(o, "test_log_likelihood")?),
+            format!("{:.2}", number(o, "seconds")?),
         ]);
         commands.push(run.command);
         runs.push(o.clone());
@@ -141,8 +141,8 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         let o = &run.output;
         mog_rows.push(vec![
             epsilon_label(eps),
-            format!("{:.4}", number(o, "f_norm")),
-            format!("{:.4}", number(o, "kl_proxy")),
+            format!("{:.4}", number(o, "f_norm")?),
+            format!("{:.4}", number(o, "kl_proxy")?),
         ]);
         commands.push(run.command);
         mog_runs.push(o.clone());

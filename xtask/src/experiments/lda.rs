@@ -79,8 +79,8 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         let run = run_example(ctx, "vips-models", "lda", &args)?;
         let o = &run.output;
         let (bound, completion) = (
-            number(o, "perplexity_bound"),
-            number(o, "completion_perplexity"),
+            number(o, "perplexity_bound")?,
+            number(o, "completion_perplexity")?,
         );
         match eps {
             Some(e) => {
@@ -91,11 +91,11 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         }
         rows.push(vec![
             epsilon_label(eps),
-            format!("{:.4}", number(o, "epsilon")),
+            format!("{:.4}", number(o, "epsilon")?),
             format!("{bound:.1}"),
             format!("{completion:.1}"),
-            format!("{:.3}", number(o, "clipped_fraction")),
-            format!("{:.0}", number(o, "docs_per_second")),
+            format!("{:.3}", number(o, "clipped_fraction")?),
+            format!("{:.0}", number(o, "docs_per_second")?),
         ]);
         commands.push(run.command);
         runs.push(o.clone());

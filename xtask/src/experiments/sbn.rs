@@ -110,12 +110,12 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
             args.extend(noise.args());
             let run = run_example(ctx, "vips-models", "sbn", &args)?;
             let o = &run.output;
-            let acc = number(o, "pixel_accuracy");
+            let acc = number(o, "pixel_accuracy")?;
             series[i].push((s, acc));
             if i == 0 {
-                baseline.push((s, number(o, "baseline_pixel_accuracy")));
+                baseline.push((s, number(o, "baseline_pixel_accuracy")?));
             }
-            let spent = number(o, "epsilon");
+            let spent = number(o, "epsilon")?;
             rows.push(vec![
                 format!("{s}"),
                 noise.label(),
@@ -124,14 +124,14 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
                 } else {
                     "inf".into()
                 },
-                match number(o, "noise_multiplier") {
+                match number(o, "noise_multiplier")? {
                     x if x.is_finite() => format!("{x:.3}"),
                     _ => "none".into(),
                 },
-                format!("{}", number(o, "iterations")),
+                format!("{}", number(o, "iterations")?),
                 format!("{acc:.4}"),
-                format!("{:.4}", number(o, "baseline_pixel_accuracy")),
-                format!("{:.1}", number(o, "fit_seconds")),
+                format!("{:.4}", number(o, "baseline_pixel_accuracy")?),
+                format!("{:.1}", number(o, "fit_seconds")?),
             ]);
             if s == BATCH_SIZES[0] {
                 commands.push(run.command);
