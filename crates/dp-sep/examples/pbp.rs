@@ -5,6 +5,13 @@
 //!     --split 0 --epsilon 1 --delta 1e-5 --clip 1 --json
 //! ```
 //! Omitting `--epsilon` runs non-private SEP (clipped if `--clip` is given). Prints one JSON object.
+//!
+//! Private runs scale features and target with declared public ranges, never with statistics of
+//! the training data: `--ranges FILE` (a ranges file matched by column name, see
+//! `dp_sep::data::ranges`), or `--feature-range LO:HI` with `--target-range LO:HI`. Without either,
+//! the committed file `crates/dp-sep/ranges/<data set>.json` is used when there is one. Non-private
+//! runs without declared ranges standardise with the training split's mean and std (the PBP
+//! protocol).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,8 +19,10 @@ use std::process::ExitCode;
 use clap::Parser;
 use dp_core::RngPolicy;
 use dp_sep::Sampling;
+use dp_sep::SepError;
 use dp_sep::data::uci::UciDataset;
-use dp_sep::pbp::{Method, PbpConfig, Privacy, run_pbp};
+use dp_sep::data::{PublicRange, PublicRanges};
+use dp_sep::pbp::{Method, PbpConfig, Privacy, Scaling, run_pbp};
 
 #[derive(Parser, Debug)]
 #[command(about = "PBP Bayesian neural network regression with (DP-)SEP")]
@@ -57,6 +66,16 @@ struct Args {
     /// `shuffled` (permutation per epoch; default without; accounted without amplification).
     #[arg(long)]
     sampling: Option<String>,
+    /// Ranges file declaring each column's public range (JSON; see `dp_sep::data::ranges`).
+    /// Default: `crates/dp-sep/ranges/<data set>.json` when it exists.
+    #[arg(long)]
+    ranges: Option<PathBuf>,
+    /// One declared public range `LO:HI` for every feature (with --target-range).
+    #[arg(long)]
+    feature_range: Option<String>,
+    /// Declared public range `LO:HI` of the target (with --feature-range).
+    #[arg(long)]
+    target_range: Option<String>,
     /// Print one JSON object (always on; kept for the documented command line).
     #[arg(long)]
     json: bool,
@@ -73,6 +92,47 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Parses `LO:HI` of `flag`.
+fn parse_range(flag: &'static str, text: &str) -> Result<PublicRange, SepError> {
+    let bad = || SepError::InvalidParameter {
+        name: flag,
+        value: f64::NAN,
+        reason: "expected LO:HI with finite LO < HI",
+    };
+    let (lo, hi) = text.split_once(':').ok_or_else(bad)?;
+    let lo: f64 = lo.trim().parse().map_err(|_| bad())?;
+    let hi: f64 = hi.trim().parse().map_err(|_| bad())?;
+    PublicRange::new(lo, hi).map_err(|_| bad())
+}
+
+/// The declared public ranges, if any: flags, then `--ranges`, then the committed file.
+fn declared_ranges(args: &Args, data: &UciDataset) -> Result<Option<PublicRanges>, SepError> {
+    match (&args.feature_range, &args.target_range) {
+        (Some(f), Some(t)) => {
+            return Ok(Some(PublicRanges::uniform(
+                data.all().dim(),
+                parse_range("--feature-range", f)?,
+                parse_range("--target-range", t)?,
+            )));
+        }
+        (None, None) => {}
+        _ => {
+            return Err(SepError::MissingPublicInput {
+                input: "feature and target ranges (both)",
+                flag: "--feature-range and --target-range together",
+            });
+        }
+    }
+    let committed = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("ranges")
+        .join(format!("{}.json", data.name()));
+    match &args.ranges {
+        Some(path) => Ok(Some(data.public_ranges(path)?)),
+        None if committed.exists() => Ok(Some(data.public_ranges(&committed)?)),
+        None => Ok(None),
     }
 }
 
@@ -104,6 +164,8 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
             .noise_seed
             .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed }),
     });
+    let ranges = declared_ranges(args, &data)?;
+    let ranges_source = ranges.as_ref().map(|r| r.source().to_string());
     let config = PbpConfig {
         method,
         hidden: vec![args.hidden.unwrap_or(data.n_hidden())],
@@ -113,6 +175,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         sampling,
         seed: args.seed,
         privacy,
+        scaling: ranges.map_or(Scaling::FitOnTraining, Scaling::Declared),
     };
     let out = run_pbp(&train, &test, &config)?;
     Ok(serde_json::json!({
@@ -135,5 +198,6 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         "theta_noise_std": out.privacy.as_ref().map(|p| p.theta_noise_std),
         "epsilon_accounted": out.privacy.as_ref().map(|p| p.epsilon),
         "noise_rng": privacy.map(|p| p.rng.describe()),
+        "scaling": ranges_source.map_or("training mean and std (non-private)".to_string(), |s| format!("declared public ranges: {s}")),
     }))
 }

@@ -60,6 +60,14 @@ pub enum SepError {
     /// A natural-parameter vector that is not a valid distribution (e.g. a negative precision).
     #[error("invalid natural parameters: {0}")]
     InvalidNaturalParameters(String),
+    /// A public input a private run needs was not declared (it is never computed from the data).
+    #[error("a private run needs the public {input}: declare it with {flag}")]
+    MissingPublicInput {
+        /// What is missing (e.g. "feature and target ranges").
+        input: &'static str,
+        /// The flag or field that declares it (e.g. "--ranges").
+        flag: &'static str,
+    },
     /// An error from the privacy accountant.
     #[error("accountant: {0}")]
     Accountant(#[from] dp_accountant::AccountantError),

@@ -116,7 +116,8 @@ pub struct SepWall<R> {
     records: Vec<R>,
     sampling: Sampling,
     clip: f64,
-    mechanism: GaussianMechanism,
+    /// `None` only for [`SepWall::noise_free`] (whose epsilon is infinite).
+    mechanism: Option<GaussianMechanism>,
     sigma: f64,
     budget: Budget,
     ledger: Accountant,
@@ -207,10 +208,49 @@ impl<R> SepWall<R> {
             records,
             sampling,
             clip,
-            mechanism,
+            mechanism: Some(mechanism),
             sigma,
             budget,
             ledger,
+            planned: steps,
+            done: 0,
+            clipped: 0,
+            order: Vec::new(),
+            sampling_rng,
+            noise_rng,
+        })
+    }
+
+    /// The same wall **without noise**: the same sampler (seeded with `seed`), the same
+    /// clipping and the same release path, but no Gaussian noise and no ledger entry. This is the
+    /// seam the end-to-end neighbouring tests use to compare the noise-free released values of
+    /// two neighbouring data sets with all other randomness equal.
+    ///
+    /// # Privacy
+    /// None: [`FactorRelease::epsilon_spent`] reports `f64::INFINITY` and
+    /// [`FactorRelease::noise_multiplier`] reports 0.
+    ///
+    /// # Errors
+    /// As [`SepWall::new`] for the clip, the steps and the records.
+    #[doc(hidden)]
+    pub fn noise_free(
+        records: Vec<R>,
+        clip: f64,
+        steps: u64,
+        sampling: Sampling,
+        seed: u64,
+    ) -> Result<Self, SepError> {
+        check_records(&records)?;
+        crate::error::check_positive("clip", clip)?;
+        let (sampling_rng, noise_rng) = rng_streams(RngPolicy::Seeded { seed })?;
+        Ok(Self {
+            records,
+            sampling,
+            clip,
+            mechanism: None,
+            sigma: 0.0,
+            budget: Budget::new(1.0, 0.5)?,
+            ledger: Accountant::with_config(AccountantConfig::default())?,
             planned: steps,
             done: 0,
             clipped: 0,
@@ -270,9 +310,11 @@ impl<R: Sync> FactorRelease<R> for SepWall<R> {
         {
             self.clipped += 1;
         }
-        self.mechanism
-            .add_noise(&mut value, &mut self.noise_rng)
-            .map_err(core_err)?;
+        if let Some(mechanism) = &self.mechanism {
+            mechanism
+                .add_noise(&mut value, &mut self.noise_rng)
+                .map_err(core_err)?;
+        }
         self.done += 1;
         Ok(value)
     }
@@ -282,6 +324,9 @@ impl<R: Sync> FactorRelease<R> for SepWall<R> {
     }
 
     fn epsilon_spent(&self) -> Result<f64, SepError> {
+        if self.mechanism.is_none() {
+            return Ok(f64::INFINITY);
+        }
         Ok(self.ledger.epsilon(self.budget.delta())?)
     }
 

@@ -190,3 +190,15 @@ fn dataset_rejects_bad_input() {
         Err(SepError::NonFinite { .. })
     ));
 }
+
+#[test]
+fn committed_wine_ranges_cover_every_column() {
+    let Some(dir) = uci("wine-quality-red") else {
+        return;
+    };
+    let wine = UciDataset::load(&dir).unwrap();
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("ranges/wine-quality-red.json");
+    let ranges = wine.public_ranges(&path).unwrap();
+    assert_eq!(ranges.features().len(), 11);
+    assert_eq!((ranges.target().lower, ranges.target().upper), (0.0, 10.0));
+}

@@ -215,6 +215,12 @@ fn pbp_private_run_reports_its_accounting() {
             delta: 1e-5,
             rng: RngPolicy::Seeded { seed: 8 },
         }),
+        // Declared public ranges (features in [0, 1], target in [-1, 1] by construction).
+        scaling: dp_sep::pbp::Scaling::Declared(dp_sep::data::PublicRanges::uniform(
+            2,
+            dp_sep::data::PublicRange::new(0.0, 1.0).unwrap(),
+            dp_sep::data::PublicRange::new(-1.0, 1.0).unwrap(),
+        )),
         ..PbpConfig::default()
     };
     let out = run_pbp(&train, &test, &config).unwrap();
@@ -226,7 +232,7 @@ fn pbp_private_run_reports_its_accounting() {
     // Privacy without a clip norm is refused.
     let no_clip = PbpConfig {
         clip: None,
-        ..config
+        ..config.clone()
     };
     assert!(run_pbp(&train, &test, &no_clip).is_err());
 }

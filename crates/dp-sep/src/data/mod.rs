@@ -1,12 +1,15 @@
 //! Regression data: a row-major [`Dataset`], the UCI folders with their standard splits
-//! ([`uci`]), a CSV loader ([`csv_loader`]) and standardisation fitted on a training split
-//! ([`Standardizer`]).
+//! ([`uci`]), a CSV loader ([`csv_loader`]), caller-declared public ranges ([`PublicRanges`]) and
+//! the affine transform ([`Standardizer`]): from public ranges for private runs, fitted on a
+//! training split for non-private ones.
 
 pub mod csv_loader;
+pub mod ranges;
 mod standardize;
 pub mod uci;
 
-pub use standardize::Standardizer;
+pub use ranges::{PublicRange, PublicRanges};
+pub use standardize::{BoxClipCounts, Standardizer};
 
 use crate::error::SepError;
 

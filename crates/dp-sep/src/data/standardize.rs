@@ -1,10 +1,27 @@
-//! Standardisation of features and target with statistics of the training split.
+//! The affine feature / target transform of PBP: fitted on a training split (non-private runs
+//! only) or built from declared public ranges (private runs), with clipping into the box.
+
+use serde::{Deserialize, Serialize};
 
 use super::Dataset;
+use super::ranges::PublicRanges;
 
-/// Per-feature and target mean / standard deviation, fitted on a training split and applied to
-/// any split (PBP protocol: Hernández-Lobato & Adams 2015, Sec. 5). A constant column gets
-/// standard deviation 1 (as PBP does), so it is centred but never divided by zero.
+/// The declared box: per-feature `(lower, upper)` and the target's.
+type DeclaredBox = (Vec<(f64, f64)>, (f64, f64));
+
+/// Per-feature and target centre / scale, applied as `(v - centre) / scale` to any split.
+///
+/// Two constructors:
+/// - [`Standardizer::fit`]: the training split's mean and (population) standard deviation, the
+///   PBP protocol (Hernández-Lobato & Adams 2015, Sec. 5). A constant column gets standard
+///   deviation 1, so it is centred but never divided by zero. **Not for private runs**: the
+///   statistics depend on every training record.
+/// - [`Standardizer::from_public_ranges`]: declared public intervals; every value is first
+///   clipped into its interval (counted by [`Standardizer::transform_counted`]).
+///
+/// # Privacy
+/// With [`Standardizer::from_public_ranges`] the transform of a record depends on that record
+/// and on public numbers only, so replacing one record changes one transformed record.
 ///
 /// # Example
 /// ```
@@ -22,6 +39,18 @@ pub struct Standardizer {
     std_x: Vec<f64>,
     mean_y: f64,
     std_y: f64,
+    /// `Some` for declared ranges: the box every value is clipped into first.
+    bounds: Option<DeclaredBox>,
+}
+
+/// How many records [`Standardizer::transform_counted`] clipped into the declared box (a
+/// diagnostic: data-dependent and not noised).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoxClipCounts {
+    /// Records with at least one feature outside its declared range.
+    pub records_with_clipped_features: u64,
+    /// Records whose target was outside its declared range.
+    pub records_with_clipped_target: u64,
 }
 
 fn mean_std(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
@@ -41,7 +70,7 @@ fn mean_std(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
 }
 
 impl Standardizer {
-    /// Fits on `train`.
+    /// Fits on `train` (non-private: see the type's documentation).
     pub fn fit(train: &Dataset) -> Self {
         let d = train.dim();
         let (mut mean_x, mut std_x) = (Vec::with_capacity(d), Vec::with_capacity(d));
@@ -56,24 +85,82 @@ impl Standardizer {
             std_x,
             mean_y,
             std_y,
+            bounds: None,
         }
     }
 
-    /// Standardises features and target of `data`.
+    /// The fixed transform of declared public ranges: clip into `[lower, upper]`, then
+    /// `(v - centre) / scale` (by default onto `[-1, 1]`).
+    ///
+    /// # Example
+    /// ```
+    /// use dp_sep::data::{Dataset, PublicRange, PublicRanges, Standardizer};
+    /// let ranges = PublicRanges::uniform(1, PublicRange::new(0.0, 10.0)?, PublicRange::new(0.0, 100.0)?);
+    /// let s = Standardizer::from_public_ranges(&ranges);
+    /// let (z, clipped) = s.transform_counted(&Dataset::new(vec![5.0, 1e9], vec![50.0, 1e3], 1)?);
+    /// assert_eq!((z.row(0)[0], z.row(1)[0], z.target(1)), (0.0, 1.0, 1.0));
+    /// assert_eq!(clipped.records_with_clipped_target, 1);
+    /// # Ok::<(), dp_sep::SepError>(())
+    /// ```
+    pub fn from_public_ranges(ranges: &PublicRanges) -> Self {
+        let f = ranges.features();
+        let t = ranges.target();
+        Self {
+            mean_x: f.iter().map(|r| r.centre()).collect(),
+            std_x: f.iter().map(|r| r.scale()).collect(),
+            mean_y: t.centre(),
+            std_y: t.scale(),
+            bounds: Some((
+                f.iter().map(|r| (r.lower, r.upper)).collect(),
+                (t.lower, t.upper),
+            )),
+        }
+    }
+
+    /// Whether this transform comes from declared public ranges.
+    pub fn is_public(&self) -> bool {
+        self.bounds.is_some()
+    }
+
+    /// Number of features the transform expects.
+    pub fn dim(&self) -> usize {
+        self.mean_x.len()
+    }
+
+    /// Standardises features and target of `data` (clipping into the declared box, if any).
     pub fn transform(&self, data: &Dataset) -> Dataset {
+        self.transform_counted(data).0
+    }
+
+    /// As [`Standardizer::transform`], also counting the records clipped into the box.
+    pub fn transform_counted(&self, data: &Dataset) -> (Dataset, BoxClipCounts) {
         let d = data.dim();
+        let mut counts = BoxClipCounts::default();
         let mut x = Vec::with_capacity(data.len() * d);
+        let mut y = Vec::with_capacity(data.len());
         for i in 0..data.len() {
-            for (j, v) in data.row(i).iter().enumerate() {
+            let mut clipped = false;
+            for (j, &v) in data.row(i).iter().enumerate() {
+                let v = match &self.bounds {
+                    Some((b, _)) => {
+                        let c = v.clamp(b[j].0, b[j].1);
+                        clipped |= c != v;
+                        c
+                    }
+                    None => v,
+                };
                 x.push((v - self.mean_x[j]) / self.std_x[j]);
             }
+            counts.records_with_clipped_features += u64::from(clipped);
+            let mut t = data.target(i);
+            if let Some((_, (lo, hi))) = &self.bounds {
+                let c = t.clamp(*lo, *hi);
+                counts.records_with_clipped_target += u64::from(c != t);
+                t = c;
+            }
+            y.push((t - self.mean_y) / self.std_y);
         }
-        let y = data
-            .targets()
-            .iter()
-            .map(|v| (v - self.mean_y) / self.std_y)
-            .collect();
-        Dataset { x, y, d }
+        (Dataset { x, y, d }, counts)
     }
 
     /// Maps a standardised target back to original units.
@@ -81,7 +168,7 @@ impl Standardizer {
         z * self.std_y + self.mean_y
     }
 
-    /// Standard deviation of the target on the training split (the unit change of the target).
+    /// Scale of the target (the unit change of the target).
     pub fn target_std(&self) -> f64 {
         self.std_y
     }

@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::Dataset;
+use super::{Dataset, PublicRanges};
 use crate::error::SepError;
 
 /// One UCI regression folder, loaded in full, with access to its standard splits.
@@ -24,6 +24,9 @@ pub struct UciDataset {
     dir: PathBuf,
     name: String,
     all: Dataset,
+    n_columns: usize,
+    features: Vec<usize>,
+    target: usize,
     n_splits: usize,
     n_hidden: usize,
     n_epochs: usize,
@@ -150,6 +153,9 @@ impl UciDataset {
             dir,
             name,
             all,
+            n_columns: cols,
+            features,
+            target,
             n_splits,
             n_hidden,
             n_epochs,
@@ -164,6 +170,30 @@ impl UciDataset {
     /// All rows.
     pub fn all(&self) -> &Dataset {
         &self.all
+    }
+
+    /// Number of columns of `data.txt`.
+    pub fn n_columns(&self) -> usize {
+        self.n_columns
+    }
+
+    /// 0-based `data.txt` columns of the features (`index_features.txt`).
+    pub fn feature_columns(&self) -> &[usize] {
+        &self.features
+    }
+
+    /// 0-based `data.txt` column of the target (`index_target.txt`).
+    pub fn target_column(&self) -> usize {
+        self.target
+    }
+
+    /// The declared public ranges of this folder's features and target from a ranges file whose
+    /// `columns` names the columns of `data.txt` (see [`super::ranges`]).
+    ///
+    /// # Errors
+    /// As [`PublicRanges::from_file_by_index`].
+    pub fn public_ranges(&self, path: impl AsRef<Path>) -> Result<PublicRanges, SepError> {
+        PublicRanges::from_file_by_index(path, self.n_columns, &self.features, self.target)
     }
 
     /// Number of standard splits (20, or 5 for protein).

@@ -1,5 +1,6 @@
-//! One PBP experiment on a train/test split: standardise on the training split, fit with the
-//! chosen method, evaluate in original units.
+//! One PBP experiment on a train/test split: scale features and target (declared public ranges
+//! for private runs; the training split's mean and std allowed only for non-private runs), fit
+//! with the chosen method, evaluate in original units.
 
 use std::time::Instant;
 
@@ -8,12 +9,13 @@ use rand::rngs::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
 
 use super::evaluate::{Metrics, evaluate};
-use super::model::{PbpModel, records};
-use crate::data::{Dataset, Standardizer};
+use super::model::{Labelled, PbpModel, records};
+use crate::data::{BoxClipCounts, Dataset, PublicRanges, Standardizer};
 use crate::dpsep::{DpSepConfig, DpSepReport, run_dp_sep};
 use crate::ep::{EpState, run_adf, run_ep};
 use crate::error::SepError;
 use crate::sampling::Sampling;
+use crate::sep::SepState;
 use crate::sep::{SepConfig, StepCounts, run_sep};
 use crate::wall::SepWall;
 
@@ -48,6 +50,21 @@ pub struct PbpConfig {
     pub seed: u64,
     /// `Some` for DP-SEP (requires `method = Sep` and `clip`).
     pub privacy: Option<Privacy>,
+    /// How features and target are scaled.
+    pub scaling: Scaling,
+}
+
+/// How features and target are scaled before fitting (and how predictions are mapped back).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scaling {
+    /// The training split's mean and standard deviation (the PBP protocol). **Non-private runs
+    /// only**: a private run with this setting is refused with
+    /// [`SepError::MissingPublicInput`].
+    #[default]
+    FitOnTraining,
+    /// Declared public ranges: every record clipped into the box, then a fixed affine map.
+    Declared(PublicRanges),
 }
 
 /// The privacy settings of a DP-SEP run.
@@ -72,6 +89,7 @@ impl Default for PbpConfig {
             sampling: Sampling::ShuffledEpoch,
             seed: 0,
             privacy: None,
+            scaling: Scaling::FitOnTraining,
         }
     }
 }
@@ -91,6 +109,70 @@ pub struct PbpOutcome {
     pub privacy: Option<DpSepReport>,
 }
 
+/// The training records as the fit sees them, with the model, its public initial state and the
+/// transform: the preprocessing half of [`run_pbp`].
+#[derive(Debug)]
+pub struct Prepared {
+    /// The network.
+    pub model: PbpModel,
+    /// The public, data-independent initial SEP state.
+    pub state: SepState,
+    /// The transformed training records (what the privacy wall protects).
+    pub records: Vec<Labelled>,
+    /// The feature / target transform (public for private runs).
+    pub scaler: Standardizer,
+    /// Records clipped into the declared box (a diagnostic, not noised).
+    pub box_clipped: BoxClipCounts,
+    /// The public RNG (initialisation done; used next for the non-private visiting order).
+    pub rng: ChaCha20Rng,
+}
+
+/// Preprocessing of [`run_pbp`]: scaling of `train` and the public initial state.
+///
+/// # Privacy
+/// For a private run (`config.privacy` set) the transform must be declared
+/// ([`Scaling::Declared`]): each record is clipped into the declared box and mapped by a fixed
+/// affine map, so a record's transformed value depends on that record and public numbers only.
+/// The initial state depends only on `config.seed` and the architecture.
+///
+/// # Errors
+/// [`SepError::MissingPublicInput`] for a private run without declared ranges;
+/// [`SepError::DimensionMismatch`] for ranges of the wrong width.
+pub fn prepare(train: &Dataset, config: &PbpConfig) -> Result<Prepared, SepError> {
+    let scaler = match (&config.scaling, config.privacy) {
+        (Scaling::FitOnTraining, Some(_)) => {
+            return Err(SepError::MissingPublicInput {
+                input: "feature and target ranges",
+                flag: "--ranges (or --feature-range and --target-range)",
+            });
+        }
+        (Scaling::FitOnTraining, None) => Standardizer::fit(train),
+        (Scaling::Declared(ranges), _) => {
+            if ranges.features().len() != train.dim() {
+                return Err(SepError::DimensionMismatch {
+                    context: "declared feature ranges vs features",
+                    expected: train.dim(),
+                    got: ranges.features().len(),
+                });
+            }
+            Standardizer::from_public_ranges(ranges)
+        }
+    };
+    let (scaled, box_clipped) = scaler.transform_counted(train);
+    let records = records(&scaled);
+    let model = PbpModel::new(train.dim(), &config.hidden);
+    let mut rng = ChaCha20Rng::seed_from_u64(config.seed);
+    let state = model.initial_state(records.len(), &mut rng)?;
+    Ok(Prepared {
+        model,
+        state,
+        records,
+        scaler,
+        box_clipped,
+        rng,
+    })
+}
+
 /// Fits PBP on `train` and evaluates on `test` (both raw units).
 ///
 /// # Errors
@@ -108,13 +190,16 @@ pub fn run_pbp(
             got: test.dim(),
         });
     }
-    let scaler = Standardizer::fit(train);
-    let recs = records(&scaler.transform(train));
-    let n = recs.len();
-    let mut model = PbpModel::new(train.dim(), &config.hidden);
-    let mut rng = ChaCha20Rng::seed_from_u64(config.seed);
     let start = Instant::now();
-    let state0 = model.initial_state(n, &mut rng)?;
+    let Prepared {
+        mut model,
+        state: state0,
+        records: recs,
+        scaler,
+        box_clipped: _,
+        mut rng,
+    } = prepare(train, config)?;
+    let n = recs.len();
     let mut counts = StepCounts::default();
     let mut report = None;
     let posterior = match (config.method, config.privacy) {

@@ -1,0 +1,236 @@
+//! End-to-end neighbouring tests (issue 16): from the public entry point a user calls (files on
+//! disk -> loading -> preprocessing -> the DP-SEP step's release), two neighbouring data sets
+//! under replace-one, the noise switched off through the wall's test seam
+//! (`SepWall::noise_free`) with every other source of randomness equal. Each release must move by
+//! at most its declared sensitivity `2 gamma C / N` when the changed record is drawn, and not at
+//! all when it is not (the subsampling amplification relies on exactly that).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use dp_sep::data::uci::UciDataset;
+use dp_sep::dpsep::dp_sep_step;
+use dp_sep::natural::l2_norm;
+use dp_sep::pbp::{Labelled, PbpConfig, Prepared, Privacy, Scaling, prepare};
+use dp_sep::wall::FactorRelease;
+use dp_sep::{DpSepConfig, Sampling, SepModel, SepState, SepWall, StepCounts};
+
+const N: usize = 40;
+const N_TRAIN: usize = 32;
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dp_sep_e2e_{tag}_{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A UCI-layout folder: 3 features in `[0, 10]`, target in `[0, 100]`, one split (first 32 rows
+/// train). `edit` may change the raw rows before they are written.
+fn write_uci(tag: &str, edit: impl Fn(&mut Vec<[f64; 4]>)) -> PathBuf {
+    let mut rows: Vec<[f64; 4]> = (0..N)
+        .map(|i| {
+            let t = i as f64;
+            let x = [
+                (t * 0.37) % 10.0,
+                (t * 1.91) % 10.0,
+                (t * 2.53 + 1.0) % 10.0,
+            ];
+            [
+                x[0],
+                x[1],
+                x[2],
+                20.0 + 3.0 * x[0] - 2.0 * x[1] + x[2] * x[2] * 0.5,
+            ]
+        })
+        .collect();
+    edit(&mut rows);
+    let dir = temp_dir(tag);
+    let text: String = rows
+        .iter()
+        .map(|r| format!("{} {} {} {}\n", r[0], r[1], r[2], r[3]))
+        .collect();
+    fs::write(dir.join("data.txt"), text).unwrap();
+    fs::write(dir.join("index_features.txt"), "0\n1\n2\n").unwrap();
+    fs::write(dir.join("index_target.txt"), "3\n").unwrap();
+    fs::write(dir.join("n_splits.txt"), "1\n").unwrap();
+    fs::write(dir.join("n_hidden.txt"), "4\n").unwrap();
+    fs::write(dir.join("n_epochs.txt"), "2\n").unwrap();
+    let train: String = (0..N_TRAIN).map(|i| format!("{i}\n")).collect();
+    let test: String = (N_TRAIN..N).map(|i| format!("{i}\n")).collect();
+    fs::write(dir.join("index_train_0.txt"), train).unwrap();
+    fs::write(dir.join("index_test_0.txt"), test).unwrap();
+    dir
+}
+
+/// The ranges file a data owner would commit for the folder of [`write_uci`] (documented bounds,
+/// not the data's).
+fn write_ranges(dir: &Path) -> PathBuf {
+    let path = dir.join("ranges.json");
+    fs::write(
+        &path,
+        r#"{"provenance": "test fixture: the generator's documented bounds",
+            "columns": ["a", "b", "c", "y"],
+            "ranges": {"a": {"lower": 0, "upper": 10}, "b": {"lower": 0, "upper": 10},
+                       "c": {"lower": 0, "upper": 10}, "y": {"lower": 0, "upper": 100}}}"#,
+    )
+    .unwrap();
+    path
+}
+
+/// Loading and preprocessing through `run_pbp`'s public preprocessing entry point for a private
+/// run: the model, the public initial state and the training records the wall protects.
+fn pbp_prepared(dir: &Path) -> Prepared {
+    let data = UciDataset::load(dir).unwrap();
+    let (train, _test) = data.split(0).unwrap();
+    let ranges = data.public_ranges(write_ranges(dir)).unwrap();
+    let config = PbpConfig {
+        hidden: vec![4],
+        clip: Some(1.0),
+        privacy: Some(Privacy {
+            epsilon: 1.0,
+            delta: 1e-5,
+            rng: dp_core::RngPolicy::Seeded { seed: 1 },
+        }),
+        scaling: Scaling::Declared(ranges),
+        ..PbpConfig::default()
+    };
+    prepare(&train, &config).unwrap()
+}
+
+fn diff(a: &[f64], b: &[f64]) -> f64 {
+    l2_norm(&a.iter().zip(b).map(|(p, q)| p - q).collect::<Vec<_>>())
+}
+
+/// Runs `steps` coupled DP-SEP steps on `a` and `b` (same sampling seed, no noise), continuing
+/// from `a`'s state, and checks every step's release. `changed` is the record that differs.
+/// Returns how many steps drew it and the largest move such a step made.
+#[allow(clippy::too_many_arguments)]
+fn coupled_steps<M: SepModel + Sync>(
+    model: &M,
+    state: SepState,
+    a: Vec<M::Record>,
+    b: Vec<M::Record>,
+    changed: usize,
+    config: &DpSepConfig,
+    steps: u64,
+    seed: u64,
+) -> (u64, f64)
+where
+    M::Record: Clone + PartialEq + Send,
+{
+    let n = state.n();
+    let bound = 2.0 * config.gamma * config.clip / n as f64;
+    let marker = b[changed].clone();
+    let sampling = Sampling::IndependentUniform;
+    let mut wall_a = SepWall::noise_free(a, config.clip, steps, sampling, seed).unwrap();
+    let mut wall_b = SepWall::noise_free(b.clone(), config.clip, steps, sampling, seed).unwrap();
+    // Same seed and records as `wall_b`: draws the same record at every step, and tells us which.
+    let mut probe = SepWall::noise_free(b, config.clip, steps, sampling, seed).unwrap();
+    let mut state = state;
+    let (mut drawn_changed, mut largest) = (0, 0.0f64);
+    for step in 0..steps {
+        let hit = AtomicBool::new(false);
+        probe
+            .release(&|r: &M::Record| {
+                if *r == marker {
+                    hit.store(true, Ordering::Relaxed);
+                }
+                vec![0.0]
+            })
+            .unwrap();
+        let mut sa = state.clone();
+        let mut sb = state.clone();
+        let mut counts = StepCounts::default();
+        dp_sep_step(model, &mut sa, &mut wall_a, config, &mut counts).unwrap();
+        dp_sep_step(model, &mut sb, &mut wall_b, config, &mut counts).unwrap();
+        let moved = diff(&sa.posterior(), &sb.posterior());
+        if hit.load(Ordering::Relaxed) {
+            drawn_changed += 1;
+            largest = largest.max(moved);
+            assert!(
+                moved <= bound * (1.0 + 1e-9),
+                "step {step}: the changed record moved the release by {moved} > 2 gamma C / N = {bound}"
+            );
+        } else {
+            assert!(
+                moved == 0.0,
+                "step {step}: a step that did not draw the changed record moved the release by {moved} \
+                 (= {:.3} x the declared sensitivity 2 gamma C / N = {bound}; it must be 0)",
+                moved / bound
+            );
+        }
+        state = sa;
+    }
+    (drawn_changed, largest)
+}
+
+fn pbp_neighbours(tag: &str, edit: impl Fn(&mut Vec<[f64; 4]>)) {
+    let pa = pbp_prepared(&write_uci(&format!("{tag}_a"), |_| {}));
+    let pb = pbp_prepared(&write_uci(&format!("{tag}_b"), edit));
+    assert_eq!(pa.records.len(), N_TRAIN);
+    // The public initial state does not depend on the data.
+    assert_eq!(pa.state, pb.state);
+    let (model, state) = (pa.model, pa.state);
+    let (a, b): (Vec<Labelled>, Vec<Labelled>) = (pa.records, pb.records);
+    let config = DpSepConfig {
+        gamma: 5.0,
+        clip: 1.0,
+        epochs: 1,
+    };
+    // 200 steps with q = 1/32: record 5 is drawn at least once except with probability
+    // (31/32)^200 < 0.2%; the seed is fixed, so the test is deterministic.
+    let (drawn, largest) = coupled_steps(&model, state, a, b, 5, &config, 200, 11);
+    assert!(drawn > 0, "the changed record was never drawn");
+    assert!(largest > 0.0, "the changed record never changed a release");
+}
+
+#[test]
+fn pbp_one_target_replaced_by_1e3_moves_each_release_within_its_sensitivity() {
+    pbp_neighbours("pbp_target", |rows| rows[5][3] = 1e3);
+}
+
+#[test]
+fn pbp_one_feature_row_replaced_by_huge_values_moves_each_release_within_its_sensitivity() {
+    pbp_neighbours("pbp_features", |rows| {
+        rows[5][..3].copy_from_slice(&[1e12, -1e9, 1e15])
+    });
+}
+
+#[test]
+fn pbp_private_run_without_declared_ranges_is_refused() {
+    let dir = write_uci("pbp_refused", |_| {});
+    let data = UciDataset::load(&dir).unwrap();
+    let (train, _test) = data.split(0).unwrap();
+    let config = PbpConfig {
+        clip: Some(1.0),
+        privacy: Some(Privacy {
+            epsilon: 1.0,
+            delta: 1e-5,
+            rng: dp_core::RngPolicy::Seeded { seed: 1 },
+        }),
+        ..PbpConfig::default()
+    };
+    let err = prepare(&train, &config).unwrap_err();
+    assert!(
+        matches!(err, dp_sep::SepError::MissingPublicInput { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--ranges"), "{err}");
+}
+
+#[test]
+fn ranges_file_missing_a_column_names_it() {
+    let dir = write_uci("pbp_missing_range", |_| {});
+    let data = UciDataset::load(&dir).unwrap();
+    let path = dir.join("short.json");
+    fs::write(
+        &path,
+        r#"{"columns": ["a", "b", "c", "y"], "ranges": {"a": {"lower": 0, "upper": 1},
+            "b": {"lower": 0, "upper": 1}, "y": {"lower": 0, "upper": 1}}}"#,
+    )
+    .unwrap();
+    let err = data.public_ranges(&path).unwrap_err().to_string();
+    assert!(err.contains("\"c\"") && err.contains("short.json"), "{err}");
+}
