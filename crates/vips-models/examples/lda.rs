@@ -12,10 +12,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use rand::SeedableRng;
-use rand::rngs::ChaCha8Rng;
 use serde_json::json;
-use vips_models::data::{Corpus, SyntheticConfig, load_uci_dir};
+use vips_models::data::{Corpus, ResamplingKey, SyntheticConfig, load_uci_dir};
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit};
 use vips_models::lda::{Lda, LdaConfig, evaluate, match_topics};
 
@@ -76,9 +74,14 @@ struct Args {
     /// Rayon threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Seed of the initial topics and the resampling (public randomness).
+    /// Seed of the initial topics and of the synthetic corpus (public randomness).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Public seed of the fixed-length resampling (reproducible; the output says so). Default: a
+    /// secret key from OS entropy, never printed. Either way each document is resampled from its
+    /// own stream (key + the document's content), a per-record transform.
+    #[arg(long)]
+    resample_seed: Option<u64>,
     /// Seed the wall's sampling and noise on purpose (reproducible, recorded; default: OS CSPRNG).
     #[arg(long)]
     noise_seed: Option<u64>,
@@ -150,8 +153,11 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
     }
     let lda_cfg = builder.build().map_err(|e| e.to_string())?;
     let model = Lda::new(lda_cfg.clone());
-    let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
-    let records = model.prepare(&train, &mut rng).map_err(|e| e.to_string())?;
+    let key = match args.resample_seed {
+        Some(seed) => ResamplingKey::public_seed(seed),
+        None => ResamplingKey::from_os_entropy().map_err(|e| e.to_string())?,
+    };
+    let records = model.prepare(&train, &key).map_err(|e| e.to_string())?;
     let num_train = records.len();
     let privacy = match args.epsilon {
         None => Privacy::NonPrivate,
@@ -206,6 +212,7 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
         "noise_multiplier": result.privacy.noise_multiplier,
         "sampling_rate": result.privacy.sampling_rate,
         "rng": result.privacy.rng,
+        "resampling": doc_length.map(|_| key.describe()),
         "perplexity_bound": held.perplexity_bound,
         "per_word_bound": held.per_word_bound,
         "perplexity_bound_hoffman": hoffman.perplexity_bound,

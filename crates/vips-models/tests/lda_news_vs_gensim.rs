@@ -5,9 +5,7 @@
 
 use std::path::PathBuf;
 
-use rand::SeedableRng;
-use rand::rngs::ChaCha8Rng;
-use vips_models::data::load_uci_dir;
+use vips_models::data::{ResamplingKey, load_uci_dir};
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit};
 use vips_models::lda::{Lda, LdaConfig, evaluate};
 
@@ -42,7 +40,7 @@ fn news_perplexity_is_close_to_gensims() {
         .unwrap();
     let model = Lda::new(cfg.clone());
     let docs = model
-        .prepare(&splits.train, &mut ChaCha8Rng::seed_from_u64(0))
+        .prepare(&splits.train, &ResamplingKey::public_seed(0))
         .unwrap();
     let (mut bound, mut completion) = (0.0, 0.0);
     // Seeds vary both the initial topics and the Poisson batches (gensim's seed varies its

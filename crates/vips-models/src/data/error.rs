@@ -99,4 +99,7 @@ pub enum DataError {
     /// A document given directly (not read from a file) is malformed.
     #[error("invalid document: {0}")]
     InvalidDocument(String),
+    /// The operating system could not provide entropy for a secret key.
+    #[error("no OS entropy for the resampling key: {0}")]
+    Entropy(String),
 }

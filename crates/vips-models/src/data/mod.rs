@@ -9,6 +9,6 @@ mod uci;
 
 pub use corpus::{Corpus, Document};
 pub use error::DataError;
-pub use resample::resample_fixed_length;
+pub use resample::{ResamplingKey, resample_document, resample_fixed_length};
 pub use synthetic::{SyntheticConfig, SyntheticCorpus};
 pub use uci::{UciSplits, load_uci_bow, load_uci_dir, load_vocab};

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use super::estep::{DocScratch, infer_document};
 use super::{ExpectedTopics, LdaConfig, LdaError, Topics};
-use crate::data::{Corpus, Document, resample_fixed_length};
+use crate::data::{Corpus, Document, ResamplingKey, resample_document};
 use crate::engine::{EngineError, VipsModel};
 use dp_core::wall::segments::SegmentBuffer;
 use dp_core::{BlockSpec, ContributionBuffer, Release, ReleaseSpec};
@@ -40,17 +40,42 @@ impl Lda {
     }
 
     /// Prepares training documents: checks the vocabulary and, if a fixed length `N` is set,
-    /// resamples every document to exactly `N` tokens with replacement (003 Sec. 4.2). The
-    /// resampling is a per-document transform with public randomness, done before the documents
-    /// enter the privacy wall.
+    /// resamples every document to exactly `N` tokens with replacement (003 Sec. 4.2), each from
+    /// its own stream derived from `key` and the document's own content
+    /// ([`crate::data::resample_document`]). Documents are resampled in parallel; the result does
+    /// not depend on the order or the thread count.
     ///
     /// # Errors
     /// [`LdaError::EmptyData`] for no documents, [`LdaError::UnknownWord`] for word ids `>= V`.
-    pub fn prepare<R: Rng + ?Sized>(
-        &self,
-        corpus: &Corpus,
-        rng: &mut R,
-    ) -> Result<Vec<Document>, LdaError> {
+    ///
+    /// # Privacy
+    /// Resampling happens before the documents enter the privacy wall, so it is a per-record
+    /// transform: the resampled version of a document is a function of that document and the key
+    /// only (a keyed SHA-256 hash of its `(word, count)` pairs seeds its ChaCha20 stream), never of
+    /// any other document or of its position in the corpus. For every fixed key, corpora that
+    /// differ by one document are mapped to prepared corpora that differ by one document, so the
+    /// engine's add/remove-one guarantee covers the whole run from the corpus. The key need not be
+    /// secret for this ([`ResamplingKey::public_seed`] is fine, and reproducible); the examples
+    /// default to a secret key from OS entropy. The vocabulary check is a loading-time error for
+    /// the data owner, before any release.
+    ///
+    /// # Example
+    /// ```
+    /// use vips_models::data::{ResamplingKey, SyntheticConfig};
+    /// use vips_models::lda::{Lda, LdaConfig};
+    /// let corpus = SyntheticConfig { num_docs: 20, vocab_size: 30, num_topics: 2, doc_length: 40, ..Default::default() }
+    ///     .generate()?
+    ///     .corpus;
+    /// let lda = Lda::new(LdaConfig::builder(2, 30).doc_length(Some(25)).build()?);
+    /// let key = ResamplingKey::public_seed(1);
+    /// let docs = lda.prepare(&corpus, &key)?;
+    /// assert!(docs.iter().all(|d| d.len() == 25));
+    /// // Dropping the first document leaves every other resampled document unchanged.
+    /// let rest = vips_models::data::Corpus::new(corpus.docs()[1..].to_vec(), 30)?;
+    /// assert_eq!(lda.prepare(&rest, &key)?, docs[1..].to_vec());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn prepare(&self, corpus: &Corpus, key: &ResamplingKey) -> Result<Vec<Document>, LdaError> {
         if corpus.is_empty() {
             return Err(LdaError::EmptyData("no training documents"));
         }
@@ -65,8 +90,8 @@ impl Lda {
             None => Ok(corpus.docs().to_vec()),
             Some(n) => corpus
                 .docs()
-                .iter()
-                .map(|d| resample_fixed_length(d, n, rng).map_err(LdaError::from))
+                .par_iter()
+                .map(|d| resample_document(d, n, key).map_err(LdaError::from))
                 .collect(),
         }
     }
