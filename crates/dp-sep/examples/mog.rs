@@ -13,7 +13,7 @@ use clap::Parser;
 use dp_core::RngPolicy;
 use dp_sep::mog::{Family, GibbsConfig, MogModel, compare, generate, gibbs_posterior};
 use dp_sep::sep::run_sep;
-use dp_sep::{DpSepConfig, Sampling, SepConfig, SepState, SepWall, run_dp_sep};
+use dp_sep::{DpSepConfig, Sampling, SepConfig, SepState, SepWall, WallPlan, run_dp_sep};
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -152,15 +152,18 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
             let rng_policy = args
                 .noise_seed
                 .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed });
-            let mut wall = SepWall::new(
-                data.points.clone(),
+            // N is the generator's configured size (public), not a count of the points.
+            let plan = WallPlan {
+                population: n,
+                dim: dp_sep::SepModel::dim(&model),
                 epsilon,
-                args.delta,
+                delta: args.delta,
                 clip,
-                (args.epochs * n) as u64,
-                Sampling::IndependentUniform,
-                rng_policy,
-            )?;
+                steps: (args.epochs * n) as u64,
+                sampling: Sampling::IndependentUniform,
+                rng: rng_policy,
+            };
+            let mut wall = SepWall::new(data.points.clone(), &plan)?;
             let config = DpSepConfig {
                 gamma,
                 clip,

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p dp-sep --example pbp -- --uci ../shared/data/uci/wine-quality-red \
-//!     --split 0 --epsilon 1 --delta 1e-5 --clip 1 --json
+//!     --split 0 --epsilon 1 --delta 1e-5 --clip 1 --population 1439 --json
 //! ```
 //! Omitting `--epsilon` runs non-private SEP (clipped if `--clip` is given). Prints one JSON object.
 //!
@@ -66,6 +66,10 @@ struct Args {
     /// `shuffled` (permutation per epoch; default without; accounted without amplification).
     #[arg(long)]
     sampling: Option<String>,
+    /// Declared public population size N of the training data (required with --epsilon): used
+    /// for the sampling probability 1/N, SEP's N, the epochs * N steps and the default gamma.
+    #[arg(long)]
+    population: Option<usize>,
     /// Ranges file declaring each column's public range (JSON; see `dp_sep::data::ranges`).
     /// Default: `crates/dp-sep/ranges/<data set>.json` when it exists.
     #[arg(long)]
@@ -157,13 +161,20 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         (Some("shuffled"), _) | (None, None) => Sampling::ShuffledEpoch,
         (Some(other), _) => return Err(format!("unknown sampling {other:?}").into()),
     };
-    let privacy = args.epsilon.map(|epsilon| Privacy {
-        epsilon,
-        delta: args.delta,
-        rng: args
-            .noise_seed
-            .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed }),
-    });
+    let privacy = match args.epsilon {
+        None => None,
+        Some(epsilon) => Some(Privacy {
+            epsilon,
+            delta: args.delta,
+            rng: args
+                .noise_seed
+                .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed }),
+            population: args.population.ok_or(SepError::MissingPublicInput {
+                input: "population size N",
+                flag: "--population",
+            })?,
+        }),
+    };
     let ranges = declared_ranges(args, &data)?;
     let ranges_source = ranges.as_ref().map(|r| r.source().to_string());
     let config = PbpConfig {

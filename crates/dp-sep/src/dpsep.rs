@@ -114,6 +114,13 @@ where
 {
     let n = state.n();
     check_fit(&*model, state, n)?;
+    if wall.population() != n {
+        return Err(SepError::DimensionMismatch {
+            context: "declared population: wall vs SepState::n",
+            expected: n,
+            got: wall.population(),
+        });
+    }
     check_positive("clip", config.clip)?;
     crate::sep::SepConfig {
         gamma: config.gamma,

@@ -14,7 +14,7 @@
 //! ```
 //! use dp_core::RngPolicy;
 //! use dp_sep::mog::{Family, MogModel, generate};
-//! use dp_sep::{DpSepConfig, Sampling, SepState, SepWall, run_dp_sep};
+//! use dp_sep::{DpSepConfig, Sampling, SepState, SepWall, WallPlan, run_dp_sep};
 //! use rand::SeedableRng;
 //!
 //! let mut rng = rand::rngs::ChaCha20Rng::seed_from_u64(0);
@@ -28,8 +28,11 @@
 //! let mut state = SepState::new(prior, factor, 200)?;
 //! let config = DpSepConfig { gamma: 1.0, clip: 1.0, epochs: 2 };
 //! // The wall owns the records; the whole run is accounted before any data is touched.
-//! let mut wall = SepWall::new(data.points, 1.0, 1e-5, config.clip, 400,
-//!                             Sampling::IndependentUniform, RngPolicy::OsEntropy)?;
+//! // N = 200 is the generator's configured (public) size, not a count of the records.
+//! let plan = WallPlan { population: 200, dim: 8, epsilon: 1.0, delta: 1e-5, clip: config.clip,
+//!                       steps: 400, sampling: Sampling::IndependentUniform,
+//!                       rng: RngPolicy::OsEntropy };
+//! let mut wall = SepWall::new(data.points, &plan)?;
 //! let report = run_dp_sep(&mut model, &mut state, &mut wall, &config)?;
 //! assert!(report.epsilon <= 1.0);
 //! let posterior = state.posterior(); // carries the privacy noise
@@ -54,4 +57,4 @@ pub use error::SepError;
 pub use model::SepModel;
 pub use sampling::Sampling;
 pub use sep::{SepConfig, SepState, StepCounts};
-pub use wall::{CoreWall, FactorRelease, SepWall};
+pub use wall::{CoreWall, FactorRelease, SepWall, WallPlan};

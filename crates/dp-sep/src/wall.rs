@@ -13,6 +13,8 @@
 //!   `10^5 - 10^6` steps of the experiments; it is used in tests to show the two agree.
 //!
 //! # Privacy
+//! The population size `N` is declared by the caller ([`WallPlan::population`]), never taken
+//! from the records (see [`SepWall::new`] for fewer or more records than declared).
 //! Under **replace-one** neighbours: each release is the Gaussian mechanism on one record's
 //! statistic clipped to L2 norm `C` (sensitivity `2C`), noise std `sigma * 2C`.
 //! With [`Sampling::IndependentUniform`] each release is a size-1 fixed-size subsample,
@@ -62,6 +64,9 @@ pub trait FactorRelease<R> {
     /// Releases made so far.
     fn releases(&self) -> u64;
 
+    /// The population size `N` the accountant assumed (declared, public).
+    fn population(&self) -> usize;
+
     /// Records whose statistic was clipped (a diagnostic; not covered by the guarantee).
     fn clipped(&self) -> u64;
 
@@ -72,12 +77,68 @@ pub trait FactorRelease<R> {
     fn ledger_json(&self) -> Result<String, SepError>;
 }
 
+/// The public plan of a [`SepWall`]: everything it needs besides the records. All of it is
+/// declared by the caller, none of it is computed from the records.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WallPlan {
+    /// Declared public population size `N`: the accountant's `q = 1/N` (and the epoch length of a
+    /// shuffled schedule). Never the realised number of records (see [`SepWall`]).
+    pub population: usize,
+    /// Length of the released statistic (the model's natural-parameter length).
+    pub dim: usize,
+    /// Budget epsilon.
+    pub epsilon: f64,
+    /// Budget delta.
+    pub delta: f64,
+    /// Clip norm `C`.
+    pub clip: f64,
+    /// Planned releases `T`.
+    pub steps: u64,
+    /// The sampler.
+    pub sampling: Sampling,
+    /// Noise and sampling RNG.
+    pub rng: RngPolicy,
+}
+
 /// Number of records, checked.
 fn check_records<R>(records: &[R]) -> Result<usize, SepError> {
     if records.is_empty() {
         Err(SepError::EmptyData("the wall needs at least one record"))
     } else {
         Ok(records.len())
+    }
+}
+
+fn check_plan<R>(records: &[R], plan: &WallPlan) -> Result<(), SepError> {
+    check_records(records)?;
+    crate::error::check_positive("clip", plan.clip)?;
+    for (name, v) in [
+        ("steps", plan.steps),
+        ("population", plan.population as u64),
+        ("dim", plan.dim as u64),
+    ] {
+        if v == 0 {
+            return Err(SepError::InvalidParameter {
+                name,
+                value: 0.0,
+                reason: "must be >= 1",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The record index of each of `population` slots (see [`SepWall::new`]).
+fn fill_slots(records: usize, population: usize, rng: &mut ChaCha20Rng) -> Vec<Option<usize>> {
+    if records <= population {
+        (0..population)
+            .map(|i| (i < records).then_some(i))
+            .collect()
+    } else {
+        rand::seq::index::sample(rng, records, population)
+            .into_iter()
+            .map(Some)
+            .collect()
     }
 }
 
@@ -103,9 +164,11 @@ fn rng_streams(policy: RngPolicy) -> Result<(ChaCha20Rng, ChaCha20Rng), SepError
 /// use dp_core::RngPolicy;
 /// use dp_sep::Sampling;
 /// use dp_sep::wall::{FactorRelease, SepWall};
+/// use dp_sep::wall::WallPlan;
 /// let records: Vec<f64> = (0..100).map(|i| i as f64).collect();
-/// let mut wall = SepWall::new(records, 1.0, 1e-5, 1.0, 200, Sampling::IndependentUniform,
-///                             RngPolicy::Seeded { seed: 1 })?;
+/// let plan = WallPlan { population: 100, dim: 2, epsilon: 1.0, delta: 1e-5, clip: 1.0, steps: 200,
+///                       sampling: Sampling::IndependentUniform, rng: RngPolicy::Seeded { seed: 1 } };
+/// let mut wall = SepWall::new(records, &plan)?;
 /// let noised = wall.release(&|x: &f64| vec![*x, 0.0])?; // clipped to norm 1, then noised
 /// assert_eq!(noised.len(), 2);
 /// assert!(wall.epsilon_spent()? <= 1.0);
@@ -114,6 +177,10 @@ fn rng_streams(policy: RngPolicy) -> Result<(ChaCha20Rng, ChaCha20Rng), SepError
 #[derive(Debug)]
 pub struct SepWall<R> {
     records: Vec<R>,
+    /// Record index of each of the `N` slots (`None`: an empty slot, contributing zero).
+    slots: Vec<Option<usize>>,
+    dim: usize,
+    substituted: u64,
     sampling: Sampling,
     clip: f64,
     /// `None` only for [`SepWall::noise_free`] (whose epsilon is infinite).
@@ -130,31 +197,35 @@ pub struct SepWall<R> {
 }
 
 impl<R> SepWall<R> {
-    /// A wall for `steps` releases of statistics clipped to `clip`, within `(epsilon, delta)`.
-    /// With [`Sampling::ShuffledEpoch`], `steps` must be a multiple of the number of records.
+    /// A wall over `records` for `plan.steps` releases of statistics of length `plan.dim`
+    /// clipped to `plan.clip`, within `(plan.epsilon, plan.delta)`, for the declared population
+    /// `plan.population`. With [`Sampling::ShuffledEpoch`], `steps` must be a multiple of it.
+    ///
+    /// # Privacy
+    /// Only the declared `N = plan.population` enters the accountant, the sampler and the output.
+    /// The records fill `N` slots: with fewer records the remaining slots are empty (a draw of one
+    /// releases the zero vector plus noise, as a record contributing nothing); with more, a
+    /// secret uniformly random subset of `N` records (chosen once from the sampling stream) fills
+    /// them and the rest are never used. Either way each release draws one slot uniformly from
+    /// `N`, so the accountant's event holds for every realised count.
     ///
     /// # Errors
     /// [`SepError::InvalidParameter`] for `epsilon <= 0`, `delta` outside `(0, 1)`, `clip <= 0`,
-    /// `steps == 0`, or a shuffled schedule that is not whole epochs; [`SepError::EmptyData`] for
-    /// no records; accountant errors (e.g. an unreachable budget).
-    pub fn new(
-        records: Vec<R>,
-        epsilon: f64,
-        delta: f64,
-        clip: f64,
-        steps: u64,
-        sampling: Sampling,
-        rng: RngPolicy,
-    ) -> Result<Self, SepError> {
-        let n = check_records(&records)?;
-        crate::error::check_positive("clip", clip)?;
-        if steps == 0 {
-            return Err(SepError::InvalidParameter {
-                name: "steps",
-                value: 0.0,
-                reason: "must be >= 1",
-            });
-        }
+    /// `steps == 0`, `population == 0`, `dim == 0`, or a shuffled schedule that is not whole
+    /// epochs; [`SepError::EmptyData`] for no records; accountant errors (e.g. an unreachable
+    /// budget).
+    pub fn new(records: Vec<R>, plan: &WallPlan) -> Result<Self, SepError> {
+        let WallPlan {
+            population: n,
+            dim,
+            epsilon,
+            delta,
+            clip,
+            steps,
+            sampling,
+            rng,
+        } = *plan;
+        check_plan(&records, plan)?;
         let budget = Budget::new(epsilon, delta)?;
         let (acc_sampling, accounted_steps) = match sampling {
             Sampling::IndependentUniform => (
@@ -192,6 +263,7 @@ impl<R> SepWall<R> {
         );
         notes.insert("sampling".into(), format!("{sampling:?}"));
         notes.insert("planned_releases".into(), steps.to_string());
+        notes.insert("declared_population".into(), n.to_string());
         notes.insert("rng".into(), rng.describe());
         ledger.record_entry_within(
             LedgerEntry {
@@ -203,9 +275,13 @@ impl<R> SepWall<R> {
         )?;
         let mechanism =
             GaussianMechanism::from_noise_multiplier(sigma, 2.0 * clip).map_err(core_err)?;
-        let (sampling_rng, noise_rng) = rng_streams(rng)?;
+        let (mut sampling_rng, noise_rng) = rng_streams(rng)?;
+        let slots = fill_slots(records.len(), n, &mut sampling_rng);
         Ok(Self {
             records,
+            slots,
+            dim,
+            substituted: 0,
             sampling,
             clip,
             mechanism: Some(mechanism),
@@ -221,7 +297,7 @@ impl<R> SepWall<R> {
         })
     }
 
-    /// The same wall **without noise**: the same sampler (seeded with `seed`), the same
+    /// The same wall **without noise**: the same sampler (from `plan.rng`), the same
     /// clipping and the same release path, but no Gaussian noise and no ledger entry. This is the
     /// seam the end-to-end neighbouring tests use to compare the noise-free released values of
     /// two neighbouring data sets with all other randomness equal.
@@ -231,27 +307,24 @@ impl<R> SepWall<R> {
     /// [`FactorRelease::noise_multiplier`] reports 0.
     ///
     /// # Errors
-    /// As [`SepWall::new`] for the clip, the steps and the records.
+    /// As [`SepWall::new`] for the plan and the records.
     #[doc(hidden)]
-    pub fn noise_free(
-        records: Vec<R>,
-        clip: f64,
-        steps: u64,
-        sampling: Sampling,
-        seed: u64,
-    ) -> Result<Self, SepError> {
-        check_records(&records)?;
-        crate::error::check_positive("clip", clip)?;
-        let (sampling_rng, noise_rng) = rng_streams(RngPolicy::Seeded { seed })?;
+    pub fn noise_free(records: Vec<R>, plan: &WallPlan) -> Result<Self, SepError> {
+        check_plan(&records, plan)?;
+        let (mut sampling_rng, noise_rng) = rng_streams(plan.rng)?;
+        let slots = fill_slots(records.len(), plan.population, &mut sampling_rng);
         Ok(Self {
             records,
-            sampling,
-            clip,
+            slots,
+            dim: plan.dim,
+            substituted: 0,
+            sampling: plan.sampling,
+            clip: plan.clip,
             mechanism: None,
             sigma: 0.0,
             budget: Budget::new(1.0, 0.5)?,
             ledger: Accountant::with_config(AccountantConfig::default())?,
-            planned: steps,
+            planned: plan.steps,
             done: 0,
             clipped: 0,
             order: Vec::new(),
@@ -260,9 +333,10 @@ impl<R> SepWall<R> {
         })
     }
 
-    /// Number of records (public under replace-one).
-    pub fn population(&self) -> usize {
-        self.records.len()
+    /// Statistics replaced by zero because they were non-finite or of the wrong length (a
+    /// diagnostic; not covered by the guarantee).
+    pub fn substituted(&self) -> u64 {
+        self.substituted
     }
 
     /// The planned number of releases.
@@ -270,9 +344,9 @@ impl<R> SepWall<R> {
         self.planned
     }
 
-    fn draw(&mut self) -> usize {
-        let n = self.records.len();
-        match self.sampling {
+    fn draw(&mut self) -> Option<usize> {
+        let n = self.slots.len();
+        let slot = match self.sampling {
             Sampling::IndependentUniform => self.sampling_rng.random_range(0..n),
             Sampling::ShuffledEpoch => {
                 if self.order.is_empty() {
@@ -281,7 +355,8 @@ impl<R> SepWall<R> {
                 }
                 self.order.pop().unwrap_or(0)
             }
-        }
+        };
+        self.slots[slot]
     }
 }
 
@@ -298,11 +373,15 @@ impl<R: Sync> FactorRelease<R> for SepWall<R> {
                 self.planned
             )));
         }
-        let i = self.draw();
-        let mut value = statistic(&self.records[i]);
-        if value.iter().any(|v| !v.is_finite()) {
-            // A bounded substitute keeps the sensitivity claim whatever the statistic did.
-            value.iter_mut().for_each(|v| *v = 0.0);
+        let mut value = match self.draw() {
+            Some(i) => statistic(&self.records[i]),
+            None => vec![0.0; self.dim],
+        };
+        if value.len() != self.dim || value.iter().any(|v| !v.is_finite()) {
+            // A fixed substitute keeps the sensitivity claim whatever the statistic did; the
+            // release goes ahead (and was accounted) as for any other record.
+            value = vec![0.0; self.dim];
+            self.substituted += 1;
         }
         if clip_l2(&mut value, self.clip)
             .map_err(core_err)?
@@ -334,6 +413,10 @@ impl<R: Sync> FactorRelease<R> for SepWall<R> {
         self.done
     }
 
+    fn population(&self) -> usize {
+        self.slots.len()
+    }
+
     fn clipped(&self) -> u64 {
         self.clipped
     }
@@ -344,11 +427,13 @@ impl<R: Sync> FactorRelease<R> for SepWall<R> {
 }
 
 /// `dp_core::PrivacyWall` as a [`FactorRelease`] (uniform single draws only; one ledger entry
-/// per release).
+/// per release). Tests only: its population is the realised number of records (issue 18 moves
+/// dp-sep onto dp-core's wall with a declared population).
 #[derive(Debug)]
 pub struct CoreWall<R> {
     wall: PrivacyWall<R>,
     spec: ReleaseSpec,
+    population: usize,
 }
 
 impl<R> CoreWall<R> {
@@ -366,7 +451,7 @@ impl<R> CoreWall<R> {
         steps: u64,
         rng: RngPolicy,
     ) -> Result<Self, SepError> {
-        check_records(&records)?;
+        let population = check_records(&records)?;
         let wall = PrivacyWall::builder(records)
             .sampling(SamplingScheme::uniform_single())
             .epsilon_delta(epsilon, delta)
@@ -378,7 +463,11 @@ impl<R> CoreWall<R> {
             BlockSpec::vector("factor", dim, clip).map_err(core_err)?,
         ])
         .map_err(core_err)?;
-        Ok(Self { wall, spec })
+        Ok(Self {
+            wall,
+            spec,
+            population,
+        })
     }
 }
 
@@ -410,6 +499,10 @@ impl<R: Sync> FactorRelease<R> for CoreWall<R> {
 
     fn releases(&self) -> u64 {
         self.wall.releases_made()
+    }
+
+    fn population(&self) -> usize {
+        self.population
     }
 
     fn clipped(&self) -> u64 {

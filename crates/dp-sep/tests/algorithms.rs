@@ -8,7 +8,7 @@ use dp_sep::ep::{EpState, run_adf, run_ep};
 use dp_sep::mog::{Family, GibbsConfig, MogModel, compare, generate, gibbs_posterior};
 use dp_sep::pbp::{Method, PbpConfig, run_pbp};
 use dp_sep::sep::run_sep;
-use dp_sep::{DpSepConfig, Sampling, SepConfig, SepError, SepState, SepWall, run_dp_sep};
+use dp_sep::{DpSepConfig, Sampling, SepConfig, SepError, SepState, SepWall, WallPlan, run_dp_sep};
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
 
@@ -208,12 +208,16 @@ fn bad_configurations_are_typed_errors() {
         assert!(
             SepWall::new(
                 recs.clone(),
-                eps,
-                delta,
-                clip,
-                steps,
-                Sampling::IndependentUniform,
-                seeded
+                &WallPlan {
+                    population: 10,
+                    dim: 12,
+                    epsilon: eps,
+                    delta,
+                    clip,
+                    steps,
+                    sampling: Sampling::IndependentUniform,
+                    rng: seeded
+                },
             )
             .is_err(),
             "{eps} {delta} {clip} {steps}"
@@ -222,12 +226,16 @@ fn bad_configurations_are_typed_errors() {
     assert!(matches!(
         SepWall::new(
             Vec::<Vec<f64>>::new(),
-            1.0,
-            1e-5,
-            1.0,
-            10,
-            Sampling::IndependentUniform,
-            seeded
+            &WallPlan {
+                population: 10,
+                dim: 12,
+                epsilon: 1.0,
+                delta: 1e-5,
+                clip: 1.0,
+                steps: 10,
+                sampling: Sampling::IndependentUniform,
+                rng: seeded
+            },
         ),
         Err(SepError::EmptyData(_))
     ));
@@ -235,24 +243,32 @@ fn bad_configurations_are_typed_errors() {
     assert!(
         SepWall::new(
             recs.clone(),
-            1.0,
-            1e-5,
-            1.0,
-            15,
-            Sampling::ShuffledEpoch,
-            seeded
+            &WallPlan {
+                population: 10,
+                dim: 12,
+                epsilon: 1.0,
+                delta: 1e-5,
+                clip: 1.0,
+                steps: 15,
+                sampling: Sampling::ShuffledEpoch,
+                rng: seeded
+            },
         )
         .is_err()
     );
     // A wall planned for fewer releases than the run refuses to continue.
     let mut wall = SepWall::new(
         recs.clone(),
-        1.0,
-        1e-5,
-        1.0,
-        5,
-        Sampling::IndependentUniform,
-        seeded,
+        &WallPlan {
+            population: 10,
+            dim: 12,
+            epsilon: 1.0,
+            delta: 1e-5,
+            clip: 1.0,
+            steps: 5,
+            sampling: Sampling::IndependentUniform,
+            rng: seeded,
+        },
     )
     .unwrap();
     let dp = DpSepConfig {
@@ -274,22 +290,30 @@ fn shuffled_epochs_are_accounted_without_amplification() {
     let seeded = RngPolicy::Seeded { seed: 1 };
     let uniform = SepWall::new(
         recs.clone(),
-        1.0,
-        1e-5,
-        1.0,
-        10_000,
-        Sampling::IndependentUniform,
-        seeded,
+        &WallPlan {
+            population: 1000,
+            dim: 1,
+            epsilon: 1.0,
+            delta: 1e-5,
+            clip: 1.0,
+            steps: 10_000,
+            sampling: Sampling::IndependentUniform,
+            rng: seeded,
+        },
     )
     .unwrap();
     let shuffled = SepWall::new(
         recs,
-        1.0,
-        1e-5,
-        1.0,
-        10_000,
-        Sampling::ShuffledEpoch,
-        seeded,
+        &WallPlan {
+            population: 1000,
+            dim: 1,
+            epsilon: 1.0,
+            delta: 1e-5,
+            clip: 1.0,
+            steps: 10_000,
+            sampling: Sampling::ShuffledEpoch,
+            rng: seeded,
+        },
     )
     .unwrap();
     use dp_sep::FactorRelease;

@@ -9,12 +9,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use dp_core::RngPolicy;
 use dp_sep::data::uci::UciDataset;
 use dp_sep::dpsep::dp_sep_step;
 use dp_sep::natural::l2_norm;
 use dp_sep::pbp::{Labelled, PbpConfig, Prepared, Privacy, Scaling, prepare};
 use dp_sep::wall::FactorRelease;
-use dp_sep::{DpSepConfig, Sampling, SepModel, SepState, SepWall, StepCounts};
+use dp_sep::{DpSepConfig, Sampling, SepModel, SepState, SepWall, StepCounts, WallPlan};
 
 const N: usize = 40;
 const N_TRAIN: usize = 32;
@@ -91,7 +92,8 @@ fn pbp_prepared(dir: &Path) -> Prepared {
         privacy: Some(Privacy {
             epsilon: 1.0,
             delta: 1e-5,
-            rng: dp_core::RngPolicy::Seeded { seed: 1 },
+            rng: RngPolicy::Seeded { seed: 1 },
+            population: N_TRAIN,
         }),
         scaling: Scaling::Declared(ranges),
         ..PbpConfig::default()
@@ -123,11 +125,20 @@ where
     let n = state.n();
     let bound = 2.0 * config.gamma * config.clip / n as f64;
     let marker = b[changed].clone();
-    let sampling = Sampling::IndependentUniform;
-    let mut wall_a = SepWall::noise_free(a, config.clip, steps, sampling, seed).unwrap();
-    let mut wall_b = SepWall::noise_free(b.clone(), config.clip, steps, sampling, seed).unwrap();
+    let plan = WallPlan {
+        population: n,
+        dim: model.dim(),
+        epsilon: 1.0,
+        delta: 1e-5,
+        clip: config.clip,
+        steps,
+        sampling: Sampling::IndependentUniform,
+        rng: RngPolicy::Seeded { seed },
+    };
+    let mut wall_a = SepWall::noise_free(a, &plan).unwrap();
+    let mut wall_b = SepWall::noise_free(b.clone(), &plan).unwrap();
     // Same seed and records as `wall_b`: draws the same record at every step, and tells us which.
-    let mut probe = SepWall::noise_free(b, config.clip, steps, sampling, seed).unwrap();
+    let mut probe = SepWall::noise_free(b, &plan).unwrap();
     let mut state = state;
     let (mut drawn_changed, mut largest) = (0, 0.0f64);
     for step in 0..steps {
@@ -137,7 +148,7 @@ where
                 if *r == marker {
                     hit.store(true, Ordering::Relaxed);
                 }
-                vec![0.0]
+                vec![0.0; model.dim()]
             })
             .unwrap();
         let mut sa = state.clone();
@@ -208,7 +219,8 @@ fn pbp_private_run_without_declared_ranges_is_refused() {
         privacy: Some(Privacy {
             epsilon: 1.0,
             delta: 1e-5,
-            rng: dp_core::RngPolicy::Seeded { seed: 1 },
+            rng: RngPolicy::Seeded { seed: 1 },
+            population: N_TRAIN,
         }),
         ..PbpConfig::default()
     };
@@ -233,4 +245,54 @@ fn ranges_file_missing_a_column_names_it() {
     .unwrap();
     let err = data.public_ranges(&path).unwrap_err().to_string();
     assert!(err.contains("\"c\"") && err.contains("short.json"), "{err}");
+}
+
+/// Issue 16 item 4: the accountant, the sampler and the output depend on the declared population
+/// only. Walls over 3, 10 and 25 records declared as N = 10 calibrate the same noise and report
+/// the same epsilon and population; with fewer records than declared some draws hit an empty
+/// slot and release exactly zero (noise off); with more, only N of them are ever drawn.
+#[test]
+fn declared_population_alone_sets_sampling_and_accounting() {
+    let plan = WallPlan {
+        population: 10,
+        dim: 1,
+        epsilon: 1.0,
+        delta: 1e-5,
+        clip: 100.0,
+        steps: 400,
+        sampling: Sampling::IndependentUniform,
+        rng: RngPolicy::Seeded { seed: 5 },
+    };
+    let walls: Vec<SepWall<f64>> = [3usize, 10, 25]
+        .iter()
+        .map(|&n| SepWall::new((1..=n).map(|i| i as f64).collect(), &plan).unwrap())
+        .collect();
+    for w in &walls {
+        assert_eq!(w.population(), 10);
+        assert_eq!(w.noise_multiplier(), walls[0].noise_multiplier());
+        assert_eq!(
+            w.epsilon_spent().unwrap(),
+            walls[0].epsilon_spent().unwrap()
+        );
+    }
+    for (n, seen_max) in [(3usize, 3), (25, 10)] {
+        let mut w = SepWall::noise_free((1..=n).map(|i| i as f64).collect(), &plan).unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        let mut zeros = 0;
+        for _ in 0..plan.steps {
+            let v = w.release(&|x: &f64| vec![*x]).unwrap()[0];
+            if v == 0.0 {
+                zeros += 1;
+            } else {
+                seen.insert(v as u64);
+            }
+        }
+        assert_eq!(seen.len(), seen_max, "records drawn with {n} records");
+        if n < 10 {
+            // P(a slot is empty) = 7/10 per step; 400 steps give about 280 zeros.
+            assert!(zeros > 200, "{zeros}");
+        } else {
+            assert_eq!(zeros, 0);
+        }
+    }
 }

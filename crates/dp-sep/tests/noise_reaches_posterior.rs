@@ -8,17 +8,22 @@ use dp_core::RngPolicy;
 use dp_sep::dpsep::dp_sep_step;
 use dp_sep::mog::Family;
 use dp_sep::sep::sep_step;
-use dp_sep::{CoreWall, DpSepConfig, FactorRelease, SepConfig, SepWall, StepCounts};
+use dp_sep::{CoreWall, DpSepConfig, FactorRelease, SepConfig, SepWall, StepCounts, WallPlan};
 
-fn wall(records: Vec<Vec<f64>>, clip: f64, seed: u64, steps: u64) -> SepWall<Vec<f64>> {
+fn wall(records: Vec<Vec<f64>>, dim: usize, clip: f64, seed: u64, steps: u64) -> SepWall<Vec<f64>> {
+    let population = records.len();
     SepWall::new(
         records,
-        1.0,
-        1e-5,
-        clip,
-        steps,
-        dp_sep::Sampling::IndependentUniform,
-        RngPolicy::Seeded { seed },
+        &WallPlan {
+            population,
+            dim,
+            epsilon: 1.0,
+            delta: 1e-5,
+            clip,
+            steps,
+            sampling: dp_sep::Sampling::IndependentUniform,
+            rng: RngPolicy::Seeded { seed },
+        },
     )
     .unwrap()
 }
@@ -36,7 +41,7 @@ fn noised_posterior_is_the_private_posterior() {
         epochs: 1,
     };
     let mut private = state.clone();
-    let mut w = wall(records.clone(), clip, 9, 1);
+    let mut w = wall(records.clone(), 12, clip, 9, 1);
     dp_sep_step(
         &model,
         &mut private,
@@ -60,7 +65,7 @@ fn noised_posterior_is_the_private_posterior() {
     );
 
     // The same wall seed with a zero statistic yields the noise alone.
-    let mut noise_wall = wall(records, clip, 9, 1);
+    let mut noise_wall = wall(records, 12, clip, 9, 1);
     let noise = noise_wall
         .release(&|_: &Vec<f64>| vec![0.0; state.prior().len()])
         .unwrap();
@@ -98,6 +103,7 @@ fn noise_persists_and_depends_on_the_noise_seed() {
         let (mut model, mut state) = common::mog_state(n, &[0.5, -0.3, 1.0, 0.2], Family::Diagonal);
         let mut w = wall(
             records.clone(),
+            8,
             config.clip,
             seed,
             (config.epochs * n) as u64,
@@ -125,7 +131,7 @@ fn noise_persists_and_depends_on_the_noise_seed() {
 fn sep_wall_and_core_wall_add_the_same_noise() {
     let records = vec![vec![0.0]; 30];
     let (clip, steps, dim) = (0.7, 200u64, 20);
-    let mut a = wall(records.clone(), clip, 3, steps);
+    let mut a = wall(records.clone(), dim, clip, 3, steps);
     let mut b = CoreWall::new(
         records,
         dim,
@@ -214,6 +220,7 @@ fn pbp_private_run_reports_its_accounting() {
             epsilon: 1.0,
             delta: 1e-5,
             rng: RngPolicy::Seeded { seed: 8 },
+            population: 50,
         }),
         // Declared public ranges (features in [0, 1], target in [-1, 1] by construction).
         scaling: dp_sep::pbp::Scaling::Declared(dp_sep::data::PublicRanges::uniform(

@@ -10,7 +10,7 @@ use dp_sep::mog::Family;
 use dp_sep::natural::l2_norm;
 use dp_sep::pbp::{Labelled, PbpModel};
 use dp_sep::sep::{intermediate_factor, posterior_update};
-use dp_sep::{DpSepConfig, SepModel, SepWall, StepCounts};
+use dp_sep::{DpSepConfig, SepModel, SepWall, StepCounts, WallPlan};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
@@ -101,12 +101,16 @@ fn neighbouring_datasets_through_the_wall() {
         for data in [base, other] {
             let mut wall = SepWall::new(
                 data,
-                1.0,
-                1e-5,
-                config.clip,
-                1,
-                dp_sep::Sampling::IndependentUniform,
-                RngPolicy::Seeded { seed },
+                &WallPlan {
+                    population: n,
+                    dim: model.dim(),
+                    epsilon: 1.0,
+                    delta: 1e-5,
+                    clip: config.clip,
+                    steps: 1,
+                    sampling: dp_sep::Sampling::IndependentUniform,
+                    rng: RngPolicy::Seeded { seed },
+                },
             )
             .unwrap();
             let mut s = state.clone();

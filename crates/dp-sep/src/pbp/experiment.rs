@@ -17,7 +17,7 @@ use crate::error::SepError;
 use crate::sampling::Sampling;
 use crate::sep::SepState;
 use crate::sep::{SepConfig, StepCounts, run_sep};
-use crate::wall::SepWall;
+use crate::wall::{SepWall, WallPlan};
 
 /// The inference method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +76,10 @@ pub struct Privacy {
     pub delta: f64,
     /// Noise RNG (OS entropy by default; a seed only for reproducible experiments).
     pub rng: dp_core::RngPolicy,
+    /// Declared public population size `N` of the training data (the example's
+    /// `--population`): used for `q = 1/N`, SEP's `N` copies of the factor, the `epochs * N`
+    /// steps and the default `gamma`. Never the realised number of records.
+    pub population: usize,
 }
 
 impl Default for PbpConfig {
@@ -133,7 +137,8 @@ pub struct Prepared {
 /// For a private run (`config.privacy` set) the transform must be declared
 /// ([`Scaling::Declared`]): each record is clipped into the declared box and mapped by a fixed
 /// affine map, so a record's transformed value depends on that record and public numbers only.
-/// The initial state depends only on `config.seed` and the architecture.
+/// The initial state depends only on `config.seed`, the architecture and (private runs) the
+/// declared population.
 ///
 /// # Errors
 /// [`SepError::MissingPublicInput`] for a private run without declared ranges;
@@ -162,7 +167,9 @@ pub fn prepare(train: &Dataset, config: &PbpConfig) -> Result<Prepared, SepError
     let records = records(&scaled);
     let model = PbpModel::new(train.dim(), &config.hidden);
     let mut rng = ChaCha20Rng::seed_from_u64(config.seed);
-    let state = model.initial_state(records.len(), &mut rng)?;
+    // SEP's N: the declared population for a private run, the realised count otherwise.
+    let n = config.privacy.map_or(records.len(), |p| p.population);
+    let state = model.initial_state(n, &mut rng)?;
     Ok(Prepared {
         model,
         state,
@@ -199,7 +206,8 @@ pub fn run_pbp(
         box_clipped: _,
         mut rng,
     } = prepare(train, config)?;
-    let n = recs.len();
+    // Declared population for private runs (see `prepare`), realised count otherwise.
+    let n = state0.n();
     let mut counts = StepCounts::default();
     let mut report = None;
     let posterior = match (config.method, config.privacy) {
@@ -214,16 +222,17 @@ pub fn run_pbp(
                 clip,
                 epochs: config.epochs,
             };
-            let steps = (config.epochs * n) as u64;
-            let mut wall = SepWall::new(
-                recs,
-                privacy.epsilon,
-                privacy.delta,
+            let plan = WallPlan {
+                population: n,
+                dim: crate::SepModel::dim(&model),
+                epsilon: privacy.epsilon,
+                delta: privacy.delta,
                 clip,
-                steps,
-                config.sampling,
-                privacy.rng,
-            )?;
+                steps: (config.epochs * n) as u64,
+                sampling: config.sampling,
+                rng: privacy.rng,
+            };
+            let mut wall = SepWall::new(recs, &plan)?;
             let mut state = state0;
             let r = run_dp_sep(&mut model, &mut state, &mut wall, &dp)?;
             counts = r.counts;
