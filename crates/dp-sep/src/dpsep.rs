@@ -24,8 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{SepError, check_positive};
 use crate::model::SepModel;
 use crate::sep::{
-    SepState, StepCounts, check_fit, end_of_epoch, intermediate_factor, posterior_update,
-    refresh_factor, usable_cavity,
+    SepState, StepCounts, check_fit, end_of_epoch, posterior_update, refresh_factor, usable_cavity,
 };
 use crate::wall::FactorRelease;
 
@@ -57,8 +56,14 @@ pub struct DpSepReport {
 
 /// One DP-SEP step through `wall`.
 ///
+/// # Privacy
+/// The record's intermediate factor `proj[q_c p(x | .)] - theta_c` is computed inside the wall;
+/// when it fails or is non-finite it is replaced by zero (counted in `counts.failed_tilted`, a
+/// diagnostic) and the step is released and charged as any other: a failure never aborts, retries
+/// or skips a release, and no error carries a record-derived value.
+///
 /// # Errors
-/// The wall's errors (budget used up).
+/// The wall's errors (budget used up); a released vector of the wrong length (a wall bug).
 pub fn dp_sep_step<M, W>(
     model: &M,
     state: &mut SepState,
@@ -72,12 +77,20 @@ where
 {
     let cavity = usable_cavity(model, state, counts);
     let failed = AtomicU64::new(0);
-    let factor = state.factor().to_vec();
+    let dim = cavity.len();
+    // The clipped statistic of one record. A record whose tilted moments cannot be computed or
+    // are non-finite contributes the zero vector (counted); the release still goes ahead and was
+    // accounted, and nothing about the record leaves this closure but the vector.
     let statistic = |record: &M::Record| {
-        let mut local = StepCounts::default();
-        let f = intermediate_factor(model, &cavity, &factor, record, None, &mut local);
-        failed.fetch_add(local.failed_tilted, Ordering::Relaxed);
-        f
+        let mut tilted = vec![0.0; dim];
+        let ok = model.tilted(&cavity, record, &mut tilted);
+        let f: Vec<f64> = tilted.iter().zip(&cavity).map(|(t, c)| t - c).collect();
+        if ok && f.iter().all(|v| v.is_finite()) {
+            f
+        } else {
+            failed.fetch_add(1, Ordering::Relaxed);
+            vec![0.0; dim]
+        }
     };
     let noised = wall.release(&statistic)?;
     if noised.len() != state.prior().len() {

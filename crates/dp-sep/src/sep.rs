@@ -154,7 +154,8 @@ pub struct StepCounts {
     pub clipped_intermediate: u64,
     /// Refreshed factors that were clipped.
     pub clipped_factor: u64,
-    /// Steps whose tilted moments failed (factor kept).
+    /// Steps whose tilted moments failed: non-private SEP keeps the current factor, DP-SEP
+    /// releases a zero contribution (a diagnostic).
     pub failed_tilted: u64,
     /// Steps whose cavity was improper and had to be repaired (post-processing).
     pub repaired_cavity: u64,
