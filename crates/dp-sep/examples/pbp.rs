@@ -80,6 +80,10 @@ struct Args {
     /// Declared public range `LO:HI` of the target (with --feature-range).
     #[arg(long)]
     target_range: Option<String>,
+    /// Also print the data owner's diagnostics (training-record count, timings, clip counts):
+    /// data-dependent, not noised, marked `"private": false`.
+    #[arg(long)]
+    diagnostics: bool,
     /// Print one JSON object (always on; kept for the documented command line).
     #[arg(long)]
     json: bool,
@@ -188,27 +192,51 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         privacy,
         scaling: ranges.map_or(Scaling::FitOnTraining, Scaling::Declared),
     };
-    let out = run_pbp(&train, &test, &config)?;
-    Ok(serde_json::json!({
+    let (out, diagnostics) = run_pbp(&train, &test, &config)?;
+    // Publishable: public settings, the accounting, and held-out metrics computed with the
+    // (for private runs, declared public) transform.
+    let mut json = serde_json::json!({
         "dataset": data.name(),
         "split": args.split,
         "method": args.method,
-        "epsilon": args.epsilon,
-        "delta": args.epsilon.map(|_| args.delta),
+        "epsilon": args.epsilon.map_or(serde_json::Value::from("inf"), serde_json::Value::from),
         "clip": args.clip,
         "gamma": config.gamma.unwrap_or(train.len() as f64),
         "epochs": config.epochs,
         "hidden": config.hidden,
-        "n_train": train.len(),
-        "test_rmse": out.metrics.rmse,
-        "test_log_likelihood": out.metrics.log_likelihood,
-        "seconds": out.seconds,
+        "test_rmse": finite(out.metrics.rmse),
+        "test_log_likelihood": finite(out.metrics.log_likelihood),
         "sampling": sampling,
-        "counts": out.counts,
-        "noise_multiplier": out.privacy.as_ref().map(|p| p.noise_multiplier),
-        "theta_noise_std": out.privacy.as_ref().map(|p| p.theta_noise_std),
-        "epsilon_accounted": out.privacy.as_ref().map(|p| p.epsilon),
-        "noise_rng": privacy.map(|p| p.rng.describe()),
         "scaling": ranges_source.map_or("training mean and std (non-private)".to_string(), |s| format!("declared public ranges: {s}")),
-    }))
+    });
+    if let (Some(p), Some(report)) = (privacy, out.privacy.as_ref()) {
+        json["delta"] = args.delta.into();
+        json["population"] = report.population.into();
+        json["noise_multiplier"] = report.noise_multiplier.into();
+        json["theta_noise_std"] = report.theta_noise_std.into();
+        json["epsilon_accounted"] = finite(report.epsilon);
+        json["noise_rng"] = p.rng.describe().into();
+    }
+    if args.diagnostics {
+        json["diagnostics"] = serde_json::json!({
+            "private": false,
+            "note": "data-dependent and not noised: for the data owner, not for publication",
+            "n_train": diagnostics.n_train,
+            "seconds": diagnostics.seconds,
+            "counts": diagnostics.counts,
+            "box_clipped": diagnostics.box_clipped,
+        });
+    }
+    Ok(json)
+}
+
+/// A finite number as itself; a non-finite one as a string (never `null`).
+fn finite(x: f64) -> serde_json::Value {
+    if x.is_finite() {
+        x.into()
+    } else if x == f64::INFINITY {
+        "inf".into()
+    } else {
+        format!("non-finite ({x})").into()
+    }
 }

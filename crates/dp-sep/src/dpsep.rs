@@ -39,19 +39,35 @@ pub struct DpSepConfig {
     pub epochs: usize,
 }
 
-/// What a DP-SEP run did.
+/// What a DP-SEP run publishes about its privacy: public settings and the accounting only.
+///
+/// # Privacy
+/// Every field is a function of public inputs (the budget, the declared population, `C`,
+/// `gamma`, the plan); nothing here depends on the records.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DpSepReport {
-    /// Step counters (the clip count of intermediate factors comes from the wall).
-    pub counts: StepCounts,
     /// Noise multiplier `sigma`.
     pub noise_multiplier: f64,
     /// Noise std on each coordinate of `theta_new`: `sigma * 2 gamma C / N`.
     pub theta_noise_std: f64,
     /// Epsilon of the accounted run.
     pub epsilon: f64,
-    /// Releases made.
+    /// Releases made (the planned number; a run never stops early).
     pub releases: u64,
+    /// The declared population `N`.
+    pub population: usize,
+}
+
+/// The data owner's report of a DP-SEP run: data-dependent and **not** noised.
+///
+/// # Privacy
+/// None: not covered by the guarantee. Keep it apart from the published result (the examples
+/// print it only with `--diagnostics`, marked `"private": false`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DpSepDiagnostics {
+    /// Step counters: clipped intermediate factors (from the wall), clipped refreshed factors,
+    /// failed contributions (released as zero), repaired cavities.
+    pub counts: StepCounts,
 }
 
 /// One DP-SEP step through `wall`.
@@ -110,7 +126,8 @@ where
 }
 
 /// Runs DP-SEP for `config.epochs * N` steps through `wall`, with the model's end-of-epoch
-/// prior refinement (post-processing).
+/// prior refinement (post-processing). Returns the publishable report and, separately, the
+/// data owner's diagnostics.
 ///
 /// # Errors
 /// [`SepError::InvalidParameter`] for `gamma` or `clip` out of range; dimension errors; the
@@ -120,7 +137,7 @@ pub fn run_dp_sep<M, W>(
     state: &mut SepState,
     wall: &mut W,
     config: &DpSepConfig,
-) -> Result<DpSepReport, SepError>
+) -> Result<(DpSepReport, DpSepDiagnostics), SepError>
 where
     M: SepModel + Sync,
     W: FactorRelease<M::Record> + ?Sized,
@@ -150,11 +167,14 @@ where
     }
     counts.clipped_intermediate = wall.clipped() - clipped_before;
     let sigma = wall.noise_multiplier();
-    Ok(DpSepReport {
-        counts,
-        noise_multiplier: sigma,
-        theta_noise_std: sigma * 2.0 * config.gamma * config.clip / n as f64,
-        epsilon: wall.epsilon_spent()?,
-        releases: wall.releases(),
-    })
+    Ok((
+        DpSepReport {
+            noise_multiplier: sigma,
+            theta_noise_std: sigma * 2.0 * config.gamma * config.clip / n as f64,
+            epsilon: wall.epsilon_spent()?,
+            releases: wall.releases(),
+            population: n,
+        },
+        DpSepDiagnostics { counts },
+    ))
 }

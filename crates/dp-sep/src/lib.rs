@@ -33,7 +33,8 @@
 //!                       steps: 400, sampling: Sampling::IndependentUniform,
 //!                       rng: RngPolicy::OsEntropy };
 //! let mut wall = SepWall::new(data.points, &plan)?;
-//! let report = run_dp_sep(&mut model, &mut state, &mut wall, &config)?;
+//! // The report is publishable; the diagnostics (clip counts, ...) are not.
+//! let (report, _diagnostics) = run_dp_sep(&mut model, &mut state, &mut wall, &config)?;
 //! assert!(report.epsilon <= 1.0);
 //! let posterior = state.posterior(); // carries the privacy noise
 //! assert_eq!(posterior.len(), 8);
@@ -52,7 +53,7 @@ pub mod sampling;
 pub mod sep;
 pub mod wall;
 
-pub use dpsep::{DpSepConfig, DpSepReport, run_dp_sep};
+pub use dpsep::{DpSepConfig, DpSepDiagnostics, DpSepReport, run_dp_sep};
 pub use error::SepError;
 pub use model::SepModel;
 pub use sampling::Sampling;

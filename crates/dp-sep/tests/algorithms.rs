@@ -130,7 +130,7 @@ fn pbp_learns_a_smooth_function() {
         (test.targets().iter().map(|v| (v - m).powi(2)).sum::<f64>() / 100.0).sqrt()
     };
     for method in [Method::Sep, Method::Adf, Method::Ep] {
-        let out = run_pbp(
+        let (out, _) = run_pbp(
             &train,
             &test,
             &PbpConfig {

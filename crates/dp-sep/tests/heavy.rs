@@ -29,7 +29,7 @@ fn pbp_sep_on_wine_matches_the_published_band() {
     let k = wine.n_splits();
     for split in 0..k {
         let (train, test) = wine.split(split).unwrap();
-        let out = run_pbp(&train, &test, &PbpConfig::default()).unwrap();
+        let (out, _) = run_pbp(&train, &test, &PbpConfig::default()).unwrap();
         rmse += out.metrics.rmse / k as f64;
         ll += out.metrics.log_likelihood / k as f64;
     }

@@ -192,7 +192,7 @@ fn full_run_through_the_core_wall() {
         RngPolicy::Seeded { seed: 4 },
     )
     .unwrap();
-    let report = dp_sep::run_dp_sep(&mut model, &mut state, &mut w, &config).unwrap();
+    let (report, _) = dp_sep::run_dp_sep(&mut model, &mut state, &mut w, &config).unwrap();
     assert_eq!(report.releases, 40);
     assert!(report.epsilon <= 2.0 + 1e-9, "{}", report.epsilon);
     assert!(w.ledger_json().unwrap().contains("release 39"));
@@ -230,7 +230,7 @@ fn pbp_private_run_reports_its_accounting() {
         )),
         ..PbpConfig::default()
     };
-    let out = run_pbp(&train, &test, &config).unwrap();
+    let (out, _) = run_pbp(&train, &test, &config).unwrap();
     let p = out.privacy.unwrap();
     assert_eq!(p.releases, 100);
     assert!(p.epsilon <= 1.0 + 1e-9);

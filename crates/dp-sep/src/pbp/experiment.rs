@@ -98,19 +98,34 @@ impl Default for PbpConfig {
     }
 }
 
-/// Result of one run.
+/// The publishable result of one run.
+///
+/// # Privacy
+/// For a private run: the posterior is the wall's output post-processed; the test metrics are
+/// computed on the held-out split with the declared public transform; the report holds public
+/// settings and the accounting. Nothing here is computed from the training records otherwise.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PbpOutcome {
-    /// Test metrics in original units.
+    /// Held-out test metrics in original units.
     pub metrics: Metrics,
-    /// Wall-clock seconds of training (excluding loading and evaluation).
-    pub seconds: f64,
-    /// Step counters (SEP only).
-    pub counts: StepCounts,
     /// The fitted posterior natural parameters.
     pub posterior: Vec<f64>,
     /// DP-SEP's report (private runs only).
     pub privacy: Option<DpSepReport>,
+}
+
+/// The data owner's report of one run: data-dependent, **not** noised, not covered by the
+/// guarantee (the example prints it only with `--diagnostics`, marked `"private": false`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PbpDiagnostics {
+    /// Wall-clock seconds of training (excluding loading and evaluation).
+    pub seconds: f64,
+    /// Step counters (SEP only): clips, failed contributions, repaired cavities.
+    pub counts: StepCounts,
+    /// Training records clipped into the declared box.
+    pub box_clipped: BoxClipCounts,
+    /// The realised number of training records.
+    pub n_train: usize,
 }
 
 /// The training records as the fit sees them, with the model, its public initial state and the
@@ -180,7 +195,8 @@ pub fn prepare(train: &Dataset, config: &PbpConfig) -> Result<Prepared, SepError
     })
 }
 
-/// Fits PBP on `train` and evaluates on `test` (both raw units).
+/// Fits PBP on `train` and evaluates on `test` (both raw units). Returns the publishable result
+/// and, separately, the data owner's diagnostics.
 ///
 /// # Errors
 /// Data and configuration errors; [`SepError::InvalidNaturalParameters`] if the fit ended with an
@@ -189,7 +205,7 @@ pub fn run_pbp(
     train: &Dataset,
     test: &Dataset,
     config: &PbpConfig,
-) -> Result<PbpOutcome, SepError> {
+) -> Result<(PbpOutcome, PbpDiagnostics), SepError> {
     if train.dim() != test.dim() {
         return Err(SepError::DimensionMismatch {
             context: "train vs test features",
@@ -203,7 +219,7 @@ pub fn run_pbp(
         state: state0,
         records: recs,
         scaler,
-        box_clipped: _,
+        box_clipped,
         mut rng,
     } = prepare(train, config)?;
     // Declared population for private runs (see `prepare`), realised count otherwise.
@@ -234,8 +250,8 @@ pub fn run_pbp(
             };
             let mut wall = SepWall::new(recs, &plan)?;
             let mut state = state0;
-            let r = run_dp_sep(&mut model, &mut state, &mut wall, &dp)?;
-            counts = r.counts;
+            let (r, diagnostics) = run_dp_sep(&mut model, &mut state, &mut wall, &dp)?;
+            counts = diagnostics.counts;
             report = Some(r);
             let mut post = state.posterior();
             if !crate::SepModel::is_valid(&model, &post) {
@@ -288,11 +304,17 @@ pub fn run_pbp(
     };
     let seconds = start.elapsed().as_secs_f64();
     let metrics = evaluate(&model, &posterior, &scaler, test)?;
-    Ok(PbpOutcome {
-        metrics,
-        seconds,
-        counts,
-        posterior,
-        privacy: report,
-    })
+    Ok((
+        PbpOutcome {
+            metrics,
+            posterior,
+            privacy: report,
+        },
+        PbpDiagnostics {
+            seconds,
+            counts,
+            box_clipped,
+            n_train: train.len(),
+        },
+    ))
 }

@@ -8,6 +8,8 @@ mod network;
 mod relu;
 
 pub use evaluate::{Metrics, evaluate};
-pub use experiment::{Method, PbpConfig, PbpOutcome, Prepared, Privacy, Scaling, prepare, run_pbp};
+pub use experiment::{
+    Method, PbpConfig, PbpDiagnostics, PbpOutcome, Prepared, Privacy, Scaling, prepare, run_pbp,
+};
 pub use model::{GAMMA_PRIOR, Labelled, PbpModel, records};
 pub use network::Architecture;
