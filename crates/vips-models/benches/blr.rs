@@ -67,7 +67,7 @@ fn run_iteration(records: Vec<BlrRecord>, d: usize) -> f64 {
         Some(1),
     )
     .unwrap();
-    let fit = blr::fit(&model, records, &svi).unwrap();
+    let fit = blr::fit(&model, records, &svi).unwrap().result;
     fit.global.posterior().mean()[0]
 }
 

@@ -8,15 +8,22 @@
 //! public: `--ranges FILE` (CSV `name,lower,upper`, one line per feature column), the published
 //! WDBC ranges when the header is the WDBC header, or `--no-scaling` for rows already in the unit
 //! ball. Nothing is fitted to the rows.
+//!
+//! A private run needs `--population N`, a public figure for the number of training records (the
+//! run uses it in `q = S / N` and in the M-step; the count of the private rows is never used or
+//! printed), and for a LIBSVM file the public dimension `--dim`. Wrong-dimension rows are refused
+//! when the file is loaded, naming the file and line. Data-dependent numbers that are not noised
+//! (timings, clip counts, the realised record counts) are printed only with `--diagnostics`, in a
+//! `"diagnostics": {"private": false, ...}` object.
 
 use std::time::Instant;
 
 use clap::Parser;
 use vips_models::blr::{
-    self, Blr, BlrConfig, CsvOptions, FeatureMap, Hyperprior, LibsvmOptions, Loaded, evaluate,
-    stratified_split,
+    self, Blr, BlrConfig, BlrError, CsvOptions, FeatureMap, Hyperprior, LibsvmOptions, Loaded,
+    evaluate, stratified_split,
 };
-use vips_models::engine::{Privacy, StepSize, Stop, SviConfig};
+use vips_models::engine::{EngineError, Privacy, StepSize, Stop, SviConfig};
 
 #[derive(Parser, Debug)]
 #[command(about = "Private Bayesian logistic regression (VIPS, Pólya-Gamma augmentation)")]
@@ -39,7 +46,8 @@ struct Args {
     /// Do not append a constant intercept feature (CSV with ranges only).
     #[arg(long)]
     no_intercept: bool,
-    /// Public dimension of a LIBSVM file.
+    /// Public dimension of a LIBSVM file (required for private runs; ids above it are refused
+    /// with the file and line).
     #[arg(long)]
     dim: Option<usize>,
     /// Public radius LIBSVM rows are divided by before clipping.
@@ -80,6 +88,14 @@ struct Args {
     /// Rate `b0` of the Gamma hyperprior on the prior precision.
     #[arg(long, default_value_t = 1.0)]
     b0: f64,
+    /// Public population size N of the training set (used in q = S / N and the M-step; batch VB
+    /// uses S = N). Required for private runs: a public figure, never the count of the rows.
+    #[arg(long)]
+    population: Option<usize>,
+    /// Add the non-private diagnostics (timings, clip counts, realised counts) as a
+    /// "diagnostics" object marked "private": false. Do not publish them.
+    #[arg(long)]
+    diagnostics: bool,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -104,6 +120,14 @@ fn read_ranges(path: &str) -> Result<(Vec<f64>, Vec<f64>), Box<dyn std::error::E
 
 fn load(args: &Args) -> Result<(Loaded, String), Box<dyn std::error::Error>> {
     if let Some(path) = &args.libsvm {
+        if args.epsilon.is_some() && args.dim.is_none() {
+            return Err(BlrError::Undeclared {
+                what: "LIBSVM dimension",
+                flag: "--dim",
+                reason: "the largest feature id of the file is a property of the private data",
+            }
+            .into());
+        }
         let loaded = blr::load_libsvm(
             path,
             LibsvmOptions {
@@ -159,7 +183,11 @@ fn load(args: &Args) -> Result<(Loaded, String), Box<dyn std::error::Error>> {
             label: args.label.clone(),
             map,
         },
-    )?;
+    )
+    .map_err(|e| BlrError::InFile {
+        path: path.clone(),
+        source: Box::new(e),
+    })?;
     Ok((loaded, described))
 }
 
@@ -176,7 +204,12 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let dim = loaded.report.dim;
     let clipped_fraction = loaded.report.clipped_fraction();
     let (train, test) = stratified_split(loaded.records, args.test_fraction, args.seed)?;
-    let n = train.len();
+    let realised_train = train.len();
+    let population = match (args.population, args.epsilon) {
+        (Some(n), _) => n,
+        (None, None) => realised_train,
+        (None, Some(_)) => return Err(EngineError::PopulationNotDeclared.into()),
+    };
     let privacy = match args.epsilon {
         Some(epsilon) => Privacy::Target {
             epsilon,
@@ -188,13 +221,14 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         .iterations
         .unwrap_or(if args.epsilon.is_some() { 1 } else { 30 });
     let svi = match args.batch_size {
-        None => blr::batch_config(n, iterations, privacy, args.noise_seed)?,
+        None => blr::batch_config(population, iterations, privacy, args.noise_seed)?,
         Some(s) => SviConfig::builder()
             .expected_batch_size(s)
             .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
             .stop(Stop::Iterations { iterations })
             .privacy(privacy)
             .noise_seed(args.noise_seed)
+            .population(Some(population))
             .build()?,
     };
     let model = Blr::new(BlrConfig::new(dim)?.hyperprior(Hyperprior::Gamma {
@@ -202,25 +236,24 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         rate: args.b0,
     })?);
     let start = Instant::now();
-    let fitted = blr::fit(&model, train, &svi)?;
+    let fit = blr::fit(&model, train, &svi)?;
     let seconds = start.elapsed().as_secs_f64();
+    let (fitted, diagnostics) = (fit.result, fit.diagnostics);
     let metrics = evaluate(fitted.global.posterior(), &test).ok_or("empty test set")?;
-    let out = serde_json::json!({
-        "epsilon": args.epsilon,
+    let mut out = serde_json::json!({
+        "epsilon": args.epsilon.map_or(serde_json::json!("inf"), |e| serde_json::json!(e)),
         "delta": args.epsilon.map(|_| args.delta),
-        "epsilon_spent": fitted.privacy.epsilon,
+        "epsilon_spent": fitted.privacy.epsilon.map_or(serde_json::json!("inf"), |e| serde_json::json!(e)),
         "auc": metrics.auc,
         "accuracy": metrics.accuracy,
         "log_loss": metrics.log_loss,
-        "seconds": seconds,
-        "clipped_fraction": clipped_fraction,
-        "wall_clipped_records": fitted.records_clipped,
-        "n_train": n,
+        "population": fitted.privacy.public_population,
+        "population_declared": fitted.privacy.population_declared,
         "n_test": test.len(),
         "dim": dim,
         "iterations": fitted.iterations,
         "expected_batch_size": fitted.privacy.expected_batch_size,
-        "noise_multiplier": fitted.privacy.noise_multiplier,
+        "noise_multiplier": fitted.privacy.noise_multiplier.unwrap_or(0.0),
         "neighbouring": fitted.privacy.neighbouring,
         "rng": fitted.privacy.rng,
         "split_seed": args.seed,
@@ -229,6 +262,20 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         "alpha_mean": fitted.global.alpha_mean(),
         "eigenvalues_raised_last_release": fitted.global.eigenvalues_raised(),
     });
+    if args.epsilon.is_none() {
+        out["epsilon_reason"] = serde_json::json!("non-private run: no noise");
+    }
+    if args.diagnostics {
+        out["diagnostics"] = serde_json::json!({
+            "private": false,
+            "seconds": seconds,
+            "fit_seconds": diagnostics.seconds,
+            "clipped_fraction": clipped_fraction,
+            "wall_clipped_records": diagnostics.records_clipped,
+            "n_train": realised_train,
+            "realised_population": diagnostics.realised_population,
+        });
+    }
     if args.json {
         println!("{out}");
     } else {

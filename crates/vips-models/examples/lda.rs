@@ -6,7 +6,11 @@
 //!     --batch-size 256 --tau0 1024 --kappa 0.7 --epsilon 1 --delta 1e-5 --json
 //! cargo run --release -p vips-models --example lda -- --synthetic --json     # embedded default
 //! ```
-//! Omit `--epsilon` for a non-private run (same code path, no noise).
+//! Omit `--epsilon` for a non-private run (same code path, no noise). A private run on a corpus
+//! needs `--population N`, a public figure for the number of training documents (for
+//! `--synthetic` the generator's configured `--synthetic-docs` is public and is the default).
+//! Non-private, data-dependent numbers (timings, clip counts, the realised document count) are
+//! printed only with `--diagnostics`, in a `"diagnostics": {"private": false, ...}` object.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -88,6 +92,16 @@ struct Args {
     /// Top words printed per topic.
     #[arg(long, default_value_t = 8)]
     top_words: usize,
+    /// Public population size N used in q = S / N and in the M-step. Must be a public figure
+    /// (e.g. a published corpus size), not the count of the private documents. Required for
+    /// private runs on --corpus; default for --synthetic: --synthetic-docs (public by
+    /// construction); non-private runs default to the document count.
+    #[arg(long)]
+    population: Option<usize>,
+    /// Add the non-private diagnostics (timings, clip counts, realised document count) as a
+    /// "diagnostics" object marked "private": false. Do not publish them.
+    #[arg(long)]
+    diagnostics: bool,
     /// Print one JSON object on stdout.
     #[arg(long)]
     json: bool,
@@ -158,7 +172,11 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
         None => ResamplingKey::from_os_entropy().map_err(|e| e.to_string())?,
     };
     let records = model.prepare(&train, &key).map_err(|e| e.to_string())?;
-    let num_train = records.len();
+    let population = match (&args.corpus, args.population) {
+        (_, Some(n)) => Some(n),
+        (None, None) => Some(args.synthetic_docs),
+        (Some(_), None) => None,
+    };
     let privacy = match args.epsilon {
         None => Privacy::NonPrivate,
         Some(epsilon) => Privacy::Target {
@@ -176,15 +194,17 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
         .noise_seed(args.noise_seed)
         .init_seed(args.seed)
         .progress(args.progress)
+        .population(population)
         .build()
         .map_err(|e| e.to_string())?;
-    let result = fit(&model, records, &svi, |_, _| {}).map_err(|e| e.to_string())?;
+    let fitted = fit(&model, records, &svi, |_, _| {}).map_err(|e| e.to_string())?;
+    let (result, diagnostics) = (fitted.result, fitted.diagnostics);
     let held = evaluate(&result.global, &lda_cfg, test.docs(), None).map_err(|e| e.to_string())?;
     let hoffman = evaluate(
         &result.global,
         &lda_cfg,
         test.docs(),
-        Some(num_train as f64),
+        Some(result.privacy.public_population as f64),
     )
     .map_err(|e| e.to_string())?;
     let vocab = train.vocab();
@@ -205,11 +225,12 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
         match_topics(&t, &result.global.mean_topics(), train.vocab_size())
             .map(|m| json!({"mean_tv": m.mean_tv, "max_tv": m.max_tv}))
     });
-    let docs_processed = result.expected_records_processed;
-    Ok(json!({
-        "epsilon": result.privacy.epsilon,
+    let mut out = json!({
+        "epsilon": epsilon_json(result.privacy.epsilon),
         "delta": result.privacy.delta,
-        "noise_multiplier": result.privacy.noise_multiplier,
+        "noise_multiplier": result.privacy.noise_multiplier.unwrap_or(0.0),
+        "population": result.privacy.public_population,
+        "population_declared": result.privacy.population_declared,
         "sampling_rate": result.privacy.sampling_rate,
         "rng": result.privacy.rng,
         "resampling": doc_length.map(|_| key.describe()),
@@ -217,17 +238,10 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
         "per_word_bound": held.per_word_bound,
         "perplexity_bound_hoffman": hoffman.perplexity_bound,
         "completion_perplexity": held.completion_perplexity,
-        "docs_per_second": docs_processed / result.seconds,
-        "docs_per_cpu_second": result.cpu_seconds.map(|c| docs_processed / c),
-        "seconds": result.seconds,
-        "cpu_seconds": result.cpu_seconds,
         "threads": rayon::current_num_threads(),
         "iterations": result.iterations,
         "expected_records_processed": result.expected_records_processed,
-        "records_clipped": result.records_clipped,
-        "clipped_fraction": result.clipped_fraction(),
         "num_topics": k,
-        "train_docs": num_train,
         "test_docs": test.len(),
         "vocab_size": train.vocab_size(),
         "doc_length": doc_length,
@@ -238,7 +252,41 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
         "source": source,
         "topic_recovery": recovery,
         "top_words": topics,
-    }))
+    });
+    if result.privacy.epsilon.is_none() {
+        out["epsilon_reason"] = json!("non-private run: no noise");
+    }
+    if args.diagnostics {
+        let mut d = json!({
+            "private": false,
+            "seconds": diagnostics.seconds,
+            "records_clipped": diagnostics.records_clipped,
+            "clipped_fraction": diagnostics.clipped_fraction(),
+            "train_docs": diagnostics.realised_population,
+            "realised_population": diagnostics.realised_population,
+        });
+        match diagnostics.records_per_second() {
+            Some(r) => d["docs_per_second"] = json!(r),
+            None => d["docs_per_second_omitted"] = json!("no measurable wall time"),
+        }
+        if let Some(c) = diagnostics.cpu_seconds {
+            d["cpu_seconds"] = json!(c);
+        }
+        match diagnostics.records_per_cpu_second() {
+            Some(r) => d["docs_per_cpu_second"] = json!(r),
+            None => d["docs_per_cpu_second_omitted"] = json!("no measurable CPU time"),
+        }
+        out["diagnostics"] = d;
+    }
+    Ok(out)
+}
+
+/// The spent epsilon for the JSON: a number, or the string "inf" for a non-private run.
+fn epsilon_json(epsilon: Option<f64>) -> serde_json::Value {
+    match epsilon {
+        Some(e) if e.is_finite() => json!(e),
+        _ => json!("inf"),
+    }
 }
 
 fn main() -> ExitCode {

@@ -9,6 +9,12 @@
 //! reported (003 Fig. 7). Without either the run is non-private (same code path, no noise).
 //! Without `--idx` (or when the directory is absent) the embedded default is data from a known
 //! SBN (`--synthetic`).
+//!
+//! A private run on `--idx` data needs `--population N`, a public figure for the number of
+//! training images (for `--synthetic` the generator's 4000 is public and the default). Numbers that
+//! are data-dependent and not noised (timings, clip counts, the training baseline accuracy, the
+//! SNR, the realised image count) are printed only with `--diagnostics`, in a
+//! `"diagnostics": {"private": false, ...}` object.
 
 use std::path::Path;
 use std::time::Instant;
@@ -86,9 +92,17 @@ struct Args {
     #[arg(long)]
     progress: bool,
     /// Add the signal-to-noise of every released block (`snr`: at the initial parameters, one
-    /// batch of `S` training images, the run's noise multiplier). A non-private diagnostic.
+    /// batch of `S` training images, the run's noise multiplier). A non-private diagnostic,
+    /// printed inside "diagnostics" (needs --diagnostics).
     #[arg(long)]
     snr: bool,
+    /// Public population size N of the training images (q = S / N, the M-step). Required for
+    /// private runs on --idx; default for --synthetic: the generator's 4000 (public).
+    #[arg(long)]
+    population: Option<usize>,
+    /// Add the non-private diagnostics as a "diagnostics" object marked "private": false.
+    #[arg(long)]
+    diagnostics: bool,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -141,8 +155,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         (None, None) => Privacy::NonPrivate,
     };
+    let population = match args.population {
+        Some(n) => Some(n),
+        None if source == "synthetic" => Some(SYNTHETIC_TRAIN),
+        None => None,
+    };
+    // Capping S at the public N (never at the number of images).
+    let cap = population.unwrap_or(train.len()) as f64;
     let svi = SviConfig::builder()
-        .expected_batch_size(args.batch_size.min(train.len() as f64))
+        .expected_batch_size(args.batch_size.min(cap))
+        .population(population)
         .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
         .stop(Stop::Passes {
             passes: args.passes,
@@ -152,21 +174,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .init_seed(args.init_seed)
         .progress(args.progress)
         .build()?;
-    let baseline = baseline_pixel_accuracy(&train, &test);
+    let baseline = args
+        .diagnostics
+        .then(|| baseline_pixel_accuracy(&train, &test));
     let n_train = train.len();
-    let snr_batch: Vec<_> = if args.snr {
+    let snr_batch: Vec<_> = if args.snr && args.diagnostics {
         train[..(svi.expected_batch_size() as usize).min(n_train)].to_vec()
     } else {
         Vec::new()
     };
     let start = Instant::now();
-    let result = fit(&model, train, &svi, |_, _| {})?;
+    let fitted = fit(&model, train, &svi, |_, _| {})?;
+    let (result, diagnostics) = (fitted.result, fitted.diagnostics);
     let seconds = start.elapsed().as_secs_f64();
     let natural = SbnNatural::from_global(&result.global);
     let accuracy = pixel_accuracy(&model, &natural, &test);
     let bound_set = &test[..args.bound_images.min(test.len())];
     let bound = heldout_lower_bound(&model, &natural, bound_set);
-    let snr = if args.snr {
+    let snr = if args.snr && args.diagnostics {
         let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(args.init_seed);
         let init = SbnNatural::from_global(&model.init_global(&mut rng));
         let sigma = result.privacy.noise_multiplier.unwrap_or(0.0);
@@ -177,32 +202,49 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut out = serde_json::json!({
         "model": "sbn",
         "data": source,
-        "train_images": n_train,
+        "population": result.privacy.public_population,
+        "population_declared": result.privacy.population_declared,
         "test_images": test.len(),
         "visible": visible,
         "hidden": hidden,
         "g_release": format!("{:?}", model.config().g_release),
         "clip_fraction": model.config().clip_fraction,
         "statistics": format!("{:?}", model.config().statistics),
-        "epsilon": result.privacy.epsilon,
+        "epsilon": result
+            .privacy
+            .epsilon
+            .map_or(serde_json::json!("inf"), |e| serde_json::json!(e)),
         "delta": result.privacy.delta,
-        "noise_multiplier": result.privacy.noise_multiplier,
+        "noise_multiplier": result.privacy.noise_multiplier.unwrap_or(0.0),
         "sampling_rate": result.privacy.sampling_rate,
         "expected_batch_size": result.privacy.expected_batch_size,
         "neighbouring": result.privacy.neighbouring,
         "rng": result.privacy.rng,
         "pixel_accuracy": accuracy,
-        "baseline_pixel_accuracy": baseline,
         "heldout_lower_bound_per_image": bound,
         "heldout_bound_images": bound_set.len(),
-        "seconds": seconds,
-        "fit_seconds": result.seconds,
-        "cpu_seconds": result.cpu_seconds,
         "iterations": result.iterations,
-        "records_clipped": result.records_clipped,
     });
-    if let Some(snr) = snr {
-        out["snr"] = serde_json::to_value(snr)?;
+    if result.privacy.epsilon.is_none() {
+        out["epsilon_reason"] = serde_json::json!("non-private run: no noise");
+    }
+    if args.diagnostics {
+        let mut d = serde_json::json!({
+            "private": false,
+            "train_images": n_train,
+            "realised_population": diagnostics.realised_population,
+            "baseline_pixel_accuracy": baseline,
+            "seconds": seconds,
+            "fit_seconds": diagnostics.seconds,
+            "records_clipped": diagnostics.records_clipped,
+        });
+        if let Some(c) = diagnostics.cpu_seconds {
+            d["cpu_seconds"] = serde_json::json!(c);
+        }
+        if let Some(snr) = snr {
+            d["snr"] = serde_json::to_value(snr)?;
+        }
+        out["diagnostics"] = d;
     }
     if args.json {
         println!("{out}");
@@ -212,6 +254,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// Training images of the synthetic data set (the generator's configured size: public).
+const SYNTHETIC_TRAIN: usize = 4000;
+
 fn synthetic() -> (
     Vec<vips_models::sbn::BinaryImage>,
     Vec<vips_models::sbn::BinaryImage>,
@@ -219,7 +264,7 @@ fn synthetic() -> (
 ) {
     let truth = SyntheticSbn::random(64, 8, 11);
     (
-        truth.sample(4000, 1),
+        truth.sample(SYNTHETIC_TRAIN, 1),
         truth.sample(1000, 2),
         "synthetic".into(),
     )

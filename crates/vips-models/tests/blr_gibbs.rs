@@ -30,7 +30,7 @@ fn vb_mean_within_one_posterior_sd_of_gibbs() {
             .unwrap(),
     );
     let svi = blr::batch_config(records.len(), 60, Privacy::NonPrivate, None).unwrap();
-    let fitted = blr::fit(&model, records.clone(), &svi).unwrap();
+    let fitted = blr::fit(&model, records.clone(), &svi).unwrap().result;
     let vb = fitted.global.posterior().mean().clone();
 
     // Seeded, so the test is deterministic; Monte Carlo error of the Gibbs mean with 3,000 draws

@@ -28,7 +28,8 @@ fn svi_reaches_the_batch_posterior_mean() {
         train.clone(),
         &blr::batch_config(train.len(), 30, Privacy::NonPrivate, None).unwrap(),
     )
-    .unwrap();
+    .unwrap()
+    .result;
     let svi = SviConfig::builder()
         .expected_batch_size(200.0)
         .step(StepSize::robbins_monro(1.0, 0.7).unwrap())
@@ -37,7 +38,7 @@ fn svi_reaches_the_batch_posterior_mean() {
         .noise_seed(Some(3))
         .build()
         .unwrap();
-    let stochastic = blr::fit(&model, train, &svi).unwrap();
+    let stochastic = blr::fit(&model, train, &svi).unwrap().result;
     let a = batch.global.posterior().mean();
     let b = stochastic.global.posterior().mean();
     let sd = batch.global.posterior().cov().diagonal().map(f64::sqrt);
@@ -66,12 +67,14 @@ fn private_svi_spends_at_most_its_budget_and_still_predicts() {
             delta: 1e-5,
         })
         .noise_seed(Some(4))
+        .population(Some(train.len()))
         .build()
         .unwrap();
-    let fitted = blr::fit(&model, train, &svi).unwrap();
+    let fit = blr::fit(&model, train, &svi).unwrap();
+    let fitted = &fit.result;
     assert!(fitted.privacy.epsilon.unwrap() <= 2.0 * (1.0 + 1e-9));
     assert!(fitted.privacy.ledger.is_some());
-    assert_eq!(fitted.records_clipped, 0); // rows are in the ball, <xi> <= 1/4
+    assert_eq!(fit.diagnostics.records_clipped, 0); // rows are in the ball, <xi> <= 1/4
     let m = evaluate(fitted.global.posterior(), &test).unwrap();
     assert!(m.auc > 0.75, "private SVI AUC {}", m.auc);
 }

@@ -37,9 +37,10 @@ fn ledger_epsilon_equals_the_accountants_for_the_same_event() {
             delta: 1e-5,
         })
         .noise_seed(Some(5))
+        .population(Some(300))
         .build()
         .unwrap();
-    let result = fit(&model, docs, &svi, |_, _| {}).unwrap();
+    let result = fit(&model, docs, &svi, |_, _| {}).unwrap().result;
     let p = &result.privacy;
     let (eps, sigma) = (p.epsilon.unwrap(), p.noise_multiplier.unwrap());
     assert_eq!(result.iterations, 12);
@@ -94,9 +95,10 @@ fn stopping_by_budget_stops_before_the_budget_is_exceeded() {
             delta: 1e-5,
         })
         .noise_seed(Some(1))
+        .population(Some(300))
         .build()
         .unwrap();
-    let result = fit(&model, docs, &svi, |_, _| {}).unwrap();
+    let result = fit(&model, docs, &svi, |_, _| {}).unwrap().result;
     let eps = result.privacy.epsilon.unwrap();
     assert!(result.iterations >= 1 && result.iterations < 10_000);
     assert!(eps <= 1.0);
@@ -119,7 +121,7 @@ fn non_private_runs_have_no_ledger_and_private_runs_need_a_bound() {
         .stop(Stop::Iterations { iterations: 3 })
         .build()
         .unwrap();
-    let result = fit(&model, docs.clone(), &svi, |_, _| {}).unwrap();
+    let result = fit(&model, docs.clone(), &svi, |_, _| {}).unwrap().result;
     assert_eq!(result.privacy.epsilon, None);
     assert!(result.privacy.ledger.is_none());
     let unbounded = Lda::new(LdaConfig::builder(3, 40).build().unwrap());
@@ -130,6 +132,7 @@ fn non_private_runs_have_no_ledger_and_private_runs_need_a_bound() {
             epsilon: 1.0,
             delta: 1e-5,
         })
+        .population(Some(300))
         .build()
         .unwrap();
     assert!(matches!(
@@ -173,4 +176,45 @@ fn bad_settings_are_typed_errors() {
     let too_big = base().expected_batch_size(1e6).build().unwrap();
     assert!(fit(&model, docs, &too_big, |_, _| {}).is_err());
     assert!(fit(&model, Vec::new(), &base().build().unwrap(), |_, _| {}).is_err());
+}
+
+#[test]
+fn a_private_run_needs_a_declared_population_and_never_outputs_the_count() {
+    let (model, docs) = small();
+    let private = || {
+        SviConfig::builder()
+            .expected_batch_size(30.0)
+            .stop(Stop::Iterations { iterations: 2 })
+            .privacy(Privacy::Target {
+                epsilon: 1.0,
+                delta: 1e-5,
+            })
+            .noise_seed(Some(2))
+    };
+    let undeclared = private().build().unwrap();
+    let err = fit(&model, docs.clone(), &undeclared, |_, _| {}).unwrap_err();
+    assert!(matches!(err, EngineError::PopulationNotDeclared));
+    assert!(err.to_string().contains("--population"));
+    // A declared population below the batch size, or zero, is refused when building.
+    assert!(private().population(Some(0)).build().is_err());
+    assert!(private().population(Some(29)).build().is_err());
+    // Declared 1000 (not the 300 records): q = S / 1000, and 300 appears nowhere in the result.
+    let declared = private().population(Some(1000)).build().unwrap();
+    let fitted = fit(&model, docs, &declared, |_, _| {}).unwrap();
+    let p = &fitted.result.privacy;
+    assert_eq!(p.sampling_rate, 30.0 / 1000.0);
+    assert_eq!((p.public_population, p.population_declared), (1000, true));
+    let json = serde_json::to_value(&fitted.result).unwrap();
+    for key in ["records_clipped", "realised_population", "seconds", "cpu_seconds"] {
+        assert!(json.get(key).is_none(), "{key} in the private result");
+    }
+    let row = json["trace"][0].as_object().unwrap();
+    assert!(row.keys().all(|k| ["iteration", "rho", "epsilon_spent"].contains(&k.as_str())));
+    assert!(!json.to_string().contains(":300,") && !json.to_string().contains(":300}"));
+    // The count and the clip counts are in the diagnostics, marked non-private.
+    assert_eq!(fitted.diagnostics.realised_population, 300);
+    let diag = serde_json::to_value(&fitted.diagnostics).unwrap();
+    assert_eq!(diag["private"], serde_json::json!(false));
+    assert_eq!(diag["realised_population"], serde_json::json!(300));
+    assert_eq!(diag["trace"].as_array().unwrap().len(), 2);
 }

@@ -6,14 +6,16 @@
 //! The released statistic must move by no more than the declared per-record bound `a N / S` when
 //! one document is removed, whichever document it is (the first one, so that any state shared
 //! across documents in corpus order would shift every later document's resampling) and whatever
-//! it looks like (an adversarial document: very long, every word of the vocabulary).
+//! it looks like (an adversarial document: very long, every word of the vocabulary). The test
+//! also goes through [`fit`]: one iteration of batch VB (`rho = 1`) with a declared public
+//! population gives `lambda - eta = N_public s~`, i.e. exactly the released sum.
 
 use dp_core::wall::segments::SegmentBuffer;
 use dp_core::{PrivacyWall, SamplingScheme};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 use vips_models::data::{Corpus, Document, ResamplingKey, SyntheticConfig};
-use vips_models::engine::VipsModel;
+use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, VipsModel, fit};
 use vips_models::lda::{Lda, LdaConfig, Topics};
 
 const V: usize = 40;
@@ -134,4 +136,41 @@ fn an_adversarial_first_document_moves_the_release_by_at_most_a_n_over_s() {
         declared(),
         moved / declared()
     );
+}
+/// Through the engine's `fit` (batch VB, one iteration, `rho = 1`, non-private, declared public
+/// population): `lambda - eta = N_public * (sum / S) = sum`, the released sum itself.
+#[test]
+fn through_fit_one_batch_step_moves_lambda_by_at_most_a_n() {
+    let m = model();
+    let d = corpus(120, 7);
+    let svi = SviConfig::builder()
+        .expected_batch_size(PUBLIC_N as f64)
+        .population(Some(PUBLIC_N))
+        .step(StepSize::Constant { rho: 1.0 })
+        .stop(Stop::Iterations { iterations: 1 })
+        .privacy(Privacy::NonPrivate)
+        .noise_seed(Some(1))
+        .init_seed(9)
+        .build()
+        .unwrap();
+    let key = ResamplingKey::public_seed(42);
+    let lambda = |c: &Corpus| {
+        let docs = m.prepare(c, &key).unwrap();
+        fit(&m, docs, &svi, |_, _| {})
+            .unwrap()
+            .result
+            .global
+            .lambda()
+            .to_vec()
+    };
+    let l0 = lambda(&d);
+    // The released sum's bound is a N; lambda = eta + N_public * sum / S with S = N_public.
+    let bound = A * N as f64;
+    for neighbour in [without(&d, 0), with_first(&d, adversarial())] {
+        let moved = l2_diff(&l0, &lambda(&neighbour));
+        assert!(
+            moved <= bound * (1.0 + 1e-9),
+            "moved {moved} > declared {bound}"
+        );
+    }
 }

@@ -55,7 +55,7 @@ fn news_perplexity_is_close_to_gensims() {
             .init_seed(seed)
             .build()
             .unwrap();
-        let result = fit(&model, docs.clone(), &svi, |_, _| {}).unwrap();
+        let result = fit(&model, docs.clone(), &svi, |_, _| {}).unwrap().result;
         let held = evaluate(
             &result.global,
             &cfg,

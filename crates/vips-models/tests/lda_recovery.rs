@@ -41,9 +41,12 @@ fn run(
         .privacy(privacy)
         .noise_seed(Some(2))
         .init_seed(4)
+        .population(Some(data.corpus.len()))
         .build()
         .unwrap();
-    let result = fit(&model, data.corpus.into_docs(), &svi, |_, _| {}).unwrap();
+    let result = fit(&model, data.corpus.into_docs(), &svi, |_, _| {})
+        .unwrap()
+        .result;
     let m = match_topics(&data.topics, &result.global.mean_topics(), v).unwrap();
     eprintln!(
         "topic recovery: mean TV {:.4}, max TV {:.4}",

@@ -69,7 +69,9 @@ fn learns_a_known_sbn() {
         })
         .sum::<f64>()
         / test.len() as f64;
-    let result = fit(&model, train, &batch(1500, 40), |_, _| {}).unwrap();
+    let result = fit(&model, train, &batch(1500, 40), |_, _| {})
+        .unwrap()
+        .result;
     let nat = SbnNatural::from_global(&result.global);
     let learned = SyntheticSbn::from_natural(&nat)
         .mean_log_likelihood(&test)
@@ -108,9 +110,10 @@ fn private_run_stays_within_budget() {
             delta: 1e-5,
         })
         .noise_seed(Some(1))
+        .population(Some(600))
         .build()
         .unwrap();
-    let result = fit(&model, train, &svi, |_, _| {}).unwrap();
+    let result = fit(&model, train, &svi, |_, _| {}).unwrap().result;
     assert!(result.privacy.epsilon.unwrap() <= 1.0);
     assert!(result.privacy.noise_multiplier.unwrap() > 0.0);
     assert_eq!(result.iterations, 4);
@@ -161,7 +164,8 @@ fn mnist_nonprivate_beats_baseline_and_bound_rises() {
             .borrow_mut()
             .push(heldout_lower_bound(&model, &nat, bound_set));
     })
-    .unwrap();
+    .unwrap()
+    .result;
     let nat = SbnNatural::from_global(&result.global);
     let acc = pixel_accuracy(&model, &nat, &test);
     let b = bounds.into_inner();
@@ -196,10 +200,11 @@ fn mnist_private_lands_between_baseline_and_nonprivate() {
             delta: 1e-5,
         })
         .noise_seed(Some(1))
+        .population(Some(train.len()))
         .build()
         .unwrap();
     let base = baseline_pixel_accuracy(&train, &test);
-    let result = fit(&model, train, &svi, |_, _| {}).unwrap();
+    let result = fit(&model, train, &svi, |_, _| {}).unwrap().result;
     assert!(result.privacy.epsilon.unwrap() <= 1.0);
     let nat = SbnNatural::from_global(&result.global);
     let acc = pixel_accuracy(&model, &nat, &test);

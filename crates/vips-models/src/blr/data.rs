@@ -260,9 +260,19 @@ fn read_file(path: &Path) -> Result<String, BlrError> {
 /// Reads a CSV file: see [`parse_csv`].
 ///
 /// # Errors
-/// [`BlrError::Io`] if the file cannot be read, else as [`parse_csv`].
+/// [`BlrError::Io`] if the file cannot be read, else [`BlrError::InFile`] naming the file around
+/// the errors of [`parse_csv`] (which name the line).
 pub fn load_csv(path: impl AsRef<Path>, options: &CsvOptions) -> Result<Loaded, BlrError> {
-    parse_csv(&read_file(path.as_ref())?, options)
+    let path = path.as_ref();
+    parse_csv(&read_file(path)?, options).map_err(|e| in_file(path, e))
+}
+
+/// Wraps a parsing error with the file's path.
+fn in_file(path: &Path, e: BlrError) -> BlrError {
+    BlrError::InFile {
+        path: path.display().to_string(),
+        source: Box::new(e),
+    }
 }
 
 /// Parses CSV text: a header line naming the columns (one is the label), then one row per line
@@ -379,8 +389,10 @@ pub fn parse_csv(text: &str, options: &CsvOptions) -> Result<Loaded, BlrError> {
 /// Options of [`load_libsvm`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LibsvmOptions {
-    /// The model dimension `d` (feature ids must be `<= d`); `None` = the largest id seen
-    /// (that maximum is then a property of the data: pass the public `d` for private data).
+    /// The model dimension `d` (feature ids must be `<= d`, else a typed error naming the line,
+    /// at loading time, before any release); `None` = the largest id seen (that maximum is then a
+    /// property of the data and may only be used for non-private runs: the example refuses a
+    /// private run without `--dim`).
     pub dim: Option<usize>,
     /// Public radius every row is divided by before clipping to the unit ball (e.g. the square
     /// root of a public bound on the number of active binary features).
@@ -390,9 +402,11 @@ pub struct LibsvmOptions {
 /// Reads a LIBSVM file: see [`parse_libsvm`].
 ///
 /// # Errors
-/// [`BlrError::Io`] if the file cannot be read, else as [`parse_libsvm`].
+/// [`BlrError::Io`] if the file cannot be read, else [`BlrError::InFile`] naming the file around
+/// the errors of [`parse_libsvm`] (which name the line).
 pub fn load_libsvm(path: impl AsRef<Path>, options: LibsvmOptions) -> Result<Loaded, BlrError> {
-    parse_libsvm(&read_file(path.as_ref())?, options)
+    let path = path.as_ref();
+    parse_libsvm(&read_file(path)?, options).map_err(|e| in_file(path, e))
 }
 
 /// Parses LIBSVM / SVMlight text: `label id:value id:value ...` per line, ids 1-based and

@@ -48,6 +48,25 @@ pub enum BlrError {
         #[source]
         source: std::io::Error,
     },
+    /// An error while loading a file, with the file's path (the inner error names the line).
+    #[error("{path}: {source}")]
+    InFile {
+        /// The path.
+        path: String,
+        /// What went wrong (usually [`BlrError::Parse`] with the line).
+        #[source]
+        source: Box<BlrError>,
+    },
+    /// A private run needs a public setting that was not declared.
+    #[error("a private run needs the {what} declared as a public figure ({flag}): {reason}")]
+    Undeclared {
+        /// What is missing.
+        what: &'static str,
+        /// The option that declares it.
+        flag: &'static str,
+        /// Why it cannot come from the data.
+        reason: &'static str,
+    },
     /// A posterior computation failed (a precision that is not positive definite).
     #[error("posterior: {0}")]
     Posterior(String),

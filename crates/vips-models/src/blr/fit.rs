@@ -1,6 +1,6 @@
 //! Fitting entry points: [`fit`] through the VIPS engine, and a batch-VB configuration helper.
 
-use crate::engine::{self, FitResult, Privacy, StepSize, Stop, SviConfig};
+use crate::engine::{self, Fit, Privacy, StepSize, Stop, SviConfig};
 
 use super::{Blr, BlrError, BlrGlobal, BlrRecord};
 
@@ -19,12 +19,18 @@ pub fn fit(
     model: &Blr,
     records: Vec<BlrRecord>,
     svi: &SviConfig,
-) -> Result<FitResult<BlrGlobal>, BlrError> {
+) -> Result<Fit<BlrGlobal>, BlrError> {
     model.check_records(&records)?;
     Ok(engine::fit(model, records, svi, |_, _| {})?)
 }
 
-/// Batch VB (Poisson rate `q = 1`, `rho = 1`) for `n` records and `iterations` releases.
+/// Batch VB (Poisson rate `q = 1`, `rho = 1`) for a declared public population of `n` records
+/// and `iterations` releases (`S = N = n`).
+///
+/// # Privacy
+/// `n` is the public population size of [`crate::engine::SviConfigBuilder::population`]: pass
+/// a public figure, not the count of the private records (for a private run the engine uses `n`
+/// and never the count).
 ///
 /// # Errors
 /// [`BlrError::Engine`] for a bad privacy setting or zero iterations.
@@ -45,6 +51,7 @@ pub fn batch_config(
 ) -> Result<SviConfig, BlrError> {
     Ok(SviConfig::builder()
         .expected_batch_size(n as f64)
+        .population(Some(n))
         .step(StepSize::Constant { rho: 1.0 })
         .stop(Stop::Iterations { iterations })
         .privacy(privacy)

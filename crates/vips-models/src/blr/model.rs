@@ -42,7 +42,7 @@ use crate::engine::{EngineError, VipsModel};
 ///     .stop(Stop::Iterations { iterations: 10 })
 ///     .privacy(Privacy::NonPrivate)
 ///     .build()?;
-/// let fitted = fit(&model, records, &svi)?;
+/// let fitted = fit(&model, records, &svi)?.result;
 /// assert!(fitted.global.posterior().mean()[0] > 1.0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -204,6 +204,14 @@ impl VipsModel for Blr {
     type Natural = Arc<MvGaussian>;
     type Scratch = ();
 
+    /// Rejects records whose dimension does not match the model's (before any release).
+    fn check_records(&self, records: &[BlrRecord]) -> Result<(), EngineError> {
+        Blr::check_records(self, records).map_err(|e| EngineError::InvalidRecords {
+            model: "blr".into(),
+            reason: e.to_string(),
+        })
+    }
+
     fn name(&self) -> &str {
         "blr"
     }
@@ -256,8 +264,9 @@ impl VipsModel for Blr {
         let d = self.config.dim();
         let x = record.features();
         if x.min_dim() > d || matches!(x, Features::Dense(v) if v.len() != d) {
-            // A typed InvalidContribution error from the wall, never a panic.
-            out.push(0, usize::MAX, 0.0);
+            // Unreachable through `fit` and `engine::fit`, which reject such records before any
+            // release (`check_records`). Defensively the record contributes zero: no error from
+            // inside a release, which would reveal that a sampled record triggered it.
             return;
         }
         let mean = natural.mean().as_slice();

@@ -61,6 +61,7 @@ pub struct SviConfig {
     pub(crate) noise_seed: Option<u64>,
     pub(crate) init_seed: u64,
     pub(crate) progress: bool,
+    pub(crate) population: Option<usize>,
 }
 
 /// Unchecked [`SviConfig`].
@@ -71,7 +72,8 @@ pub struct SviConfigBuilder {
 
 impl SviConfig {
     /// A builder with: Robbins-Monro `tau0 = 1024`, `kappa = 0.7`; expected batch 256; one pass;
-    /// non-private; noise from the OS-seeded CSPRNG; init seed 0; no progress output.
+    /// non-private; noise from the OS-seeded CSPRNG; init seed 0; no progress output; no declared
+    /// population (required for private runs, see [`SviConfigBuilder::population`]).
     ///
     /// # Example
     /// ```
@@ -80,8 +82,10 @@ impl SviConfig {
     ///     .expected_batch_size(256.0)
     ///     .stop(Stop::Passes { passes: 1.0 })
     ///     .privacy(Privacy::Target { epsilon: 1.0, delta: 1e-5 })
+    ///     .population(Some(3441))
     ///     .build()?;
     /// assert_eq!(cfg.sampling_rate(3441)?, 256.0 / 3441.0);
+    /// assert_eq!(cfg.population(), Some(3441));
     /// # Ok::<(), vips_models::engine::EngineError>(())
     /// ```
     pub fn builder() -> SviConfigBuilder {
@@ -97,6 +101,7 @@ impl SviConfig {
                 noise_seed: None,
                 init_seed: 0,
                 progress: false,
+                population: None,
             },
         }
     }
@@ -116,6 +121,24 @@ impl SviConfig {
     /// Expected batch size `S = q N`.
     pub fn expected_batch_size(&self) -> f64 {
         self.expected_batch_size
+    }
+    /// The declared public population size `N`, if any.
+    pub fn population(&self) -> Option<usize> {
+        self.population
+    }
+
+    /// The population size the run uses in `q = S / N` and in the M-step `nu + N s~`: the
+    /// declared public figure; for a non-private run without one, `records` (the realised count,
+    /// which is then not protected, as nothing is).
+    ///
+    /// # Errors
+    /// [`EngineError::PopulationNotDeclared`] for a private run without a declared population.
+    pub fn public_population(&self, records: usize) -> Result<usize, EngineError> {
+        match (self.population, self.privacy) {
+            (Some(n), _) => Ok(n),
+            (None, Privacy::NonPrivate) => Ok(records),
+            (None, _) => Err(EngineError::PopulationNotDeclared),
+        }
     }
 
     /// The Poisson rate `q = S / N` for `population` records.
@@ -183,7 +206,23 @@ impl SviConfigBuilder {
         self.cfg.init_seed = seed;
         self
     }
-    /// Print one progress line per iteration to stderr.
+    /// The public population size `N` used in the Poisson rate `q = S / N` and in the M-step
+    /// `nu + N s~` (required for private runs; a non-private run without it uses the number of
+    /// records).
+    ///
+    /// # Privacy
+    /// Under add/remove-one neighbouring the number of records is itself private, so the run
+    /// never computes `q` or the M-step from it: `N` must be a public figure (a census, a
+    /// published corpus size, a generator's configured size), not the count of the private data.
+    /// It need not equal the count; the guarantee holds for any declared value (a value far from
+    /// the count only biases the fit). A private estimate (a noised count charged to the budget)
+    /// is not provided.
+    pub fn population(mut self, n: Option<usize>) -> Self {
+        self.cfg.population = n;
+        self
+    }
+    /// Print one progress line per iteration to stderr (with the clip count: a non-private
+    /// diagnostic for the data owner).
     pub fn progress(mut self, on: bool) -> Self {
         self.cfg.progress = on;
         self
@@ -194,10 +233,20 @@ impl SviConfigBuilder {
     /// # Errors
     /// [`EngineError::InvalidParameter`] for a bad schedule, a batch size that is not finite and
     /// `> 0`, zero iterations or passes, epsilon `<= 0`, delta outside `(0, 1)`, a noise multiplier
-    /// `<= 0`, or [`Stop::Budget`] without a noise multiplier.
+    /// `<= 0`, [`Stop::Budget`] without a noise multiplier, or a declared population of zero or
+    /// below the expected batch size.
     pub fn build(self) -> Result<SviConfig, EngineError> {
         let c = self.cfg;
         c.step.check()?;
+        if let Some(n) = c.population {
+            c.sampling_rate(n).map_err(|_| {
+                EngineError::invalid(
+                    "population",
+                    n as f64,
+                    "must be >= 1 and >= the expected batch size",
+                )
+            })?;
+        }
         if !(c.expected_batch_size > 0.0 && c.expected_batch_size.is_finite()) {
             return Err(EngineError::invalid(
                 "expected_batch_size",

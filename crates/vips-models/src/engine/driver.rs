@@ -9,7 +9,8 @@ use rand::rngs::ChaCha8Rng;
 use super::pool::ScratchPool;
 use super::result::process_cpu_seconds;
 use super::{
-    EngineError, FitResult, IterationReport, Privacy, PrivacySummary, Stop, SviConfig, VipsModel,
+    EngineError, Fit, FitDiagnostics, FitResult, IterationDiagnostics, IterationReport, Privacy,
+    PrivacySummary, Stop, SviConfig, VipsModel,
 };
 
 /// Bounds at or above this are "no clipping" and only allowed in non-private runs.
@@ -18,13 +19,18 @@ const UNBOUNDED: f64 = 1e300;
 /// Fits `model` to `records` by (private) stochastic variational inference (003 Algorithm 2).
 ///
 /// The records move into a dp-core [`PrivacyWall`] with Poisson sampling at rate
-/// `q = S / N` (`S` = the expected batch size). Each iteration `t`: the wall draws a Poisson batch,
+/// `q = S / N` (`S` = the expected batch size, `N` the declared public population,
+/// [`crate::engine::SviConfigBuilder::population`]). Each iteration `t`: the wall draws a Poisson batch,
 /// runs the model's E-step on every sampled record in parallel (rayon), clips each record's
 /// statistic block-wise to the declared bounds, sums, adds Gaussian noise (none when
 /// non-private), divides by the public `S`, and charges the ledger one Poisson-subsampled
 /// Gaussian event; the M-step forms `nu + N s~` and the global parameters are damped with
-/// `rho_t`. `observer` is called after every iteration with the report and the current global
-/// parameters (held-out evaluation, progress bars).
+/// `rho_t`. `observer` is called after every iteration with the (private) report and the current
+/// global parameters (held-out evaluation, progress bars).
+///
+/// Returns a [`Fit`]: the private [`FitResult`] (parameters, privacy summary and ledger, trace of
+/// `rho` and epsilon) and, apart, the non-private [`FitDiagnostics`] (realised record count,
+/// clip counts, timings).
 ///
 /// Stopping: a fixed number of iterations ([`Stop::Iterations`], or `ceil(passes / q)` for
 /// [`Stop::Passes`]); or, with a given noise multiplier, as soon as the next release would exceed
@@ -32,15 +38,19 @@ const UNBOUNDED: f64 = 1e300;
 ///
 /// # Errors
 /// [`EngineError::InvalidParameter`] / [`EngineError::Empty`] for bad settings or no records;
+/// [`EngineError::PopulationNotDeclared`] for a private run without a public population;
+/// [`EngineError::InvalidRecords`] if the model's [`VipsModel::check_records`] rejects a record
+/// (before any release);
 /// [`EngineError::Privacy`] if the wall refuses (bad block, calibration impossible, a malformed
 /// contribution, a release over budget in a fixed-iteration run) or a private run declares an
 /// unbounded block; [`EngineError::Accountant`] for accountant failures.
 ///
 /// # Privacy
-/// Under add/remove-one neighbouring, the released sequence (and everything in the result
-/// computed from it: parameters, trace of `rho`) is `(epsilon, delta)`-DP with the epsilon the
-/// ledger reports, which never exceeds the configured budget. The per-iteration clip counts are
-/// a non-private diagnostic for the data owner (dp-core documents the same exception). A
+/// Under add/remove-one neighbouring, the released sequence and the whole [`FitResult`] computed
+/// from it and from public settings are `(epsilon, delta)`-DP with the epsilon the ledger
+/// reports, which never exceeds the configured budget. The sampling rate and the M-step use the
+/// declared public population, never the number of records, and the result does not contain that
+/// number. [`FitDiagnostics`] (realised count, clip counts, timings) is not private. A
 /// `noise_seed` makes the noise reproducible and gives no privacy against whoever holds it.
 ///
 /// # Example
@@ -58,10 +68,12 @@ const UNBOUNDED: f64 = 1e300;
 ///     .stop(Stop::Iterations { iterations: 5 })
 ///     .privacy(Privacy::Target { epsilon: 1.0, delta: 1e-5 })
 ///     .noise_seed(Some(7))
+///     .population(Some(200)) // the generator's configured size: public
 ///     .build()?;
-/// let result = fit(&model, docs, &svi, |_, _| {})?;
-/// assert!(result.privacy.epsilon.unwrap() <= 1.0);
-/// assert_eq!(result.trace.len(), 5);
+/// let fitted = fit(&model, docs, &svi, |_, _| {})?;
+/// assert!(fitted.result.privacy.epsilon.unwrap() <= 1.0);
+/// assert_eq!(fitted.result.trace.len(), 5);
+/// assert_eq!(fitted.diagnostics.realised_population, 200); // not private
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn fit<M: VipsModel>(
@@ -69,8 +81,13 @@ pub fn fit<M: VipsModel>(
     records: Vec<M::Record>,
     config: &SviConfig,
     mut observer: impl FnMut(&IterationReport, &M::Global),
-) -> Result<FitResult<M::Global>, EngineError> {
-    let population = records.len();
+) -> Result<Fit<M::Global>, EngineError> {
+    let realised = records.len();
+    if realised == 0 {
+        return Err(EngineError::Empty("no records"));
+    }
+    model.check_records(&records)?;
+    let population = config.public_population(realised)?;
     let rate = config.sampling_rate(population)?;
     let spec = model.release_spec()?;
     let private = !matches!(config.privacy, Privacy::NonPrivate);
@@ -94,6 +111,7 @@ pub fn fit<M: VipsModel>(
     };
     let builder = PrivacyWall::builder(records)
         .sampling(SamplingScheme::poisson(rate)?)
+        .public_population_size(population)
         .rng(policy);
     let builder = match config.privacy {
         Privacy::NonPrivate => builder.non_private(),
@@ -118,6 +136,7 @@ pub fn fit<M: VipsModel>(
     let start = Instant::now();
     let cpu_start = process_cpu_seconds();
     let mut trace = Vec::new();
+    let mut diag_trace = Vec::new();
     let mut clipped_total = 0u64;
     for t in 0..max_iterations {
         if matches!(config.stop, Stop::Budget { .. }) && !wall.can_release()? {
@@ -147,12 +166,15 @@ pub fn fit<M: VipsModel>(
         let report = IterationReport {
             iteration: t,
             rho,
-            clipped: release.clipped_records(),
             epsilon_spent: if private {
                 Some(wall.spent_epsilon()?)
             } else {
                 None
             },
+        };
+        let diag = IterationDiagnostics {
+            iteration: t,
+            clipped: release.clipped_records(),
             elapsed_seconds: start.elapsed().as_secs_f64(),
         };
         if config.progress {
@@ -162,7 +184,7 @@ pub fn fit<M: VipsModel>(
                 t + 1,
                 max_iterations,
                 rho,
-                report.clipped,
+                diag.clipped,
                 report
                     .epsilon_spent
                     .map_or("inf".to_string(), |e| format!("{e:.4}"))
@@ -170,6 +192,7 @@ pub fn fit<M: VipsModel>(
         }
         observer(&report, &global);
         trace.push(report);
+        diag_trace.push(diag);
     }
     let seconds = start.elapsed().as_secs_f64();
     let cpu_seconds = match (cpu_start, process_cpu_seconds()) {
@@ -185,28 +208,37 @@ pub fn fit<M: VipsModel>(
     } else {
         None
     };
-    Ok(FitResult {
-        global,
-        privacy: PrivacySummary {
-            epsilon: if private {
-                Some(wall.spent_epsilon()?)
-            } else {
-                None
+    let expected_records_processed = expected_batch * iterations as f64;
+    Ok(Fit {
+        result: FitResult {
+            global,
+            privacy: PrivacySummary {
+                epsilon: if private {
+                    Some(wall.spent_epsilon()?)
+                } else {
+                    None
+                },
+                delta,
+                noise_multiplier: wall.noise_multiplier(),
+                sampling_rate: rate,
+                expected_batch_size: expected_batch,
+                public_population: population,
+                population_declared: config.population().is_some(),
+                neighbouring: "add_remove_one".into(),
+                rng: policy.describe(),
+                ledger,
             },
-            delta,
-            noise_multiplier: wall.noise_multiplier(),
-            sampling_rate: rate,
-            expected_batch_size: expected_batch,
-            population,
-            neighbouring: "add_remove_one".into(),
-            rng: policy.describe(),
-            ledger,
+            trace,
+            iterations,
+            expected_records_processed,
         },
-        trace,
-        iterations,
-        expected_records_processed: expected_batch * iterations as f64,
-        records_clipped: clipped_total,
-        seconds,
-        cpu_seconds,
+        diagnostics: FitDiagnostics {
+            realised_population: realised,
+            records_clipped: clipped_total,
+            trace: diag_trace,
+            seconds,
+            cpu_seconds,
+            expected_records_processed,
+        },
     })
 }

@@ -24,6 +24,21 @@ pub enum EngineError {
         /// What was wrong.
         reason: String,
     },
+    /// Records rejected before any release (a wrong dimension, a value out of range).
+    #[error("model `{model}`: records rejected before any release: {reason}")]
+    InvalidRecords {
+        /// Model name.
+        model: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A private run without a declared public population size.
+    #[error(
+        "a private run needs a public population size N (used in q = S/N and in the M-step): \
+         declare it with SviConfig::population (examples: --population N); the number of records \
+         is private and is not used"
+    )]
+    PopulationNotDeclared,
     /// The privacy wall or a mechanism refused.
     #[error("privacy wall: {0}")]
     Privacy(String),

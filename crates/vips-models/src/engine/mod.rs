@@ -19,5 +19,8 @@ pub use config::{Privacy, Stop, SviConfig, SviConfigBuilder};
 pub use driver::fit;
 pub use error::EngineError;
 pub use model::VipsModel;
-pub use result::{FitResult, IterationReport, PrivacySummary, process_cpu_seconds};
+pub use result::{
+    Fit, FitDiagnostics, FitResult, IterationDiagnostics, IterationReport, PrivacySummary,
+    process_cpu_seconds,
+};
 pub use schedule::StepSize;

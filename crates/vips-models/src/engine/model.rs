@@ -45,6 +45,18 @@ pub trait VipsModel: Sync {
     /// Short model name for traces and ledger labels.
     fn name(&self) -> &str;
 
+    /// Checks the records before any release (dimensions, value ranges): called by
+    /// [`crate::engine::fit`] before the records enter the wall, so that a malformed record is a
+    /// loading-time error for the data owner, never an error from inside a release. Default: all
+    /// records accepted.
+    ///
+    /// # Errors
+    /// [`EngineError::InvalidRecords`] naming what is wrong.
+    fn check_records(&self, records: &[Self::Record]) -> Result<(), EngineError> {
+        let _ = records;
+        Ok(())
+    }
+
     /// The statistic's blocks with their per-record bounds.
     ///
     /// # Errors

@@ -1,24 +1,20 @@
-//! What a fit returns: parameters, privacy summary and ledger, per-iteration trace.
+//! What a fit returns: the private result (parameters, privacy summary and ledger, trace of the
+//! step size and the epsilon spent) and, separately, the data owner's non-private diagnostics.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
-/// One row of the per-iteration trace.
+/// One row of the private per-iteration trace (public schedule and ledger values only).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IterationReport {
     /// 0-based iteration.
     pub iteration: u64,
     /// Step size used.
     pub rho: f64,
-    /// Records whose statistic was clipped in this batch (a non-private diagnostic for the data
-    /// owner; it is not part of the released output).
-    pub clipped: u64,
     /// Epsilon spent so far (at the run's delta; `None` when non-private).
     pub epsilon_spent: Option<f64>,
-    /// Seconds since the start of the fit.
-    pub elapsed_seconds: f64,
 }
 
-/// The privacy summary of a run.
+/// The privacy summary of a run (public facts and the ledger).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PrivacySummary {
     /// Total epsilon spent (`None` = infinity, non-private).
@@ -27,12 +23,16 @@ pub struct PrivacySummary {
     pub delta: Option<f64>,
     /// Noise std / per-release L2 sensitivity (`None` when non-private).
     pub noise_multiplier: Option<f64>,
-    /// Poisson sampling rate `q`.
+    /// Poisson sampling rate `q = S / N` (`N` the public population).
     pub sampling_rate: f64,
     /// Public expected batch size `q N` every release is divided by.
     pub expected_batch_size: f64,
-    /// Number of records `N` in the wall.
-    pub population: usize,
+    /// The population size `N` used in `q` and in the M-step: the caller's declared public
+    /// figure ([`crate::engine::SviConfigBuilder::population`]); for a non-private run without
+    /// one, the number of records.
+    pub public_population: usize,
+    /// Whether `public_population` was declared by the caller (always `true` for private runs).
+    pub population_declared: bool,
     /// Neighbouring relation of the guarantee.
     pub neighbouring: String,
     /// How the noise RNG was seeded.
@@ -41,29 +41,61 @@ pub struct PrivacySummary {
     pub ledger: Option<serde_json::Value>,
 }
 
-/// The result of [`crate::engine::fit`].
+/// The private result of [`crate::engine::fit`]: safe to publish.
+///
+/// # Privacy
+/// Everything here is either public (settings, schedule, the declared population, the ledger)
+/// or post-processing of the noised releases (the global parameters), so it carries the run's
+/// `(epsilon, delta)` guarantee. The realised number of records, clip counts and timings are in
+/// [`FitDiagnostics`] instead.
 #[derive(Clone, Debug, Serialize)]
 pub struct FitResult<G> {
     /// Final global variational parameters.
     pub global: G,
     /// Privacy summary and ledger.
     pub privacy: PrivacySummary,
-    /// One row per iteration.
+    /// One row per iteration (`rho`, epsilon spent).
     pub trace: Vec<IterationReport>,
-    /// Iterations run.
+    /// Iterations run (a function of the settings and the ledger only).
     pub iterations: u64,
-    /// Expected number of records processed (`iterations x q N`; the realised count stays
-    /// behind the wall).
+    /// Expected number of records processed (`iterations x q N`, public).
     pub expected_records_processed: f64,
+}
+
+/// One row of the diagnostics' per-iteration trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IterationDiagnostics {
+    /// 0-based iteration.
+    pub iteration: u64,
+    /// Records whose statistic was clipped in this batch.
+    pub clipped: u64,
+    /// Seconds since the start of the fit (reflects the realised batch sizes).
+    pub elapsed_seconds: f64,
+}
+
+/// The data owner's report of a fit: **not private**. Serialises with `"private": false`.
+///
+/// # Privacy
+/// None of these numbers is noised or accounted for: the realised number of records, the clip
+/// counts (an over-bound record is visible in them), the timings (they track the realised batch
+/// sizes). Do not publish them; the examples print them only with `--diagnostics`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct FitDiagnostics {
+    /// The realised number of records in the wall.
+    pub realised_population: usize,
     /// Records clipped over all iterations.
     pub records_clipped: u64,
+    /// Per-iteration clip counts and timings.
+    pub trace: Vec<IterationDiagnostics>,
     /// Wall-clock seconds of the fit.
     pub seconds: f64,
     /// CPU seconds of the process during the fit (Linux; `None` elsewhere).
     pub cpu_seconds: Option<f64>,
+    /// The public expected number of records processed (to form rates).
+    pub expected_records_processed: f64,
 }
 
-impl<G> FitResult<G> {
+impl FitDiagnostics {
     /// Clipped records divided by the expected number processed.
     pub fn clipped_fraction(&self) -> f64 {
         if self.expected_records_processed > 0.0 {
@@ -72,6 +104,54 @@ impl<G> FitResult<G> {
             0.0
         }
     }
+
+    /// Expected records processed per wall-clock second (`None` if no time was measured).
+    pub fn records_per_second(&self) -> Option<f64> {
+        (self.seconds > 0.0).then(|| self.expected_records_processed / self.seconds)
+    }
+
+    /// Expected records processed per CPU second (`None` without a positive CPU time).
+    pub fn records_per_cpu_second(&self) -> Option<f64> {
+        self.cpu_seconds
+            .filter(|&c| c > 0.0)
+            .map(|c| self.expected_records_processed / c)
+    }
+}
+
+impl Serialize for FitDiagnostics {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct View<'a> {
+            private: bool,
+            realised_population: usize,
+            records_clipped: u64,
+            clipped_fraction: f64,
+            seconds: f64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            cpu_seconds: Option<f64>,
+            trace: &'a [IterationDiagnostics],
+        }
+        View {
+            private: false,
+            realised_population: self.realised_population,
+            records_clipped: self.records_clipped,
+            clipped_fraction: self.clipped_fraction(),
+            seconds: self.seconds,
+            cpu_seconds: self.cpu_seconds,
+            trace: &self.trace,
+        }
+        .serialize(s)
+    }
+}
+
+/// What [`crate::engine::fit`] returns: the private result and, next to it, the non-private
+/// diagnostics (kept apart so that publishing `result` never publishes `diagnostics`).
+#[derive(Clone, Debug)]
+pub struct Fit<G> {
+    /// Safe to publish.
+    pub result: FitResult<G>,
+    /// For the data owner only (`"private": false`).
+    pub diagnostics: FitDiagnostics,
 }
 
 /// CPU time (user + system) of this process in seconds, from `/proc/self/stat` (Linux).

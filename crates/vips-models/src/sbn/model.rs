@@ -165,8 +165,9 @@ fn gaussian_moments(
 ///     .stop(Stop::Iterations { iterations: 3 })
 ///     .privacy(Privacy::Target { epsilon: 1.0, delta: 1e-5 })
 ///     .noise_seed(Some(3))
+///     .population(Some(300)) // the generator's configured size: public
 ///     .build()?;
-/// let result = fit(&model, train, &svi, |_, _| {})?;
+/// let result = fit(&model, train, &svi, |_, _| {})?.result;
 /// assert!(result.privacy.epsilon.unwrap() <= 1.0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -547,6 +548,15 @@ impl VipsModel for Sbn {
 
     fn new_scratch(&self) -> LocalPosterior {
         LocalPosterior::default()
+    }
+
+    /// Rejects images with the wrong number of pixels or non-binary pixels (before any release).
+    fn check_records(&self, records: &[BinaryImage]) -> Result<(), EngineError> {
+        self.check_images(records)
+            .map_err(|e| EngineError::InvalidRecords {
+                model: "sbn".into(),
+                reason: e.to_string(),
+            })
     }
 
     fn record_statistic(
