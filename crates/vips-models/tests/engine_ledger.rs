@@ -205,11 +205,19 @@ fn a_private_run_needs_a_declared_population_and_never_outputs_the_count() {
     assert_eq!(p.sampling_rate, 30.0 / 1000.0);
     assert_eq!((p.public_population, p.population_declared), (1000, true));
     let json = serde_json::to_value(&fitted.result).unwrap();
-    for key in ["records_clipped", "realised_population", "seconds", "cpu_seconds"] {
+    for key in [
+        "records_clipped",
+        "realised_population",
+        "seconds",
+        "cpu_seconds",
+    ] {
         assert!(json.get(key).is_none(), "{key} in the private result");
     }
     let row = json["trace"][0].as_object().unwrap();
-    assert!(row.keys().all(|k| ["iteration", "rho", "epsilon_spent"].contains(&k.as_str())));
+    assert!(
+        row.keys()
+            .all(|k| ["iteration", "rho", "epsilon_spent"].contains(&k.as_str()))
+    );
     assert!(!json.to_string().contains(":300,") && !json.to_string().contains(":300}"));
     // The count and the clip counts are in the diagnostics, marked non-private.
     assert_eq!(fitted.diagnostics.realised_population, 300);

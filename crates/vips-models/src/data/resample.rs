@@ -24,8 +24,7 @@ use super::{DataError, Document};
 /// Domain separation of the per-document seed hash (changing it changes every resampling).
 const DOMAIN: &[u8] = b"vips-models/lda-fixed-length-resampling/v1";
 
-/// The key every document's resampling stream is derived from (see the [module
-/// documentation](self)).
+/// The key every document's resampling stream is derived from (see [`resample_document`]).
 ///
 /// Two kinds: a secret key from OS entropy ([`ResamplingKey::from_os_entropy`], the default of the
 /// examples; never printed, its `Debug` output is redacted) or a public seed
@@ -127,8 +126,13 @@ impl ResamplingKey {
 /// As [`resample_fixed_length`].
 ///
 /// # Privacy
-/// A per-record transform (see the [module documentation](self)): safe to apply before the
-/// privacy wall.
+/// A per-record transform, safe to apply before the privacy wall: the resampled version of a
+/// document may depend on that document and on randomness that does not depend on any other
+/// document, never on a random stream shared across documents in corpus order (then removing one
+/// document would shift the draws, and so the resampling, of every later document). For a fixed
+/// key the map `d -> resample(key, d)` is a function of one document, so corpora that differ in
+/// one document map to resampled corpora that differ in one document, and the wall's
+/// add/remove-one guarantee carries over unchanged, for every key value.
 ///
 /// # Example
 /// See [`ResamplingKey`].

@@ -43,26 +43,26 @@
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SbnBounds {
-    /// s1 = sum (p - 1/2): `sqrt(K)/2`.
+    /// `s1 = sum (p - 1/2)`: `sqrt(K)/2`.
     pub s1: f64,
-    /// s2 = sum <xi1>: `sqrt(K)/4`.
+    /// `s2 = sum <xi1>`: `sqrt(K)/4`.
     pub s2: f64,
-    /// s3 = sum (y - 1/2): `sqrt(J)/2`.
+    /// `s3 = sum (y - 1/2)`: `sqrt(J)/2`.
     pub s3: f64,
-    /// s4 = sum <xi0>: `sqrt(J)/4`.
+    /// `s4 = sum <xi0>`: `sqrt(J)/4`.
     pub s4: f64,
-    /// s5 = sum <xi0> p^T: `sqrt(JK)/4`.
+    /// `s5 = sum <xi0> p^T`: `sqrt(JK)/4`.
     pub s5: f64,
-    /// s6 = sum (y - 1/2) p^T: `sqrt(JK)/2`.
+    /// `s6 = sum (y - 1/2) p^T`: `sqrt(JK)/2`.
     pub s6: f64,
-    /// Each G_j = sum <xi0_j> <z z^T>: `K/4`.
+    /// Each `G_j = sum <xi0_j> <z z^T>`: `K/4`.
     pub g_per_unit: f64,
-    /// Z = sum <z z^T> (pooled release): `K`.
+    /// `Z = sum <z z^T>` (pooled release): `K`.
     pub g_pooled: f64,
-    /// u = sum (y - 1/2 - <xi0> . (<W> p)) ([`crate::sbn::SbnStatistics::Residual`]):
+    /// `u = sum (y - 1/2 - <xi0> . (<W> p))` ([`crate::sbn::SbnStatistics::Residual`]):
     /// `sqrt(J)`, declared and enforced by clipping.
     pub u: f64,
-    /// r = sum (y - 1/2 - <c> . <xi0>) p^T ([`crate::sbn::SbnStatistics::Residual`]):
+    /// `r = sum (y - 1/2 - <c> . <xi0>) p^T` ([`crate::sbn::SbnStatistics::Residual`]):
     /// `sqrt(JK)`, declared and enforced by clipping.
     pub r: f64,
 }
