@@ -215,12 +215,13 @@ fn sparse_and_dense_writes_agree_and_threads_do_not_matter() {
     }
 }
 
+/// Non-private mode: a malformed contribution is a typed error that charges nothing. (Private
+/// mode replaces such records by zero and charges the release: `tests/wall_failures.rs`.)
 #[test]
-fn bad_contributions_are_typed_errors_and_charge_nothing() {
+fn bad_contributions_are_typed_errors_in_non_private_mode() {
     let mut wall = PrivacyWall::builder(records(100))
         .sampling(SamplingScheme::poisson(1.0).unwrap())
-        .epsilon_delta(5.0, 1e-5)
-        .noise_multiplier(1.0)
+        .non_private()
         .seed(3)
         .build()
         .unwrap();
@@ -239,11 +240,37 @@ fn bad_contributions_are_typed_errors_and_charge_nothing() {
         wrong_block,
         Err(CoreError::InvalidContribution { .. })
     ));
-    assert!(wall.ledger().is_empty());
+    assert!(wall.release_log().is_empty());
     assert_eq!(wall.releases_made(), 0);
     assert!(wall.release(&spec, dense).is_ok());
-    assert_eq!(wall.ledger().len(), 1);
+    assert_eq!(wall.release_log().len(), 1);
 }
+
+/// Private mode: every malformed contribution is replaced by zero, counted, and charged.
+#[test]
+fn bad_contributions_are_replaced_and_charged_in_private_mode() {
+    let mut wall = PrivacyWall::builder(records(100))
+        .sampling(SamplingScheme::poisson(1.0).unwrap())
+        .epsilon_delta(50.0, 1e-5)
+        .noise_multiplier(1.0)
+        .seed(3)
+        .build()
+        .unwrap();
+    let spec = vector_spec(1.0);
+    let faults: [&Statistic3; 4] = [
+        &|_, buf| buf.push(0, 3, 1.0),
+        &|_, buf| buf.push(0, 1, f64::NAN),
+        &|_, buf| buf.dense(0)[2] = f64::INFINITY,
+        &|_, buf| buf.add_symmetric(0, 0, 0, 1.0),
+    ];
+    for (k, f) in faults.into_iter().enumerate() {
+        let r = wall.release(&spec, f).unwrap();
+        assert_eq!(r.diagnostics().replaced_records, 100, "fault {k}");
+        assert_eq!(wall.ledger().len(), k + 1);
+    }
+}
+
+type Statistic3 = dyn Fn(&Vec<f64>, &mut ContributionBuffer) + Sync;
 
 #[test]
 fn builder_refuses_incomplete_or_contradictory_settings() {
@@ -380,7 +407,8 @@ fn debug_output_does_not_print_records() {
     let wall = wall.build().unwrap();
     let shown = format!("{wall:?}");
     assert!(!shown.contains("123456"), "{shown}");
-    assert!(shown.contains("records: 1"));
+    // Replace-one: the record count is public and shown; never the records.
+    assert!(shown.contains("population: Some(1)"), "{shown}");
 }
 
 /// Many blocks (an SBN-like release: a vector plus 20 symmetric K x K blocks `G_j`): one event,

@@ -127,7 +127,7 @@ proptest! {
 }
 
 #[test]
-fn malformed_runs_are_typed_errors_and_spend_nothing() {
+fn malformed_runs_are_errors_in_non_private_mode_and_replaced_in_private_mode() {
     let spec = ReleaseSpec::new(vec![BlockSpec::vector("v", LEN, 1.0).unwrap()]).unwrap();
     let bad: [fn(&Rec, &mut SegmentBuffer); 4] = [
         |_, b| b.push_segment(LEN - 1, &[1.0, 1.0]), // past the end
@@ -139,14 +139,19 @@ fn malformed_runs_are_typed_errors_and_spend_nothing() {
         |_, b| b.push_segment(3, &[f64::NAN]), // non-finite
     ];
     for (i, f) in bad.into_iter().enumerate() {
-        let mut w = wall(vec![vec![]; 10], 1.0, true, 10);
+        // Non-private: a typed error, nothing released.
+        let mut w = wall(vec![vec![]; 10], 1.0, false, 10);
         let err = w.release_segments(&spec, f).unwrap_err();
         assert!(
             matches!(err, CoreError::InvalidContribution { ref block, .. } if block == "v"),
             "case {i}: {err:?}"
         );
-        assert!(w.ledger().is_empty(), "case {i}: the ledger was charged");
         assert_eq!(w.releases_made(), 0);
+        // Private: every record replaced by zero, the release charged.
+        let mut w = wall(vec![vec![]; 10], 1.0, true, 10);
+        let r = w.release_segments(&spec, f).unwrap();
+        assert_eq!(r.diagnostics().replaced_records, 10, "case {i}");
+        assert_eq!(w.ledger().len(), 1, "case {i}: the release was not charged");
     }
     // Out of order: a run starting before the previous one.
     let mut w = wall(vec![vec![]; 3], 1.0, false, 3);

@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use super::buffer::ContributionBuffer;
+use super::buffer::{ContributionBuffer, RecordOutcome};
 use super::spec::{BlockShape, ReleaseSpec};
 use crate::error::CoreError;
 
@@ -16,6 +16,7 @@ struct Worker {
     buffer: ContributionBuffer,
     sums: Vec<Vec<f64>>,
     clipped: u64,
+    replaced: u64,
 }
 
 impl Worker {
@@ -28,6 +29,7 @@ impl Worker {
                 .map(|b| vec![0.0; b.stored_len()])
                 .collect(),
             clipped: 0,
+            replaced: 0,
         }
     }
 
@@ -36,6 +38,7 @@ impl Worker {
             .iter_mut()
             .for_each(|s| s.iter_mut().for_each(|v| *v = 0.0));
         self.clipped = 0;
+        self.replaced = 0;
     }
 
     fn run<R, F>(
@@ -44,14 +47,20 @@ impl Worker {
         indices: &[usize],
         spec: &ReleaseSpec,
         statistic: &F,
+        replace_invalid: bool,
     ) -> Result<(), CoreError>
     where
         F: Fn(&R, &mut ContributionBuffer),
     {
         for &i in indices {
             statistic(&records[i], &mut self.buffer);
-            if self.buffer.finish_record(spec, &mut self.sums)? {
-                self.clipped += 1;
+            match self
+                .buffer
+                .finish_record(spec, &mut self.sums, replace_invalid)?
+            {
+                RecordOutcome::Added => {}
+                RecordOutcome::Clipped => self.clipped += 1,
+                RecordOutcome::Replaced => self.replaced += 1,
             }
         }
         Ok(())
@@ -120,7 +129,8 @@ fn add_and_zero(total: &mut [f64], parts: Vec<&mut [f64]>) {
 }
 
 /// The per-block sums of the clipped contributions of `records[indices]` (left in
-/// [`DenseScratch::sums`]), and how many records were clipped.
+/// [`DenseScratch::sums`]), and how many records were clipped and how many were replaced by
+/// zero (malformed or non-finite, when `replace_invalid`; otherwise such a record is an error).
 ///
 /// Records are taken in chunks of [`CHUNK`]; each chunk is summed from zero by one worker, and
 /// the chunk sums are added into the total in chunk order (after each wave of as many chunks as
@@ -130,22 +140,24 @@ fn add_and_zero(total: &mut [f64], parts: Vec<&mut [f64]>) {
 /// # Privacy
 /// Each record's contribution is clipped block by block to the block's bound before it is added,
 /// so adding or removing one record moves block `j`'s sum by at most `bound_j` in its norm, and
-/// replacing one by at most `2 bound_j`.
+/// replacing one by at most `2 bound_j`. A replaced record adds exactly nothing (norm 0), so the
+/// bound holds whatever the record's statistic does.
 pub(crate) fn clipped_sums<R, F>(
     records: &[R],
     indices: &[usize],
     spec: &ReleaseSpec,
     statistic: &F,
     scratch: &mut DenseScratch,
-) -> Result<u64, CoreError>
+    replace_invalid: bool,
+) -> Result<(u64, u64), CoreError>
 where
     R: Sync,
     F: Fn(&R, &mut ContributionBuffer) + Sync,
 {
     let total = scratch.prepare(spec);
     if indices.len() <= CHUNK {
-        total.run(records, indices, spec, statistic)?;
-        return Ok(total.clipped);
+        total.run(records, indices, spec, statistic, replace_invalid)?;
+        return Ok((total.clipped, total.replaced));
     }
     let chunks: Vec<&[usize]> = indices.chunks(CHUNK).collect();
     let threads = rayon::current_num_threads().max(1).min(chunks.len());
@@ -159,7 +171,9 @@ where
         workers
             .par_iter_mut()
             .zip(wave.par_iter())
-            .try_for_each(|(worker, chunk)| worker.run(records, chunk, spec, statistic))?;
+            .try_for_each(|(worker, chunk)| {
+                worker.run(records, chunk, spec, statistic, replace_invalid)
+            })?;
         for (b, acc) in total.sums.iter_mut().enumerate() {
             let parts = workers
                 .iter_mut()
@@ -170,8 +184,10 @@ where
         }
         for worker in workers.iter_mut().take(wave.len()) {
             total.clipped += worker.clipped;
+            total.replaced += worker.replaced;
             worker.clipped = 0;
+            worker.replaced = 0;
         }
     }
-    Ok(total.clipped)
+    Ok((total.clipped, total.replaced))
 }

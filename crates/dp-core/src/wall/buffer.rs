@@ -130,8 +130,11 @@ impl BlockScratch {
 /// `O(block length)` per record). Both may be mixed within a block. The buffer starts every
 /// record at zero.
 ///
-/// Invalid writes (an index outside its block, a non-finite value) do not panic: they make the
-/// whole release fail with [`CoreError::InvalidContribution`] before anything is released.
+/// Invalid writes (an index outside its block, a non-finite value) do not panic. In a private
+/// release the record is replaced by zero (it contributes nothing), counted in the release's
+/// non-private [`crate::wall::ReleaseDiagnostics`], and the release goes ahead and is charged;
+/// in a non-private release they fail it with [`CoreError::InvalidContribution`] (nothing
+/// released). Neither carries a value derived from the record.
 ///
 /// # Example
 /// ```
@@ -150,7 +153,18 @@ impl BlockScratch {
 pub struct ContributionBuffer {
     blocks: Vec<BlockScratch>,
     scales: Vec<f64>,
-    error: Option<(usize, String)>,
+    error: Option<(usize, &'static str)>,
+}
+
+/// What became of one record in [`ContributionBuffer::finish_record`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RecordOutcome {
+    /// Added within every bound.
+    Added,
+    /// Added after clipping at least one block.
+    Clipped,
+    /// Malformed or non-finite: replaced by zero (nothing added; private releases only).
+    Replaced,
 }
 
 impl ContributionBuffer {
@@ -177,7 +191,10 @@ impl ContributionBuffer {
         self.blocks.get(block).map_or(0, |b| b.values.len())
     }
 
-    fn fail(&mut self, block: usize, reason: String) {
+    /// Records the first invalid write of the current record. The reason is a fixed text: it
+    /// never carries a value derived from the record (index, entry, length), so that an error
+    /// message cannot leak one.
+    fn fail(&mut self, block: usize, reason: &'static str) {
         if self.error.is_none() {
             self.error = Some((block, reason));
         }
@@ -189,14 +206,8 @@ impl ContributionBuffer {
     pub fn push(&mut self, block: usize, index: usize, value: f64) {
         match self.blocks.get_mut(block) {
             Some(b) if index < b.values.len() => b.add(index, value),
-            Some(b) => {
-                let len = b.values.len();
-                self.fail(
-                    block,
-                    format!("index {index} outside a block of {len} entries"),
-                );
-            }
-            None => self.fail(block, format!("block {block} does not exist")),
+            Some(_) => self.fail(block, "an index outside the block"),
+            None => self.fail(block, "a block that does not exist"),
         }
     }
 
@@ -206,11 +217,11 @@ impl ContributionBuffer {
             Some(BlockShape::Matrix { rows, cols }) if row < rows && col < cols => {
                 self.push(block, col * rows + row, value)
             }
-            Some(shape) => self.fail(
+            Some(_) => self.fail(
                 block,
-                format!("entry ({row}, {col}) is not inside a matrix block of shape {shape:?}"),
+                "an entry outside a matrix block (or into a block that is not a matrix)",
             ),
-            None => self.fail(block, format!("block {block} does not exist")),
+            None => self.fail(block, "a block that does not exist"),
         }
     }
 
@@ -220,11 +231,11 @@ impl ContributionBuffer {
             Some(BlockShape::Symmetric { dim }) if i < dim && j < dim => {
                 self.push(block, packed_index(i, j), value)
             }
-            Some(shape) => self.fail(
+            Some(_) => self.fail(
                 block,
-                format!("entry ({i}, {j}) is not inside a symmetric block of shape {shape:?}"),
+                "an entry outside a symmetric block (or into a block that is not symmetric)",
             ),
-            None => self.fail(block, format!("block {block} does not exist")),
+            None => self.fail(block, "a block that does not exist"),
         }
     }
 
@@ -241,14 +252,11 @@ impl ContributionBuffer {
                     }
                 }
             }
-            Some(shape) => self.fail(
+            Some(_) => self.fail(
                 block,
-                format!(
-                    "outer product of length {} into a block of shape {shape:?}",
-                    x.len()
-                ),
+                "an outer product of the wrong length (or into a block that is not symmetric)",
             ),
-            None => self.fail(block, format!("block {block} does not exist")),
+            None => self.fail(block, "a block that does not exist"),
         }
     }
 
@@ -275,15 +283,24 @@ impl ContributionBuffer {
     }
 
     /// Clips the record held in the buffer block by block, adds it to `sums` and resets the
-    /// buffer. Returns whether any block was clipped.
+    /// buffer. A malformed or non-finite record is replaced by zero (nothing added) when
+    /// `replace_invalid`, else it is an error; either way the buffer is reset.
     pub(crate) fn finish_record(
         &mut self,
         spec: &ReleaseSpec,
         sums: &mut [Vec<f64>],
-    ) -> Result<bool, CoreError> {
+        replace_invalid: bool,
+    ) -> Result<RecordOutcome, CoreError> {
+        let reject = |this: &mut Self, block: usize, reason: &'static str| {
+            this.reset();
+            if replace_invalid {
+                Ok(RecordOutcome::Replaced)
+            } else {
+                Err(invalid(spec, block, reason))
+            }
+        };
         if let Some((block, reason)) = self.error.take() {
-            self.reset();
-            return Err(invalid(spec, block, reason));
+            return reject(self, block, reason);
         }
         let mut scales = std::mem::take(&mut self.scales);
         scales.clear();
@@ -292,8 +309,7 @@ impl ContributionBuffer {
                 Some(norm) => scales.push(clip_scale(norm, s.bound())),
                 None => {
                     self.scales = scales;
-                    self.reset();
-                    return Err(invalid(spec, j, "non-finite value written".into()));
+                    return reject(self, j, "a non-finite value written");
                 }
             }
         }
@@ -308,7 +324,11 @@ impl ContributionBuffer {
             b.drain_into(sum, scale);
         }
         self.scales = scales;
-        Ok(clipped)
+        Ok(if clipped {
+            RecordOutcome::Clipped
+        } else {
+            RecordOutcome::Added
+        })
     }
 
     /// Zeroes every block and forgets any recorded error.
@@ -318,12 +338,14 @@ impl ContributionBuffer {
     }
 }
 
-fn invalid(spec: &ReleaseSpec, block: usize, reason: String) -> CoreError {
+/// The error of a malformed record in a non-private release: the block's declared name (or
+/// `"(no such block)"`) and a fixed reason, never a value derived from the record.
+fn invalid(spec: &ReleaseSpec, block: usize, reason: &'static str) -> CoreError {
     CoreError::InvalidContribution {
         block: spec
             .blocks()
             .get(block)
-            .map_or_else(|| format!("#{block}"), |b| b.name().to_string()),
-        reason,
+            .map_or_else(|| "(no such block)".to_string(), |b| b.name().to_string()),
+        reason: reason.to_string(),
     }
 }

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 pub use buffer::ContributionBuffer;
 pub use calibrate::calibrate_noise_multiplier;
-pub use release::{BlockValue, Release, ReleasedBlock};
+pub use release::{BlockValue, Release, ReleaseDiagnostics, ReleasedBlock};
 pub use spec::{BlockShape, BlockSpec, ReleaseSpec};
 
 use crate::analyze_gauss::{add_packed_symmetric, project_to_positive_definite};
@@ -70,8 +70,12 @@ pub struct ReleaseRecord {
     pub private: bool,
     /// The ledger notes of the release (mechanism, sampling, sensitivities, noise, RNG policy).
     pub notes: BTreeMap<String, String>,
-    /// Records clipped in this release (a non-private diagnostic, see [`Release`]).
+    /// Records clipped in this release (a non-private diagnostic, see [`ReleaseDiagnostics`]).
     pub clipped_records: u64,
+    /// Records replaced by zero in this release (malformed or non-finite statistic; a
+    /// non-private diagnostic, see [`ReleaseDiagnostics`]).
+    #[serde(default)]
+    pub replaced_records: u64,
 }
 
 /// Builder of a [`PrivacyWall`]; see [`PrivacyWall::builder`].
@@ -85,6 +89,8 @@ pub struct WallBuilder<R> {
     noise: Option<NoiseSetting>,
     rng: RngPolicy,
     public_population: Option<usize>,
+    require_public_population: bool,
+    noise_scale: f64,
     config: AccountantConfig,
     invalid: Option<CoreError>,
 }
@@ -147,12 +153,44 @@ impl<R> WallBuilder<R> {
         self.rng(RngPolicy::Seeded { seed })
     }
 
-    /// The public population size `N` used in Poisson sampling's normaliser `qN`
-    /// (default: the number of records). Under add/remove-one neighbouring the exact count is
-    /// itself private; the papers treat it as public. Declare a public figure here if the count
-    /// must not be assumed public.
+    /// The public population size `N`, declared by the caller (never computed from the data).
+    ///
+    /// Under Poisson sampling (add/remove-one) the realised number of records is private: it
+    /// differs by one between neighbouring datasets. With a declared `N`, the wall uses `N`
+    /// wherever a population size enters a released number or the accounting: the normaliser
+    /// `qN` (hence every released value, `noise_std`, `sensitivity` and the ledger notes), the
+    /// calibration and the accountant event; the realised count then influences nothing that
+    /// leaves the wall (only the batch, through the records themselves), and the wall may even
+    /// hold no records. Without it the realised count is used as if public (the papers' choice);
+    /// [`Self::require_public_population`] refuses that.
+    ///
+    /// Under replace-one (fixed-size or single-draw sampling) the record count is public (a
+    /// neighbour has the same count) and the accountant needs the true `m / N`: a declared `N`
+    /// must equal it.
     pub fn public_population_size(mut self, n: usize) -> Self {
         self.public_population = Some(n);
+        self
+    }
+
+    /// Refuses to build a **private Poisson** (add/remove-one) wall without
+    /// [`Self::public_population_size`]: the realised count is private under add/remove-one and
+    /// must not shape the normaliser or the accounting. No effect on replace-one or non-private
+    /// walls.
+    pub fn require_public_population(mut self) -> Self {
+        self.require_public_population = true;
+        self
+    }
+
+    /// **Audits only: plants a bug.** Multiplies the noise the wall actually draws by `scale`
+    /// while everything it reports (noise std, event, ledger) stays the declared mechanism's,
+    /// so that the empirical audit ([`crate::audit`]) can show it catches a mis-scaled noise.
+    /// Recorded in every ledger entry's notes when not `1`.
+    #[doc(hidden)]
+    pub fn planted_noise_scale(mut self, scale: f64) -> Self {
+        match crate::error::check_positive("planted noise scale", scale) {
+            Ok(s) => self.noise_scale = s,
+            Err(e) => self.invalid = Some(e),
+        }
         self
     }
 
@@ -177,15 +215,35 @@ impl<R> WallBuilder<R> {
             .scheme
             .ok_or(CoreError::Misconfigured("no sampling scheme given"))?;
         let n = self.records.len();
-        scheme.check_population(n)?;
-        let public_n = self.public_population.unwrap_or(n);
-        if public_n == 0 {
+        let declared = self.public_population;
+        if declared == Some(0) {
             return Err(CoreError::Empty("public population size is zero"));
         }
-        let normaliser = match scheme {
-            SamplingScheme::Poisson { rate } => rate * public_n as f64,
-            _ => scheme.expected_batch_size(n)?,
-        };
+        if let SamplingScheme::Poisson { .. } = scheme {
+            if self.require_public_population && !self.non_private && declared.is_none() {
+                return Err(CoreError::Misconfigured(
+                    "a private Poisson (add/remove-one) wall requires a declared public \
+                     population size (public_population_size): the record count is private",
+                ));
+            }
+            if declared.is_none() {
+                scheme.check_population(n)?;
+            }
+        } else {
+            scheme.check_population(n)?;
+            if declared.is_some_and(|d| d != n) {
+                return Err(CoreError::Misconfigured(
+                    "under replace-one (fixed-size or single-draw sampling) the record count is \
+                     public and the accountant needs it: a declared public population size \
+                     must equal it",
+                ));
+            }
+        }
+        // The population size of everything that leaves the wall: the declared N, or the
+        // record count (public under replace-one; used as if public under Poisson when no N
+        // was declared).
+        let public_n = declared.unwrap_or(n);
+        let normaliser = scheme.expected_batch_size(public_n)?;
         let mode = match (self.non_private, self.budget) {
             (true, Some(_)) => {
                 return Err(CoreError::Misconfigured(
@@ -201,10 +259,10 @@ impl<R> WallBuilder<R> {
                         crate::error::check_positive("noise multiplier", s)?
                     }
                     Some(NoiseSetting::CalibrateForReleases(t)) => {
-                        calibrate_noise_multiplier(&budget, &scheme, n, t, &self.config)?
+                        calibrate_noise_multiplier(&budget, &scheme, public_n, t, &self.config)?
                     }
                 };
-                let event = scheme.event(sigma, n)?;
+                let event = scheme.event(sigma, public_n)?;
                 Mode::Private {
                     budget,
                     sigma,
@@ -223,6 +281,8 @@ impl<R> WallBuilder<R> {
             sampling_rng,
             noise_rng,
             normaliser,
+            public_population: declared,
+            noise_scale: self.noise_scale,
             batch: Vec::new(),
             releases: 0,
             segment_scratch: segments::SegmentScratch::default(),
@@ -250,11 +310,28 @@ enum Mode {
 /// assumed), the noise is calibrated to the clipped sum's sensitivity, and the result is divided
 /// by a public number. Releases are refused once the ledger would exceed the budget, so the whole
 /// sequence of releases is `(budget.epsilon, budget.delta)`-DP. The wall never exposes its
-/// records, the batch, the realised batch size, or the pre-noise sums. Exceptions, documented:
-/// the clip count of each release (a diagnostic, see [`Release`]); an error from a malformed
-/// contribution (a bug in the caller's statistic) reveals that some sampled record triggered it;
-/// a seeded RNG gives no privacy against whoever knows the seed; and floating-point Gaussian
-/// noise is not hardened against least-significant-bit attacks (Mironov 2012).
+/// records, the batch, the realised batch size, or the pre-noise sums.
+///
+/// *Failing contributions.* In a private release a record whose statistic is malformed (a
+/// write outside its block, runs out of order, a wrong length) or non-finite is replaced by
+/// zero: it adds nothing (so the sensitivity argument holds whatever the statistic does), it is
+/// counted in the release's non-private diagnostics, and the release goes ahead and is charged.
+/// A failure therefore neither reveals that a sampled record triggered it nor can be retried for
+/// a fresh batch without paying. Error messages never carry a record-derived value (an index,
+/// an entry, a position in the batch). In non-private mode such a record fails the release with
+/// [`CoreError::InvalidContribution`] instead (a loud bug report for baselines).
+///
+/// *Population size.* Under add/remove-one (Poisson) the realised record count is private;
+/// declare a public `N` ([`WallBuilder::public_population_size`], enforced by
+/// [`WallBuilder::require_public_population`]) and the wall uses it for the normaliser `qN`, the
+/// calibration and the accountant event, so the realised count shapes no released number.
+/// [`PrivacyWall::population`] returns the realised count: private under add/remove-one.
+///
+/// *Not covered, documented:* the diagnostics ([`ReleaseDiagnostics`]: clip and replacement
+/// counts, in [`Release::diagnostics`] and [`PrivacyWall::release_log`]); without a declared
+/// `N`, a Poisson wall's normaliser reveals the record count; a seeded RNG gives no privacy
+/// against whoever knows the seed; and floating-point Gaussian noise is not hardened against
+/// least-significant-bit attacks (Mironov 2012).
 ///
 /// # Example
 /// ```
@@ -285,6 +362,10 @@ pub struct PrivacyWall<R> {
     sampling_rng: ChaCha20Rng,
     noise_rng: ChaCha20Rng,
     normaliser: f64,
+    /// The declared public population size, if any.
+    public_population: Option<usize>,
+    /// Noise actually drawn / declared noise: `1` except in an audit's planted bug.
+    noise_scale: f64,
     batch: Vec<usize>,
     releases: u64,
     /// Memory of the segment path reused between releases (never exposed).
@@ -311,7 +392,7 @@ impl<R> std::fmt::Debug for WallBuilder<R> {
 impl<R> std::fmt::Debug for PrivacyWall<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PrivacyWall")
-            .field("records", &self.records.len())
+            .field("population", &self.public_population_shown())
             .field("scheme", &self.scheme)
             .field("budget", &self.budget())
             .field("noise_multiplier", &self.noise_multiplier())
@@ -333,6 +414,8 @@ impl<R> PrivacyWall<R> {
             noise: None,
             rng: RngPolicy::default(),
             public_population: None,
+            require_public_population: false,
+            noise_scale: 1.0,
             config: AccountantConfig::default(),
             invalid: None,
         }
@@ -377,10 +460,31 @@ impl<R> PrivacyWall<R> {
         self.rng_policy
     }
 
-    /// Number of records held (public under replace-one; see
-    /// [`WallBuilder::public_population_size`] for add/remove-one).
+    /// Number of records held: the **realised** count.
+    ///
+    /// # Privacy
+    /// Public under replace-one (fixed-size and single-draw sampling), where neighbours have the
+    /// same count. **Private under add/remove-one** (Poisson sampling): it differs by one between
+    /// neighbouring datasets and is not covered by the guarantee, so it must not be published
+    /// or used in a released number; use the declared [`Self::public_population`] instead
+    /// ([`WallBuilder::public_population_size`]).
     pub fn population(&self) -> usize {
         self.records.len()
+    }
+
+    /// The population size that may be shown: the record count under replace-one (public),
+    /// the declared `N` under Poisson (`None` if none was declared: the count is private).
+    fn public_population_shown(&self) -> Option<usize> {
+        match self.scheme {
+            SamplingScheme::Poisson { .. } => self.public_population,
+            _ => Some(self.records.len()),
+        }
+    }
+
+    /// The public population size declared with [`WallBuilder::public_population_size`]
+    /// (`None` if none was declared).
+    pub fn public_population(&self) -> Option<usize> {
+        self.public_population
     }
 
     /// The public expected batch size every release is divided by.
@@ -398,7 +502,8 @@ impl<R> PrivacyWall<R> {
         &self.ledger
     }
 
-    /// Every release made, private or not, with its notes and clip count.
+    /// Every release made, private or not, with its notes and its (non-private) clip and
+    /// replacement counts.
     pub fn release_log(&self) -> &[ReleaseRecord] {
         &self.log
     }
@@ -406,6 +511,19 @@ impl<R> PrivacyWall<R> {
     /// Total records clipped over all releases (a non-private diagnostic).
     pub fn total_clipped_records(&self) -> u64 {
         self.log.iter().map(|r| r.clipped_records).sum()
+    }
+
+    /// The diagnostics summed over all releases (clipped and replaced records): **not
+    /// private**, see [`ReleaseDiagnostics`].
+    pub fn total_diagnostics(&self) -> ReleaseDiagnostics {
+        let mut total = ReleaseDiagnostics::default();
+        for r in &self.log {
+            total += ReleaseDiagnostics {
+                clipped_records: r.clipped_records,
+                replaced_records: r.replaced_records,
+            };
+        }
+        total
     }
 
     /// The epsilon spent so far at the budget's delta (`0` before the first release and in
@@ -440,12 +558,21 @@ impl<R> PrivacyWall<R> {
     /// allocate per record if speed matters. Each block is clipped to its bound per record.
     ///
     /// # Privacy
-    /// See [`PrivacyWall`]. One release costs the wall's [`Self::event_per_release`].
+    /// See [`PrivacyWall`]. One release costs the wall's [`Self::event_per_release`]. In a
+    /// private release a record whose statistic is malformed (an index outside its block, a
+    /// write to a block that does not exist, an outer product of the wrong length) or
+    /// non-finite is **replaced by zero**: it contributes nothing, it is counted in the
+    /// release's non-private [`Release::diagnostics`] (`replaced_records`), and the release goes
+    /// ahead and is charged. So whether a sampled record is malformed changes the release only
+    /// as removing (or zeroing) that record would, which the noise covers, and a failure cannot
+    /// be retried for a fresh batch.
     ///
     /// # Errors
-    /// [`CoreError::BudgetExhausted`] if the release would exceed the budget (checked first);
+    /// [`CoreError::BudgetExhausted`] if the release would exceed the budget (checked first;
+    /// nothing sampled, ledger unchanged). **Non-private mode only**:
     /// [`CoreError::InvalidContribution`] if the statistic wrote outside a block or a non-finite
-    /// value. On every error nothing is released and the ledger is unchanged.
+    /// value (nothing released; the message names the block and the kind of fault, never an
+    /// index, a value or a position in the batch).
     pub fn release<F>(&mut self, spec: &ReleaseSpec, statistic: F) -> Result<Release, CoreError>
     where
         R: Sync,
@@ -470,16 +597,122 @@ impl<R> PrivacyWall<R> {
         R: Sync,
         F: Fn(&R, &mut ContributionBuffer) + Sync,
     {
-        self.check_budget()?;
-        let n = self.records.len();
+        self.check_budget(self.event_per_release())?;
+        let (blocks, diagnostics) = self.noised_blocks(spec, &statistic)?;
+        let sigma = self.noise_multiplier();
+        let rescaled = spec.rescaled_sensitivity() * self.scheme.sensitivity_factor();
+        let notes = self.notes(spec, sigma, rescaled, &blocks);
+        let event = self.event_per_release().cloned();
+        self.finish_release(label.into(), notes, event, blocks, diagnostics, sigma, 1)
+    }
+
+    /// `runs` releases of `statistic` (each a fresh batch and fresh noise, exactly as
+    /// [`Self::release`] makes them), handed one by one to `observe` and charged as **one**
+    /// ledger entry of the per-release event composed `runs` times (one [`ReleaseRecord`] with
+    /// the summed diagnostics). For the empirical audit ([`crate::audit`]), which needs 10^6
+    /// releases of the real path without a 10^6-entry ledger.
+    ///
+    /// # Privacy
+    /// As `runs` calls of [`Self::release`]: the budget is checked for all of them at once.
+    ///
+    /// # Errors
+    /// As [`Self::release`]; [`CoreError::InvalidParameter`] for `runs == 0`.
+    #[doc(hidden)]
+    pub fn release_repeatedly<F, O>(
+        &mut self,
+        label: impl Into<String>,
+        spec: &ReleaseSpec,
+        runs: u64,
+        statistic: F,
+        mut observe: O,
+    ) -> Result<(), CoreError>
+    where
+        R: Sync,
+        F: Fn(&R, &mut ContributionBuffer) + Sync,
+        O: FnMut(&Release),
+    {
+        if runs == 0 {
+            return Err(CoreError::InvalidParameter {
+                name: "runs",
+                value: 0.0,
+                reason: "must be >= 1",
+            });
+        }
+        let event = match self.event_per_release() {
+            Some(e) => Some(e.clone().self_composed(runs)?),
+            None => None,
+        };
+        self.check_budget(event.as_ref())?;
+        let sigma = self.noise_multiplier();
+        let mut total = ReleaseDiagnostics::default();
+        let mut last = Vec::new();
+        for run in 0..runs {
+            let (blocks, diagnostics) = self.noised_blocks(spec, &statistic)?;
+            total += diagnostics;
+            let release = Release {
+                index: self.releases + run,
+                blocks,
+                diagnostics,
+                expected_batch_size: self.normaliser,
+                noise_multiplier: sigma,
+            };
+            observe(&release);
+            last = release.blocks;
+        }
+        let rescaled = spec.rescaled_sensitivity() * self.scheme.sensitivity_factor();
+        let mut notes = self.notes(spec, sigma, rescaled, &last);
+        notes.insert("releases".into(), format!("{runs} (one entry)"));
+        self.finish_release(label.into(), notes, event, last, total, sigma, runs)?;
+        Ok(())
+    }
+
+    /// Samples a batch into `self.batch`. Under Poisson sampling with a declared public
+    /// population the wall may hold no records at all: the batch is then empty.
+    fn sample_batch(&mut self) -> Result<(), CoreError> {
+        if self.records.is_empty() {
+            self.batch.clear();
+            return Ok(());
+        }
         self.scheme
-            .sample_into(n, &mut self.sampling_rng, &mut self.batch)?;
+            .sample_into(self.records.len(), &mut self.sampling_rng, &mut self.batch)
+    }
+
+    /// Whether malformed records are replaced by zero (private mode) or fail the release.
+    fn replaces_invalid(&self) -> bool {
+        self.is_private()
+    }
+
+    /// The noise std actually drawn for a block whose declared sum std is `declared` (the
+    /// declared one unless an audit planted a bug).
+    fn drawn_std(&self, declared: f64) -> f64 {
+        declared * self.noise_scale
+    }
+
+    /// Samples, sums the clipped contributions, adds the noise, normalises and projects: the
+    /// blocks of one release of the general path, and its diagnostics. Charges nothing.
+    fn noised_blocks<F>(
+        &mut self,
+        spec: &ReleaseSpec,
+        statistic: &F,
+    ) -> Result<(Vec<ReleasedBlock>, ReleaseDiagnostics), CoreError>
+    where
+        R: Sync,
+        F: Fn(&R, &mut ContributionBuffer) + Sync,
+    {
+        self.sample_batch()?;
         let mut scratch = std::mem::take(&mut self.dense_scratch);
-        let summed =
-            accumulate::clipped_sums(&self.records, &self.batch, spec, &statistic, &mut scratch);
+        let replace = self.replaces_invalid();
+        let summed = accumulate::clipped_sums(
+            &self.records,
+            &self.batch,
+            spec,
+            statistic,
+            &mut scratch,
+            replace,
+        );
         self.batch.clear();
         // After an error the scratch is dropped (its worker sums may hold part of a batch).
-        let clipped = summed?;
+        let (clipped_records, replaced_records) = summed?;
 
         let factor = self.scheme.sensitivity_factor();
         let sigma = self.noise_multiplier();
@@ -489,7 +722,8 @@ impl<R> PrivacyWall<R> {
         let mut noise = Vec::new();
         for (block, sum) in spec.blocks().iter().zip(scratch.sums()) {
             let sum_std = sigma.map_or(0.0, |s| block.bound() * s * rescaled);
-            let value = self.noised_value(block, sum, &mut noise, sum_std, expected);
+            let drawn = self.drawn_std(sum_std);
+            let value = self.noised_value(block, sum, &mut noise, drawn, expected);
             let (value, projection) = match value {
                 BlockValue::Symmetric(mut m) => {
                     let projection = match block.eigenvalue_floor() {
@@ -509,15 +743,19 @@ impl<R> PrivacyWall<R> {
                 projection,
             });
         }
-
         self.dense_scratch = scratch;
-        let notes = self.notes(spec, sigma, rescaled, &blocks);
-        self.finish_release(label.into(), notes, blocks, clipped, sigma)
+        Ok((
+            blocks,
+            ReleaseDiagnostics {
+                clipped_records,
+                replaced_records,
+            },
+        ))
     }
 
     /// Refuses a release that would exceed the budget (nothing sampled, nothing charged).
-    fn check_budget(&self) -> Result<(), CoreError> {
-        if let Mode::Private { budget, event, .. } = &self.mode
+    fn check_budget(&self, event: Option<&PrivacyEvent>) -> Result<(), CoreError> {
+        if let (Mode::Private { budget, .. }, Some(event)) = (&self.mode, event)
             && self.ledger.would_exceed(event, budget)?
         {
             return Err(CoreError::BudgetExhausted {
@@ -528,21 +766,25 @@ impl<R> PrivacyWall<R> {
         Ok(())
     }
 
-    /// Charges the release to the ledger (private mode), logs it and numbers it: the common end
-    /// of every release path, once the noised blocks exist.
+    /// Charges `event` to the ledger (private mode), logs the release and numbers it: the
+    /// common end of every release path, once the noised blocks exist. `count` releases are
+    /// numbered (one ledger entry and one log record for all of them).
+    #[allow(clippy::too_many_arguments)]
     fn finish_release(
         &mut self,
         label: String,
         notes: BTreeMap<String, String>,
+        event: Option<PrivacyEvent>,
         blocks: Vec<ReleasedBlock>,
-        clipped: u64,
+        diagnostics: ReleaseDiagnostics,
         sigma: Option<f64>,
+        count: u64,
     ) -> Result<Release, CoreError> {
         let index = self.releases;
-        if let Mode::Private { event, .. } = &self.mode {
+        if let (Mode::Private { .. }, Some(event)) = (&self.mode, event) {
             self.ledger.record_entry(LedgerEntry {
                 label,
-                event: event.clone(),
+                event,
                 notes: notes.clone(),
             })?;
         }
@@ -550,13 +792,14 @@ impl<R> PrivacyWall<R> {
             index,
             private: sigma.is_some(),
             notes,
-            clipped_records: clipped,
+            clipped_records: diagnostics.clipped_records,
+            replaced_records: diagnostics.replaced_records,
         });
-        self.releases += 1;
+        self.releases += count;
         Ok(Release {
             index,
             blocks,
-            clipped_records: clipped,
+            diagnostics,
             expected_batch_size: self.normaliser,
             noise_multiplier: sigma,
         })
@@ -666,6 +909,36 @@ impl<R> PrivacyWall<R> {
         notes.insert(
             "normaliser".into(),
             format!("{:e} (public expected batch size)", self.normaliser),
+        );
+        if let SamplingScheme::Poisson { .. } = self.scheme {
+            notes.insert(
+                "population".into(),
+                match self.public_population {
+                    Some(n) => format!("{n} (declared public)"),
+                    None => format!(
+                        "{} (record count, used as if public: not declared)",
+                        self.records.len()
+                    ),
+                },
+            );
+        }
+        if self.noise_scale != 1.0 && sigma.is_some() {
+            notes.insert(
+                "planted_bug".into(),
+                format!(
+                    "AUDIT ONLY: noise drawn at {:e} x the declared std",
+                    self.noise_scale
+                ),
+            );
+        }
+        notes.insert(
+            "invalid_records".into(),
+            if sigma.is_some() {
+                "replaced by zero and counted (non-private diagnostic); the release is charged"
+            } else {
+                "fail the release (non-private mode)"
+            }
+            .into(),
         );
         let described: Vec<String> = blocks
             .iter()

@@ -74,22 +74,102 @@ impl ReleasedBlock {
     }
 }
 
+/// The data owner's diagnostics of one release (or of several, summed): **not private**.
+///
+/// Both counts are computed on the private batch, without noise, and are not covered by the
+/// wall's guarantee: each moves by at most one between neighbouring datasets, an unaccounted
+/// leak that is fine for monitoring a run and wrong to publish. They serialise with
+/// `"private": false` so that a report cannot pass them off as part of the private result.
+///
+/// # Example
+/// ```
+/// use dp_core::wall::ReleaseDiagnostics;
+/// let d = ReleaseDiagnostics::default();
+/// assert_eq!(d.clipped_records, 0);
+/// let json = serde_json::to_string(&d)?;
+/// assert_eq!(json, r#"{"private":false,"clipped_records":0,"replaced_records":0}"#);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "DiagnosticsJson", try_from = "DiagnosticsJson")]
+#[non_exhaustive]
+pub struct ReleaseDiagnostics {
+    /// Records of the batch whose contribution was clipped in at least one block.
+    pub clipped_records: u64,
+    /// Records of the batch whose statistic was malformed (a write outside its block, runs out
+    /// of order, ...) or non-finite, replaced by zero (private releases only; a non-private
+    /// release fails instead).
+    pub replaced_records: u64,
+}
+
+impl ReleaseDiagnostics {
+    /// Counts one record's outcome.
+    pub(crate) fn count(&mut self, outcome: super::buffer::RecordOutcome) {
+        use super::buffer::RecordOutcome;
+        match outcome {
+            RecordOutcome::Added => {}
+            RecordOutcome::Clipped => self.clipped_records += 1,
+            RecordOutcome::Replaced => self.replaced_records += 1,
+        }
+    }
+}
+
+impl std::ops::AddAssign for ReleaseDiagnostics {
+    fn add_assign(&mut self, other: Self) {
+        self.clipped_records += other.clipped_records;
+        self.replaced_records += other.replaced_records;
+    }
+}
+
+/// The JSON form of [`ReleaseDiagnostics`]: the counts behind `"private": false`.
+#[derive(Serialize, Deserialize)]
+struct DiagnosticsJson {
+    private: bool,
+    clipped_records: u64,
+    replaced_records: u64,
+}
+
+impl From<ReleaseDiagnostics> for DiagnosticsJson {
+    fn from(d: ReleaseDiagnostics) -> Self {
+        Self {
+            private: false,
+            clipped_records: d.clipped_records,
+            replaced_records: d.replaced_records,
+        }
+    }
+}
+
+impl TryFrom<DiagnosticsJson> for ReleaseDiagnostics {
+    type Error = &'static str;
+    fn try_from(j: DiagnosticsJson) -> Result<Self, Self::Error> {
+        if j.private {
+            return Err("release diagnostics are never private (`\"private\": false`)");
+        }
+        Ok(Self {
+            clipped_records: j.clipped_records,
+            replaced_records: j.replaced_records,
+        })
+    }
+}
+
 /// The result of one release.
 ///
 /// # Privacy
-/// The blocks are differentially private (see [`crate::PrivacyWall`]). Two numbers here are
-/// **not** covered by the guarantee and are reported as diagnostics, on purpose:
-/// [`Release::clipped_records`] (and the fraction derived from it) is computed on the private
-/// batch and moves by at most one between neighbouring datasets; treat it as a small, unaccounted
-/// leak, fine for monitoring a run, not for publication. The **realised batch size is never
-/// exposed**: under Poisson sampling it is `Binomial(N, q)` on one dataset and shifted by one on
-/// its neighbour, so publishing it (or normalising by it, or a clip *fraction* relative to it)
-/// would leak membership outside the accountant's bound.
+/// The blocks and the public numbers here (index, expected batch size, noise multiplier) are
+/// differentially private or public (see [`crate::PrivacyWall`]); so is the serialised form,
+/// which holds exactly those. The **diagnostics** ([`Release::diagnostics`]: clip and
+/// replacement counts) are computed on the private batch without noise, are **not** covered by
+/// the guarantee, are never serialised with the release, and must not be published. The
+/// **realised batch size is never exposed**: under Poisson sampling it is `Binomial(N, q)` on one
+/// dataset and shifted by one on its neighbour, so publishing it (or normalising by it, or a clip
+/// *fraction* relative to it) would leak membership outside the accountant's bound.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Release {
     pub(crate) index: u64,
     pub(crate) blocks: Vec<ReleasedBlock>,
-    pub(crate) clipped_records: u64,
+    /// Non-private; kept out of the serialised (publishable) release on purpose.
+    #[serde(skip)]
+    pub(crate) diagnostics: ReleaseDiagnostics,
     pub(crate) expected_batch_size: f64,
     pub(crate) noise_multiplier: Option<f64>,
 }
@@ -115,16 +195,23 @@ impl Release {
         self.blocks
     }
 
+    /// The data owner's diagnostics of this release (clip and replacement counts): **not
+    /// private**, see [`ReleaseDiagnostics`]. Not part of the serialised release (a release
+    /// read back from JSON has zero counts).
+    pub fn diagnostics(&self) -> ReleaseDiagnostics {
+        self.diagnostics
+    }
+
     /// Number of records of the batch whose contribution was clipped in at least one block
-    /// (a non-private diagnostic; see the type's `# Privacy`).
+    /// (a non-private diagnostic, the same as `diagnostics().clipped_records`).
     pub fn clipped_records(&self) -> u64 {
-        self.clipped_records
+        self.diagnostics.clipped_records
     }
 
     /// [`Self::clipped_records`] divided by the **public expected** batch size (not the realised
-    /// one, which must not leak). Under Poisson sampling it can exceed 1 by chance.
+    /// one, which must not leak). Under Poisson sampling it can exceed 1 by chance. Non-private.
     pub fn clipped_fraction_of_expected(&self) -> f64 {
-        self.clipped_records as f64 / self.expected_batch_size
+        self.diagnostics.clipped_records as f64 / self.expected_batch_size
     }
 
     /// The public expected batch size the sums were divided by (`qN`, `m` or `1`).

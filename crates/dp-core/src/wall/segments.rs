@@ -12,8 +12,9 @@
 
 use rayon::prelude::*;
 
+use super::buffer::RecordOutcome;
 use super::spec::{BlockShape, ReleaseSpec};
-use super::{PrivacyWall, Release, ReleasedBlock, draw_noise, shape_value};
+use super::{PrivacyWall, Release, ReleaseDiagnostics, ReleasedBlock, draw_noise, shape_value};
 use crate::clip::clip_scale;
 use crate::error::CoreError;
 
@@ -33,8 +34,11 @@ const RECORDS_PER_GROUP: usize = 1024;
 /// the release's single block, in increasing order of position.
 ///
 /// Invalid writes (a run outside the block, a run starting before the previous one ended, a
-/// non-finite value) do not panic: they make the whole release fail with
-/// [`CoreError::InvalidContribution`] before anything is released.
+/// non-finite value) do not panic. In a private release the record is replaced by zero (its
+/// runs are dropped), counted in the release's non-private [`super::ReleaseDiagnostics`], and
+/// the release goes ahead and is charged; in a non-private release they fail it with
+/// [`CoreError::InvalidContribution`] (nothing released). Neither carries a value derived from
+/// the record.
 ///
 /// # Example
 /// ```
@@ -60,7 +64,8 @@ pub struct SegmentBuffer {
     /// For each sealed record: one past the index of its last run.
     sealed_run_ends: Vec<usize>,
     next_free: usize,
-    error: Option<String>,
+    /// The current record's first invalid write (a fixed text, never a record-derived value).
+    error: Option<&'static str>,
 }
 
 impl SegmentBuffer {
@@ -102,11 +107,8 @@ impl SegmentBuffer {
             }
             _ => {
                 if self.error.is_none() {
-                    self.error = Some(format!(
-                        "run {start}..{start}+{len} is outside the block of {} entries or starts \
-                         before the previous run ended (at {})",
-                        self.block_len, self.next_free
-                    ));
+                    self.error =
+                        Some("a run outside the block, or starting before the previous run ended");
                 }
             }
         }
@@ -159,13 +161,11 @@ impl SegmentBuffer {
     /// # Privacy
     /// After the call the record's runs have joint L2 norm at most `bound` (the scale of
     /// [`clip_scale`], which shrinks by a margin below `bound / norm`).
-    fn seal(&mut self, bound: f64) -> Result<bool, String> {
+    fn seal(&mut self, bound: f64) -> Result<bool, &'static str> {
         if let Some(reason) = self.error.take() {
             return Err(reason);
         }
-        let norm = self
-            .norm()
-            .ok_or_else(|| "non-finite value written".to_string())?;
+        let norm = self.norm().ok_or("a non-finite value written")?;
         let scale = clip_scale(norm, bound);
         let first = self.record_first_value;
         if scale < 1.0 {
@@ -176,6 +176,33 @@ impl SegmentBuffer {
         self.record_first_value = self.values.len();
         self.next_free = 0;
         Ok(scale < 1.0)
+    }
+
+    /// Seals the current record ([`Self::seal`]); a malformed or non-finite one is dropped
+    /// instead (replaced by zero) when `replace_invalid`, else it is an error.
+    fn seal_or_replace(
+        &mut self,
+        bound: f64,
+        replace_invalid: bool,
+    ) -> Result<RecordOutcome, &'static str> {
+        match self.seal(bound) {
+            Ok(true) => Ok(RecordOutcome::Clipped),
+            Ok(false) => Ok(RecordOutcome::Added),
+            Err(_) if replace_invalid => {
+                self.drop_current();
+                Ok(RecordOutcome::Replaced)
+            }
+            Err(reason) => Err(reason),
+        }
+    }
+
+    /// Drops the current (unsealed) record's runs; the sealed records are kept.
+    fn drop_current(&mut self) {
+        self.starts.truncate(self.record_first_run);
+        self.offsets.truncate(self.record_first_run);
+        self.values.truncate(self.record_first_value);
+        self.next_free = 0;
+        self.error = None;
     }
 
     /// Forgets every record (sealed or not), keeping the capacity, for a block of `block_len`.
@@ -236,7 +263,9 @@ pub(super) struct SegmentScratch {
     pub(super) noise: Vec<f64>,
 }
 
-/// The clipped sum over `records[indices]` into `sum`, and the number of clipped records.
+/// The clipped sum over `records[indices]` into `sum`, and the numbers of clipped records and of
+/// records replaced by zero (malformed or non-finite, when `replace_invalid`; otherwise such a
+/// record is an error).
 ///
 /// With more than one thread, two parallel passes per group of records: (1) each task evaluates
 /// the statistic on its records, clips each record in place and keeps its runs (in `tasks`);
@@ -249,7 +278,8 @@ pub(super) struct SegmentScratch {
 /// # Privacy
 /// Each record's runs are scaled so that their joint L2 norm is at most `bound` before they are
 /// added, and the runs of one record are disjoint, so adding or removing one record moves the sum
-/// by at most `bound` in L2 norm.
+/// by at most `bound` in L2 norm. A replaced record's runs are dropped before anything of it is
+/// added.
 fn clipped_segment_sum<R, F>(
     records: &[R],
     indices: &[usize],
@@ -258,7 +288,8 @@ fn clipped_segment_sum<R, F>(
     statistic: &F,
     tasks: &mut Vec<SegmentBuffer>,
     sum: &mut Vec<f64>,
-) -> Result<u64, String>
+    replace_invalid: bool,
+) -> Result<ReleaseDiagnostics, &'static str>
 where
     R: Sync,
     F: Fn(&R, &mut SegmentBuffer) + Sync,
@@ -266,7 +297,7 @@ where
     // Zeroed by the span tasks of the first group (in parallel, each its own span), or here if
     // the batch is empty or the pool has one thread; stale values are never read.
     sum.resize(block_len, 0.0);
-    let mut clipped = 0;
+    let mut counts = ReleaseDiagnostics::default();
     if indices.is_empty() || rayon::current_num_threads() <= 1 {
         // One thread: each record is added right after it is clipped, while its runs are in
         // cache; the same additions in the same (record) order as the two passes below.
@@ -278,10 +309,10 @@ where
         for &i in indices {
             buffer.reset(block_len);
             statistic(&records[i], buffer);
-            clipped += u64::from(buffer.seal(bound)?);
+            counts.count(buffer.seal_or_replace(bound, replace_invalid)?);
             buffer.add_sealed(0, sum);
         }
-        return Ok(clipped);
+        return Ok(counts);
     }
     for (g, group) in indices.chunks(RECORDS_PER_GROUP).enumerate() {
         let task_indices: Vec<&[usize]> = group.chunks(RECORDS_PER_TASK).collect();
@@ -291,21 +322,24 @@ where
         let tasks = &mut tasks[..task_indices.len()];
         let first_pass = |(buffer, task): (&mut SegmentBuffer, &&[usize])| {
             buffer.reset(block_len);
-            let mut clipped = 0u64;
+            let mut counts = ReleaseDiagnostics::default();
             for &i in *task {
                 statistic(&records[i], buffer);
-                clipped += u64::from(buffer.seal(bound)?);
+                counts.count(buffer.seal_or_replace(bound, replace_invalid)?);
             }
-            Ok::<u64, String>(clipped)
+            Ok::<ReleaseDiagnostics, &'static str>(counts)
         };
-        clipped += if task_indices.len() == 1 {
+        counts += if task_indices.len() == 1 {
             first_pass((&mut tasks[0], &task_indices[0]))?
         } else {
             tasks
                 .par_iter_mut()
                 .zip(task_indices.par_iter())
                 .map(first_pass)
-                .try_reduce(|| 0, |a, b| Ok(a + b))?
+                .try_reduce(ReleaseDiagnostics::default, |mut a, b| {
+                    a += b;
+                    Ok(a)
+                })?
         };
         let tasks = &*tasks;
         let scatter = |(span, out): (usize, &mut [f64])| {
@@ -324,7 +358,7 @@ where
                 .for_each(scatter);
         }
     }
-    Ok(clipped)
+    Ok(counts)
 }
 
 impl<R> PrivacyWall<R> {
@@ -336,15 +370,21 @@ impl<R> PrivacyWall<R> {
     /// # Privacy
     /// As [`Self::release`]: the record's runs are clipped jointly (Frobenius norm over all runs)
     /// to the block's bound, so the clipped sum has add/remove sensitivity `bound` (`2 bound`
-    /// under replace-one) and gets the same noise as the general path.
+    /// under replace-one) and gets the same noise as the general path. In a private release a
+    /// record that writes a run outside the block, runs out of order or overlapping, or a
+    /// non-finite value is **replaced by zero** (its runs are dropped before anything of it is
+    /// added), counted in the non-private [`Release::diagnostics`], and the release goes ahead
+    /// and is charged.
     ///
     /// # Errors
     /// [`CoreError::Misconfigured`] unless the spec has exactly one vector or matrix block;
-    /// [`CoreError::BudgetExhausted`] if the release would exceed the budget;
-    /// [`CoreError::InvalidContribution`] for a run outside the block, out of order, or a
-    /// non-finite value. On every error nothing is released and the ledger is unchanged (the
-    /// noise draws of the failed release, made while the records were summed, are discarded:
-    /// a seeded wall's later releases then differ from those of a wall that never failed).
+    /// [`CoreError::BudgetExhausted`] if the release would exceed the budget. **Non-private
+    /// mode only**: [`CoreError::InvalidContribution`] for a run outside the block, out of
+    /// order, or a non-finite value (the message names the block and the kind of fault, never
+    /// a position, a value or a record). On every error nothing is released and the ledger is
+    /// unchanged (the noise draws of a failed release, made while the records were summed, are
+    /// discarded: a seeded wall's later releases then differ from those of a wall that never
+    /// failed).
     ///
     /// # Example
     /// ```
@@ -382,15 +422,15 @@ impl<R> PrivacyWall<R> {
                 "a segment release needs a vector or matrix block",
             ));
         }
-        self.check_budget()?;
-        let n = self.records.len();
-        self.scheme
-            .sample_into(n, &mut self.sampling_rng, &mut self.batch)?;
+        self.check_budget(self.event_per_release())?;
+        self.sample_batch()?;
+        let replace = self.replaces_invalid();
         let factor = self.scheme.sensitivity_factor();
         let sigma = self.noise_multiplier();
         let rescaled = spec.rescaled_sensitivity() * factor;
         let expected = self.normaliser;
         let sum_std = sigma.map_or(0.0, |s| block.bound() * s * rescaled);
+        let drawn = self.drawn_std(sum_std);
         // The noise does not depend on the data: it is drawn (serially, from the one noise
         // stream, so the same draws at every thread count) while the other threads evaluate and
         // sum the records.
@@ -399,7 +439,7 @@ impl<R> PrivacyWall<R> {
         let (records, batch, noise_rng) = (&self.records, &self.batch, &mut self.noise_rng);
         let block_len = block.stored_len();
         let ((), summed) = rayon::join(
-            || draw_noise(noise_rng, noise, block_len, sum_std),
+            || draw_noise(noise_rng, noise, block_len, drawn),
             || {
                 clipped_segment_sum(
                     records,
@@ -409,21 +449,22 @@ impl<R> PrivacyWall<R> {
                     &statistic,
                     tasks,
                     sum,
+                    replace,
                 )
             },
         );
         self.batch.clear();
-        let clipped = match summed {
-            Ok(clipped) => clipped,
+        let diagnostics = match summed {
+            Ok(diagnostics) => diagnostics,
             Err(reason) => {
                 self.segment_scratch = scratch;
                 return Err(CoreError::InvalidContribution {
                     block: block.name().to_string(),
-                    reason,
+                    reason: reason.to_string(),
                 });
             }
         };
-        let value = shape_value(block, &scratch.sum, &scratch.noise, sum_std, expected);
+        let value = shape_value(block, &scratch.sum, &scratch.noise, drawn, expected);
         self.segment_scratch = scratch;
         let blocks = vec![ReleasedBlock {
             name: block.name().to_string(),
@@ -439,6 +480,7 @@ impl<R> PrivacyWall<R> {
             "disjoint runs per record (segment release), clipped jointly in L2 norm".into(),
         );
         let label = format!("release {}", self.releases);
-        self.finish_release(label, notes, blocks, clipped, sigma)
+        let event = self.event_per_release().cloned();
+        self.finish_release(label, notes, event, blocks, diagnostics, sigma, 1)
     }
 }
