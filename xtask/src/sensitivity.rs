@@ -57,6 +57,33 @@ const CHECKS: &[Check] = &[
         claim: "add/remove one image: every released block by at most its declared bound",
     },
     Check {
+        model: "LDA end to end (corpus -> prepare -> release)",
+        package: "vips-models",
+        target: "lda_end_to_end",
+        claim: "add/remove one document, including the per-document fixed-length resampling: the \
+                K x V statistic moves by at most a N / S",
+    },
+    Check {
+        model: "BLR end to end (CSV / LIBSVM file -> scaling -> release)",
+        package: "vips-models",
+        target: "blr_end_to_end",
+        claim: "add/remove one row with huge values: each block and the joint release move by at \
+                most the declared bounds",
+    },
+    Check {
+        model: "SBN end to end (IDX file -> binarise -> release)",
+        package: "vips-models",
+        target: "sbn_end_to_end",
+        claim: "add/remove one image: each block moves by at most its declared bound",
+    },
+    Check {
+        model: "DP-SEP end to end (UCI folder / synthetic MoG -> public scaling -> step)",
+        package: "dp-sep",
+        target: "end_to_end",
+        claim: "one record replaced (target 1e3, features 1e12, NaN): a step that draws it moves by \
+                at most 2 gamma C / N, any other step not at all",
+    },
+    Check {
         model: "DP-SEP (002 Eq. 4)",
         package: "dp-sep",
         target: "sensitivity",
