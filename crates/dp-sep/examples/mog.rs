@@ -8,29 +8,46 @@
 //! accounting, the posterior means and their distance to the generator's (public) means; with
 //! `--diagnostics` also `"diagnostics": {"private": false, ...}` with the comparison against a
 //! Gibbs run on the same points (002 Table 1), timings and clip counts.
+//!
+//! Bad input is refused up front with exit status 2 and a message naming the flag: zero or
+//! negative sizes, sizes whose memory estimate exceeds `dp_sep::limits`, more than
+//! `dp_sep::limits::MAX_STEPS` steps without `--allow-long-run`, and flags that have no effect
+//! (`--delta` or `--noise-seed` without `--epsilon`, `--gibbs-samples` without `--diagnostics`).
+//! A progress bar is drawn on stderr when it is a terminal.
+
+#[path = "common/mod.rs"]
+mod common;
 
 use std::process::ExitCode;
 use std::time::Instant;
 
+use common::{ExampleError, at_least_one, finite, flagged, needs, positive};
+
 use clap::Parser;
 use dp_core::RngPolicy;
-use dp_sep::mog::{Family, GibbsConfig, MogModel, Moments, compare, generate, gibbs_posterior};
-use dp_sep::sep::run_sep;
-use dp_sep::{DpSepConfig, Sampling, SepConfig, SepState, SepWall, WallPlan, run_dp_sep};
+use dp_sep::limits;
+use dp_sep::mog::{Family, GibbsConfig, MogModel, Moments, compare, gibbs_posterior, try_generate};
+use dp_sep::sep::run_sep_observed;
+use dp_sep::{
+    DpSepConfig, Sampling, SepConfig, SepError, SepState, SepWall, WallPlan, run_dp_sep_observed,
+};
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 #[derive(Parser, Debug)]
-#[command(about = "Mixture of Gaussians with (DP-)SEP vs a Gibbs ground truth")]
+#[command(
+    about = "Mixture of Gaussians with (DP-)SEP vs a Gibbs ground truth",
+    allow_negative_numbers = true
+)]
 struct Args {
     /// Privacy budget epsilon; omit for non-private SEP.
     #[arg(long)]
     epsilon: Option<f64>,
-    /// delta (with --epsilon).
-    #[arg(long, default_value_t = 1e-5)]
-    delta: f64,
+    /// delta (only with --epsilon; default 1e-5).
+    #[arg(long)]
+    delta: Option<f64>,
     /// Clip norm C (DP-SEP always clips; for SEP only if given).
     #[arg(long)]
     clip: Option<f64>,
@@ -56,9 +73,9 @@ struct Args {
     /// Covariance family: full or diagonal.
     #[arg(long, default_value = "full")]
     family: String,
-    /// Gibbs sweeps kept (after 1000 burn-in sweeps).
-    #[arg(long, default_value_t = 10_000)]
-    gibbs_samples: usize,
+    /// Gibbs sweeps kept after 1000 burn-in sweeps (only with --diagnostics; default 10000).
+    #[arg(long)]
+    gibbs_samples: Option<usize>,
     /// Seed of the synthetic data, the public initialisation and the Gibbs chain.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -76,30 +93,104 @@ struct Args {
     /// Print one JSON object (always on; kept for the documented command line).
     #[arg(long)]
     json: bool,
+    /// Run even if epochs x n exceeds dp_sep::limits::MAX_STEPS (10^8 steps).
+    #[arg(long)]
+    allow_long_run: bool,
 }
+
+/// Default `--delta`.
+const DEFAULT_DELTA: f64 = 1e-5;
+/// Default `--gibbs-samples`.
+const DEFAULT_GIBBS_SAMPLES: usize = 10_000;
+/// Gibbs burn-in sweeps.
+const BURN_IN: usize = 1000;
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args) {
-        Ok(json) => {
-            println!("{json}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::finish(run(&args))
 }
 
-fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+/// Every flag checked before anything is allocated or run.
+fn check(args: &Args) -> Result<Family, ExampleError> {
     let family = match args.family.as_str() {
         "full" => Family::Full,
         "diagonal" => Family::Diagonal,
-        other => return Err(format!("unknown family {other:?}").into()),
+        other => {
+            return Err(ExampleError::usage(
+                format!("--family {}", limits::excerpt(other)),
+                "must be full or diagonal",
+            ));
+        }
     };
+    match args.epsilon {
+        Some(epsilon) => common::privacy_flags(epsilon, args.delta.unwrap_or(DEFAULT_DELTA))?,
+        None => {
+            needs(args.delta.is_some(), "--delta", "--epsilon")?;
+            needs(args.noise_seed.is_some(), "--noise-seed", "--epsilon")?;
+        }
+    }
+    needs(
+        args.gibbs_samples.is_some() && !args.diagnostics,
+        "--gibbs-samples",
+        "--diagnostics",
+    )?;
+    at_least_one("--n", args.n)?;
+    at_least_one("--components", args.components)?;
+    at_least_one("--dim", args.dim)?;
+    at_least_one("--epochs", args.epochs)?;
+    positive("--s", args.s)?;
+    positive("--init-precision", args.init_precision)?;
+    if let Some(c) = args.clip {
+        positive("--clip", c)?;
+    }
+    if let Some(g) = args.gamma {
+        positive("--gamma", g)?;
+    }
+    let gibbs = args.gibbs_samples.unwrap_or(DEFAULT_GIBBS_SAMPLES);
+    if args.diagnostics {
+        at_least_one("--gibbs-samples", gibbs)?;
+    }
+    // Memory, estimated from the flags before anything is allocated.
+    let per = match family {
+        Family::Full => (args.dim as u128).saturating_mul(args.dim as u128 + 1),
+        Family::Diagonal => 2 * args.dim as u128,
+    };
+    limits::check_bytes(
+        &format!("--components {} and --dim {}", args.components, args.dim),
+        &format!("the natural parameters ({} family)", args.family),
+        limits::f64_bytes((args.components as u128).saturating_mul(per))
+            .saturating_mul(u128::from(limits::PARAMETER_COPIES)),
+        limits::MAX_MODEL_BYTES,
+    )
+    .map_err(ExampleError::from)?;
+    limits::check_bytes(
+        &format!("--n {} with --dim {}", args.n, args.dim),
+        "the generated points (kept twice: generator and privacy wall)",
+        limits::f64_bytes((args.n as u128).saturating_mul(args.dim as u128 + 1)).saturating_mul(2),
+        limits::MAX_DATA_BYTES,
+    )
+    .map_err(ExampleError::from)?;
+    // Run time: steps of the fit and of the Gibbs chain.
+    limits::check_steps("--epochs", args.epochs, args.n, args.allow_long_run)
+        .map_err(ExampleError::from)?;
+    if args.diagnostics {
+        limits::check_steps(
+            "--gibbs-samples (plus 1000 burn-in)",
+            gibbs.saturating_add(BURN_IN),
+            args.n.saturating_mul(args.components),
+            args.allow_long_run,
+        )
+        .map_err(ExampleError::from)?;
+    }
+    Ok(family)
+}
+
+fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
+    let family = check(args)?;
+    let delta = args.delta.unwrap_or(DEFAULT_DELTA);
+    let gibbs_samples = args.gibbs_samples.unwrap_or(DEFAULT_GIBBS_SAMPLES);
     let mut rng = ChaCha20Rng::seed_from_u64(args.seed);
-    let data = generate(args.n, args.components, args.dim, args.s, &mut rng);
+    let data = try_generate(args.n, args.components, args.dim, args.s, &mut rng)?;
     let model = MogModel::new(args.components, args.dim, args.s, family)?;
 
     // Public initialisation: posterior N(u_j, I / p) with u_j ~ N(0, I) and p = --init-precision,
@@ -126,6 +217,11 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         n as f64
     });
     let mut model = model;
+    let bar = common::progress(args.epochs);
+    let mut observer = |done: usize, _: usize| {
+        bar.set_position(done as u64);
+        true
+    };
     let t1 = Instant::now();
     let (counts, privacy) = match args.epsilon {
         None => {
@@ -133,7 +229,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
                 gamma,
                 clip: args.clip,
             };
-            let c = run_sep(
+            let c = run_sep_observed(
                 &mut model,
                 &mut state,
                 &data.points,
@@ -141,7 +237,9 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
                 args.epochs,
                 Sampling::ShuffledEpoch,
                 &mut rng,
-            )?;
+                &mut observer,
+            )
+            .map_err(flagged("--gamma / --clip"))?;
             (c, None)
         }
         Some(epsilon) => {
@@ -154,36 +252,48 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
                 population: n,
                 dim: dp_sep::SepModel::dim(&model),
                 epsilon,
-                delta: args.delta,
+                delta,
                 clip,
-                steps: (args.epochs * n) as u64,
+                steps: limits::check_steps("--epochs", args.epochs, n, true)?,
                 sampling: Sampling::IndependentUniform,
                 rng: rng_policy,
             };
-            let mut wall = SepWall::new(data.points.clone(), &plan)?;
+            let mut wall =
+                SepWall::new(data.points.clone(), &plan).map_err(flagged("--epsilon / --delta"))?;
             let config = DpSepConfig {
                 gamma,
                 clip,
                 epochs: args.epochs,
             };
-            let (report, diagnostics) = run_dp_sep(&mut model, &mut state, &mut wall, &config)?;
+            let (report, diagnostics) =
+                run_dp_sep_observed(&mut model, &mut state, &mut wall, &config, &mut observer)
+                    .map_err(flagged("--gamma / --clip"))?;
             (diagnostics.counts, Some((report, rng_policy.describe())))
         }
     };
+    bar.finish_and_clear();
     let seconds = t1.elapsed().as_secs_f64();
     if counts.steps > 0 && counts.failed_tilted == counts.steps {
         // Nothing was learnt from the data: do not print a result as if something had been.
-        return Err(
-            "every step of the run failed to produce a usable update (the posterior is \
-                    the prior plus noise); no result is printed"
-                .into(),
-        );
+        return Err(SepError::NoUsableStep {
+            steps: counts.steps,
+        }
+        .into());
     }
     let mut posterior = state.posterior();
     if !dp_sep::SepModel::is_valid(&model, &posterior) {
         dp_sep::SepModel::repair(&model, &mut posterior);
     }
     let estimate = model.moments(&posterior)?;
+    if estimate
+        .iter()
+        .any(|m| m.mean.iter().chain(m.cov.iter()).any(|v| !v.is_finite()))
+    {
+        return Err(SepError::InvalidNaturalParameters(
+            "the fitted posterior has a non-finite mean or covariance; no result".into(),
+        )
+        .into());
+    }
     // The generating means are a public parameter of the synthetic generator (drawn from the
     // public seed before any point), so comparing the released posterior with them is
     // post-processing.
@@ -208,14 +318,14 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         "epochs": args.epochs,
         "init_precision": args.init_precision,
         "posterior_means": estimate.iter().map(|m| m.mean.as_slice().to_vec()).collect::<Vec<_>>(),
-        "f_norm_vs_generating_means": vs_generating.f_norm,
+        "f_norm_vs_generating_means": finite(vs_generating.f_norm),
     });
     if let Some((report, rng)) = &privacy {
-        json["delta"] = args.delta.into();
+        json["delta"] = delta.into();
         json["population"] = report.population.into();
-        json["noise_multiplier"] = report.noise_multiplier.into();
-        json["theta_noise_std"] = report.theta_noise_std.into();
-        json["epsilon_accounted"] = report.epsilon.into();
+        json["noise_multiplier"] = finite(report.noise_multiplier);
+        json["theta_noise_std"] = finite(report.theta_noise_std);
+        json["epsilon_accounted"] = finite(report.epsilon);
         json["noise_rng"] = rng.clone().into();
     }
     if args.diagnostics {
@@ -227,8 +337,8 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
             &data.means,
             args.s,
             GibbsConfig {
-                burn_in: 1000,
-                samples: args.gibbs_samples,
+                burn_in: BURN_IN,
+                samples: gibbs_samples,
             },
             &mut rng,
         )?;
@@ -237,12 +347,12 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         json["diagnostics"] = serde_json::json!({
             "private": false,
             "note": "data-dependent and not noised (the Gibbs run uses the same private points): for the data owner, not for publication",
-            "f_norm": acc.f_norm,
-            "f_norm_cov": acc.f_norm_cov,
-            "kl_proxy": acc.kl_proxy,
+            "f_norm": finite(acc.f_norm),
+            "f_norm_cov": finite(acc.f_norm_cov),
+            "kl_proxy": finite(acc.kl_proxy),
             "seconds": seconds,
             "gibbs_seconds": gibbs_seconds,
-            "gibbs_samples": args.gibbs_samples,
+            "gibbs_samples": gibbs_samples,
             "counts": counts,
         });
     }

@@ -12,9 +12,19 @@
 //! the committed file `crates/dp-sep/ranges/<data set>.json` is used when there is one. Non-private
 //! runs without declared ranges standardise with the training split's mean and std (the PBP
 //! protocol).
+//!
+//! Bad input is refused up front with exit status 2 and a message naming the flag or the file
+//! and line: see `docs/dp-sep.md` ("Bad input and limits"). Flags with no effect are refused
+//! (`--delta`, `--noise-seed`, `--population` without `--epsilon`; `--ranges` together with
+//! `--feature-range`); more than `dp_sep::limits::MAX_STEPS` steps need `--allow-long-run`.
+
+#[path = "common/mod.rs"]
+mod common;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use common::{ExampleError, at_least_one, finite, flagged, needs, positive};
 
 use clap::Parser;
 use dp_core::RngPolicy;
@@ -22,10 +32,14 @@ use dp_sep::Sampling;
 use dp_sep::SepError;
 use dp_sep::data::uci::UciDataset;
 use dp_sep::data::{PublicRange, PublicRanges};
-use dp_sep::pbp::{Method, PbpConfig, Privacy, Scaling, run_pbp};
+use dp_sep::limits;
+use dp_sep::pbp::{Method, PbpConfig, PbpModel, Privacy, Scaling, run_pbp_observed};
 
 #[derive(Parser, Debug)]
-#[command(about = "PBP Bayesian neural network regression with (DP-)SEP")]
+#[command(
+    about = "PBP Bayesian neural network regression with (DP-)SEP",
+    allow_negative_numbers = true
+)]
 struct Args {
     /// UCI folder (e.g. ../shared/data/uci/wine-quality-red).
     #[arg(long)]
@@ -36,9 +50,9 @@ struct Args {
     /// Privacy budget epsilon; omit for non-private SEP.
     #[arg(long)]
     epsilon: Option<f64>,
-    /// Privacy parameter delta (with --epsilon).
-    #[arg(long, default_value_t = 1e-5)]
-    delta: f64,
+    /// Privacy parameter delta (only with --epsilon; default 1e-5).
+    #[arg(long)]
+    delta: Option<f64>,
     /// Clip norm C of the factor's natural parameters (required with --epsilon).
     #[arg(long)]
     clip: Option<f64>,
@@ -87,28 +101,103 @@ struct Args {
     /// Print one JSON object (always on; kept for the documented command line).
     #[arg(long)]
     json: bool,
+    /// Run even if epochs x N exceeds dp_sep::limits::MAX_STEPS (10^8 steps).
+    #[arg(long)]
+    allow_long_run: bool,
 }
+
+/// Default `--delta`.
+const DEFAULT_DELTA: f64 = 1e-5;
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args) {
-        Ok(json) => {
-            println!("{json}");
-            ExitCode::SUCCESS
+    common::finish(run(&args))
+}
+
+/// The flags that can be checked before reading any file.
+fn check(args: &Args) -> Result<(), ExampleError> {
+    match args.epsilon {
+        Some(epsilon) => {
+            common::privacy_flags(epsilon, args.delta.unwrap_or(DEFAULT_DELTA))?;
+            if args.clip.is_none() {
+                return Err(ExampleError::usage(
+                    "--clip",
+                    "a private run (--epsilon) needs a clip norm C",
+                ));
+            }
+            if args.method != "sep" {
+                return Err(ExampleError::usage(
+                    format!("--method {}", limits::excerpt(&args.method)),
+                    "a private run (--epsilon) is only available with --method sep",
+                ));
+            }
+            match args.population {
+                Some(p) => {
+                    at_least_one("--population", p)?;
+                }
+                None => {
+                    return Err(SepError::MissingPublicInput {
+                        input: "population size N",
+                        flag: "--population",
+                    }
+                    .into());
+                }
+            }
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
+        None => {
+            needs(args.delta.is_some(), "--delta", "--epsilon")?;
+            needs(args.noise_seed.is_some(), "--noise-seed", "--epsilon")?;
+            needs(args.population.is_some(), "--population", "--epsilon")?;
         }
     }
+    if args.ranges.is_some() && (args.feature_range.is_some() || args.target_range.is_some()) {
+        return Err(ExampleError::usage(
+            "--ranges",
+            "cannot be combined with --feature-range / --target-range: declare the ranges one way",
+        ));
+    }
+    if let Some(c) = args.clip {
+        positive("--clip", c)?;
+    }
+    if let Some(g) = args.gamma {
+        positive("--gamma", g)?;
+    }
+    if let Some(e) = args.epochs {
+        at_least_one("--epochs", e)?;
+    }
+    if let Some(h) = args.hidden {
+        at_least_one("--hidden", h)?;
+    }
+    if !matches!(args.method.as_str(), "sep" | "adf" | "ep") {
+        return Err(ExampleError::usage(
+            format!("--method {}", limits::excerpt(&args.method)),
+            "must be sep, adf or ep",
+        ));
+    }
+    if args.method != "sep" && args.clip.is_some() {
+        return Err(ExampleError::usage(
+            "--clip",
+            "has no effect with --method adf or ep",
+        ));
+    }
+    if let Some(s) = args.sampling.as_deref()
+        && !matches!(s, "uniform" | "shuffled")
+    {
+        return Err(ExampleError::usage(
+            format!("--sampling {}", limits::excerpt(s)),
+            "must be uniform or shuffled",
+        ));
+    }
+    Ok(())
 }
 
 /// Parses `LO:HI` of `flag`.
-fn parse_range(flag: &'static str, text: &str) -> Result<PublicRange, SepError> {
-    let bad = || SepError::InvalidParameter {
-        name: flag,
-        value: f64::NAN,
-        reason: "expected LO:HI with finite LO < HI",
+fn parse_range(flag: &'static str, text: &str) -> Result<PublicRange, ExampleError> {
+    let bad = || {
+        ExampleError::usage(
+            format!("{flag} {}", limits::excerpt(text)),
+            "expected LO:HI with finite LO < HI",
+        )
     };
     let (lo, hi) = text.split_once(':').ok_or_else(bad)?;
     let lo: f64 = lo.trim().parse().map_err(|_| bad())?;
@@ -117,7 +206,7 @@ fn parse_range(flag: &'static str, text: &str) -> Result<PublicRange, SepError> 
 }
 
 /// The declared public ranges, if any: flags, then `--ranges`, then the committed file.
-fn declared_ranges(args: &Args, data: &UciDataset) -> Result<Option<PublicRanges>, SepError> {
+fn declared_ranges(args: &Args, data: &UciDataset) -> Result<Option<PublicRanges>, ExampleError> {
     match (&args.feature_range, &args.target_range) {
         (Some(f), Some(t)) => {
             return Ok(Some(PublicRanges::uniform(
@@ -131,45 +220,58 @@ fn declared_ranges(args: &Args, data: &UciDataset) -> Result<Option<PublicRanges
             return Err(SepError::MissingPublicInput {
                 input: "feature and target ranges (both)",
                 flag: "--feature-range and --target-range together",
-            });
+            }
+            .into());
         }
     }
     let committed = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("ranges")
         .join(format!("{}.json", data.name()));
     match &args.ranges {
-        Some(path) => Ok(Some(data.public_ranges(path)?)),
+        Some(path) => Ok(Some(data.public_ranges(path).map_err(flagged("--ranges"))?)),
         None if committed.exists() => Ok(Some(data.public_ranges(&committed)?)),
         None => Ok(None),
     }
 }
 
-fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
+    check(args)?;
     if !args.uci.exists() {
-        return Err(format!(
-            "data folder {} is absent (the UCI sets live in ../shared/data/uci)",
-            args.uci.display()
-        )
-        .into());
+        return Err(ExampleError::usage(
+            format!("--uci {}", args.uci.display()),
+            "the data folder is absent (the UCI sets live in ../shared/data/uci)",
+        ));
     }
-    let data = UciDataset::load(&args.uci)?;
-    let (train, test) = data.split(args.split)?;
+    let data = UciDataset::load(&args.uci).map_err(flagged("--uci"))?;
+    let (train, test) = data
+        .split(args.split)
+        .map_err(flagged(format!("--split {}", args.split)))?;
+    let hidden = args.hidden.unwrap_or(data.n_hidden());
+    let epochs = args.epochs.unwrap_or(data.n_epochs());
+    at_least_one("--hidden (or n_hidden.txt)", hidden)?;
+    at_least_one("--epochs (or n_epochs.txt)", epochs)?;
+    // Sizes before anything is allocated: the network and the number of steps.
+    PbpModel::try_new(train.dim(), &[hidden]).map_err(flagged(format!("--hidden {hidden}")))?;
+    limits::check_steps(
+        "--epochs",
+        epochs,
+        args.population.unwrap_or(train.len()),
+        args.allow_long_run,
+    )?;
     let method = match args.method.as_str() {
-        "sep" => Method::Sep,
         "adf" => Method::Adf,
         "ep" => Method::Ep,
-        other => return Err(format!("unknown method {other:?} (sep, adf, ep)").into()),
+        _ => Method::Sep,
     };
     let sampling = match (args.sampling.as_deref(), args.epsilon) {
         (Some("uniform"), _) | (None, Some(_)) => Sampling::IndependentUniform,
-        (Some("shuffled"), _) | (None, None) => Sampling::ShuffledEpoch,
-        (Some(other), _) => return Err(format!("unknown sampling {other:?}").into()),
+        _ => Sampling::ShuffledEpoch,
     };
     let privacy = match args.epsilon {
         None => None,
         Some(epsilon) => Some(Privacy {
             epsilon,
-            delta: args.delta,
+            delta: args.delta.unwrap_or(DEFAULT_DELTA),
             rng: args
                 .noise_seed
                 .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed }),
@@ -183,8 +285,8 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
     let ranges_source = ranges.as_ref().map(|r| r.source().to_string());
     let config = PbpConfig {
         method,
-        hidden: vec![args.hidden.unwrap_or(data.n_hidden())],
-        epochs: args.epochs.unwrap_or(data.n_epochs()),
+        hidden: vec![hidden],
+        epochs,
         gamma: args.gamma.or(args.epsilon.map(|_| 1.0)),
         clip: args.clip,
         sampling,
@@ -192,7 +294,12 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         privacy,
         scaling: ranges.map_or(Scaling::FitOnTraining, Scaling::Declared),
     };
-    let (out, diagnostics) = run_pbp(&train, &test, &config)?;
+    let bar = common::progress(epochs);
+    let (out, diagnostics) = run_pbp_observed(&train, &test, &config, &mut |done, _| {
+        bar.set_position(done as u64);
+        true
+    })?;
+    bar.finish_and_clear();
     // Publishable: public settings, the accounting, and held-out metrics computed with the
     // (for private runs, declared public) transform.
     let mut json = serde_json::json!({
@@ -210,10 +317,10 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         "scaling": ranges_source.map_or("training mean and std (non-private)".to_string(), |s| format!("declared public ranges: {s}")),
     });
     if let (Some(p), Some(report)) = (privacy, out.privacy.as_ref()) {
-        json["delta"] = args.delta.into();
+        json["delta"] = p.delta.into();
         json["population"] = report.population.into();
-        json["noise_multiplier"] = report.noise_multiplier.into();
-        json["theta_noise_std"] = report.theta_noise_std.into();
+        json["noise_multiplier"] = finite(report.noise_multiplier);
+        json["theta_noise_std"] = finite(report.theta_noise_std);
         json["epsilon_accounted"] = finite(report.epsilon);
         json["noise_rng"] = p.rng.describe().into();
     }
@@ -228,15 +335,4 @@ fn run(args: &Args) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
         });
     }
     Ok(json)
-}
-
-/// A finite number as itself; a non-finite one as a string (never `null`).
-fn finite(x: f64) -> serde_json::Value {
-    if x.is_finite() {
-        x.into()
-    } else if x == f64::INFINITY {
-        "inf".into()
-    } else {
-        format!("non-finite ({x})").into()
-    }
 }

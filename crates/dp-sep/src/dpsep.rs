@@ -142,6 +142,26 @@ where
     M: SepModel + Sync,
     W: FactorRelease<M::Record> + ?Sized,
 {
+    run_dp_sep_observed(model, state, wall, config, &mut |_, _| true)
+}
+
+/// [`run_dp_sep`] calling `observer` after each epoch with `(epochs done, epochs planned)`
+/// (progress bars, cancellation). The observer sees only public counters.
+///
+/// # Errors
+/// As [`run_dp_sep`]; [`SepError::Interrupted`] when `observer` returns `false` (the releases
+/// made so far were accounted; nothing is returned).
+pub fn run_dp_sep_observed<M, W>(
+    model: &mut M,
+    state: &mut SepState,
+    wall: &mut W,
+    config: &DpSepConfig,
+    observer: &mut crate::sep::EpochObserver<'_>,
+) -> Result<(DpSepReport, DpSepDiagnostics), SepError>
+where
+    M: SepModel + Sync,
+    W: FactorRelease<M::Record> + ?Sized,
+{
     let n = state.n();
     check_fit(&*model, state, n)?;
     if wall.population() != n {
@@ -159,11 +179,17 @@ where
     .validate(n)?;
     let mut counts = StepCounts::default();
     let clipped_before = wall.clipped();
-    for _ in 0..config.epochs {
+    for epoch in 0..config.epochs {
         for _ in 0..n {
             dp_sep_step(&*model, state, wall, config, &mut counts)?;
         }
         end_of_epoch(model, state);
+        if !observer(epoch + 1, config.epochs) {
+            return Err(SepError::Interrupted {
+                epochs_done: epoch + 1,
+                epochs: config.epochs,
+            });
+        }
     }
     counts.clipped_intermediate = wall.clipped() - clipped_before;
     let sigma = wall.noise_multiplier();

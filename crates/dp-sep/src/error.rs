@@ -74,6 +74,43 @@ pub enum SepError {
     /// An error from the privacy layer (wall, budget, noise).
     #[error("privacy: {0}")]
     Privacy(String),
+    /// A size implied by a flag, a header or a file exceeds a documented limit
+    /// ([`crate::limits`]); refused before anything is allocated.
+    #[error("{what} {detail}")]
+    TooLarge {
+        /// What was too large: a flag with its value, a file, a file and line.
+        what: String,
+        /// The estimate and the limit (e.g. "would need 80.0 GB for ... (limit 2.1 GB)").
+        detail: String,
+    },
+    /// The run was stopped by the caller (e.g. Ctrl-C) before it finished; no result.
+    #[error("interrupted after {epochs_done} of {epochs} epochs; no result")]
+    Interrupted {
+        /// Epochs completed.
+        epochs_done: usize,
+        /// Epochs planned.
+        epochs: usize,
+    },
+    /// Every step of a run failed to produce a usable update: the posterior is the prior (plus
+    /// noise), so no result is reported as if something had been learnt.
+    #[error("every one of the {steps} steps failed to produce a usable update; no result")]
+    NoUsableStep {
+        /// Steps run.
+        steps: u64,
+    },
+}
+
+impl SepError {
+    /// Whether the error is caused by the caller's input (flags, files, configuration) rather
+    /// than by the run itself: the examples exit with status 2 for these.
+    pub fn is_input_error(&self) -> bool {
+        !matches!(
+            self,
+            Self::Interrupted { .. }
+                | Self::NoUsableStep { .. }
+                | Self::InvalidNaturalParameters(_)
+        )
+    }
 }
 
 /// Checks `value` is finite and `> 0`.

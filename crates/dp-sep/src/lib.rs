@@ -45,6 +45,7 @@ pub mod data;
 pub mod dpsep;
 pub mod ep;
 mod error;
+pub mod limits;
 pub mod model;
 pub mod mog;
 pub mod natural;
@@ -53,7 +54,7 @@ pub mod sampling;
 pub mod sep;
 pub mod wall;
 
-pub use dpsep::{DpSepConfig, DpSepDiagnostics, DpSepReport, run_dp_sep};
+pub use dpsep::{DpSepConfig, DpSepDiagnostics, DpSepReport, run_dp_sep, run_dp_sep_observed};
 pub use error::SepError;
 pub use model::SepModel;
 pub use sampling::Sampling;

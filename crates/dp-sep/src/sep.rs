@@ -275,14 +275,51 @@ pub fn run_sep<M: SepModel, R: Rng + ?Sized>(
     sampling: Sampling,
     rng: &mut R,
 ) -> Result<StepCounts, SepError> {
+    run_sep_observed(
+        model,
+        state,
+        records,
+        config,
+        epochs,
+        sampling,
+        rng,
+        &mut |_, _| true,
+    )
+}
+
+/// A callback after each epoch: `(epochs done, epochs planned)`; returning `false` stops the run
+/// with [`SepError::Interrupted`] (e.g. on Ctrl-C). Used for progress bars.
+pub type EpochObserver<'a> = dyn FnMut(usize, usize) -> bool + 'a;
+
+/// [`run_sep`] calling `observer` after each epoch (progress, cancellation).
+///
+/// # Errors
+/// As [`run_sep`]; [`SepError::Interrupted`] when `observer` returns `false`.
+#[allow(clippy::too_many_arguments)]
+pub fn run_sep_observed<M: SepModel, R: Rng + ?Sized>(
+    model: &mut M,
+    state: &mut SepState,
+    records: &[M::Record],
+    config: &SepConfig,
+    epochs: usize,
+    sampling: Sampling,
+    rng: &mut R,
+    observer: &mut EpochObserver<'_>,
+) -> Result<StepCounts, SepError> {
     check_fit(&*model, state, records.len())?;
     config.validate(state.n)?;
     let mut counts = StepCounts::default();
-    for _ in 0..epochs {
+    for epoch in 0..epochs {
         for i in epoch_indices(sampling, records.len(), rng) {
             sep_step(&*model, state, &records[i], config, &mut counts);
         }
         end_of_epoch(model, state);
+        if !observer(epoch + 1, epochs) {
+            return Err(SepError::Interrupted {
+                epochs_done: epoch + 1,
+                epochs,
+            });
+        }
     }
     Ok(counts)
 }

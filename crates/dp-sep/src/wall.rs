@@ -125,6 +125,33 @@ fn check_plan<R>(records: &[R], plan: &WallPlan) -> Result<(), SepError> {
             });
         }
     }
+    // The wall keeps one slot index per member of the declared population.
+    crate::limits::check_bytes(
+        &format!("population N = {}", plan.population),
+        "the wall's population slots",
+        (plan.population as u128).saturating_mul(std::mem::size_of::<usize>() as u128),
+        crate::limits::MAX_DATA_BYTES,
+    )?;
+    crate::limits::check_bytes(
+        &format!("statistic length {}", plan.dim),
+        "the released statistic",
+        crate::limits::f64_bytes(plan.dim as u128)
+            .saturating_mul(u128::from(crate::limits::PARAMETER_COPIES)),
+        crate::limits::MAX_MODEL_BYTES,
+    )?;
+    Ok(())
+}
+
+/// Refuses a budget below [`crate::limits::MIN_EPSILON`] (and anything not finite and `> 0`).
+fn check_epsilon(epsilon: f64) -> Result<(), SepError> {
+    crate::error::check_positive("epsilon", epsilon)?;
+    if epsilon < crate::limits::MIN_EPSILON {
+        return Err(SepError::InvalidParameter {
+            name: "epsilon",
+            value: epsilon,
+            reason: "below the smallest budget a private run accepts (1e-4, dp_sep::limits::MIN_EPSILON): the noise would drown every release",
+        });
+    }
     Ok(())
 }
 
@@ -210,9 +237,11 @@ impl<R> SepWall<R> {
     /// `N`, so the accountant's event holds for every realised count.
     ///
     /// # Errors
-    /// [`SepError::InvalidParameter`] for `epsilon <= 0`, `delta` outside `(0, 1)`, `clip <= 0`,
+    /// [`SepError::InvalidParameter`] for `epsilon` below [`crate::limits::MIN_EPSILON`] or not
+    /// finite, `delta` outside `(0, 1)`, `clip <= 0`,
     /// `steps == 0`, `population == 0`, `dim == 0`, or a shuffled schedule that is not whole
-    /// epochs; [`SepError::EmptyData`] for no records; accountant errors (e.g. an unreachable
+    /// epochs; [`SepError::EmptyData`] for no records; [`SepError::TooLarge`] for a population or
+    /// statistic above the limits of [`crate::limits`]; accountant errors (e.g. an unreachable
     /// budget).
     pub fn new(records: Vec<R>, plan: &WallPlan) -> Result<Self, SepError> {
         let WallPlan {
@@ -226,6 +255,7 @@ impl<R> SepWall<R> {
             rng,
         } = *plan;
         check_plan(&records, plan)?;
+        check_epsilon(epsilon)?;
         let budget = Budget::new(epsilon, delta)?;
         let (acc_sampling, accounted_steps) = match sampling {
             Sampling::IndependentUniform => (
@@ -452,6 +482,7 @@ impl<R> CoreWall<R> {
         rng: RngPolicy,
     ) -> Result<Self, SepError> {
         let population = check_records(&records)?;
+        check_epsilon(epsilon)?;
         let wall = PrivacyWall::builder(records)
             .sampling(SamplingScheme::uniform_single())
             .epsilon_delta(epsilon, delta)

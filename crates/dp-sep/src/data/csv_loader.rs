@@ -4,13 +4,15 @@ use std::path::Path;
 
 use super::Dataset;
 use crate::error::SepError;
+use crate::limits;
 
 /// Loads a numeric CSV file: every column except `target_column` (0-based) is a feature.
 /// `has_header` skips the first line. Delimiter is `,`.
 ///
 /// # Errors
-/// [`SepError::Io`] if the file cannot be opened, [`SepError::Corrupt`] for a ragged row or a
-/// non-numeric field, [`SepError::InvalidParameter`] if `target_column` is out of range,
+/// [`SepError::Io`] if the file cannot be opened, [`SepError::TooLarge`] for a file or line
+/// above the limits of [`crate::limits`], [`SepError::Corrupt`] for a ragged row or a
+/// non-numeric field (naming the line and quoting at most a short excerpt), [`SepError::InvalidParameter`] if `target_column` is out of range,
 /// [`SepError::EmptyData`] for no rows, [`SepError::NonFinite`] for NaN / infinite values.
 ///
 /// # Example
@@ -32,24 +34,38 @@ pub fn load_csv(
         path: path.display().to_string(),
         reason,
     };
+    let text = limits::open_bounded(path, limits::MAX_FILE_BYTES)?.read_all()?;
+    if let Some((i, _)) = text
+        .split('\n')
+        .enumerate()
+        .find(|(_, l)| l.len() > limits::MAX_LINE_BYTES)
+    {
+        return Err(SepError::TooLarge {
+            what: format!("{} line {}", path.display(), i + 1),
+            detail: format!(
+                "is longer than the limit of {} per line",
+                limits::human_bytes(limits::MAX_LINE_BYTES as u128)
+            ),
+        });
+    }
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(has_header)
         .trim(csv::Trim::All)
-        .from_path(path)
-        .map_err(|e| match e.kind() {
-            csv::ErrorKind::Io(_) => SepError::Io {
-                path: path.display().to_string(),
-                source: std::io::Error::other(e.to_string()),
-            },
-            _ => corrupt(e.to_string()),
-        })?;
+        .from_reader(text.as_bytes());
     let (mut x, mut y) = (Vec::new(), Vec::new());
     let mut cols = None;
-    for (r, rec) in reader.records().enumerate() {
-        let rec = rec.map_err(|e| corrupt(format!("row {r}: {e}")))?;
+    for rec in reader.records() {
+        let rec = rec.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            corrupt(format!("line {line}: malformed CSV record"))
+        })?;
+        let line = rec.position().map_or(0, |p| p.line());
         let c = rec.len();
         if *cols.get_or_insert(c) != c {
-            return Err(corrupt(format!("row {r} has {c} fields")));
+            return Err(corrupt(format!(
+                "line {line} has {c} fields, the first record has {}",
+                cols.unwrap_or(0)
+            )));
         }
         if target_column >= c {
             return Err(SepError::InvalidParameter {
@@ -59,12 +75,24 @@ pub fn load_csv(
             });
         }
         if c < 2 {
-            return Err(corrupt("need at least one feature and a target".into()));
+            return Err(corrupt(format!(
+                "line {line}: need at least one feature and a target"
+            )));
         }
         for (j, field) in rec.iter().enumerate() {
-            let v: f64 = field
-                .parse()
-                .map_err(|_| corrupt(format!("row {r}, column {j}: not a number: {field:?}")))?;
+            let v: f64 = field.parse().map_err(|_| {
+                corrupt(format!(
+                    "line {line}, column {j}: not a number: {}",
+                    limits::excerpt(field)
+                ))
+            })?;
+            if !v.is_finite() {
+                return Err(SepError::NonFinite {
+                    context: format!("{} line {line}", path.display()),
+                    row: y.len(),
+                    column: j,
+                });
+            }
             if j == target_column {
                 y.push(v);
             } else {

@@ -26,7 +26,8 @@
 //!
 //! `columns` names the columns of a header-less data file (the UCI `data.txt`) in order; for
 //! data with a header the names come from the header. Every feature and the target must have a
-//! range (extra ranges are ignored). `centre` defaults to the midpoint and `scale` to the half
+//! range, and every range must name a column of the data (a misspelt or extra name is an error
+//! naming it: ranges are never applied by position). `centre` defaults to the midpoint and `scale` to the half
 //! width, so the box maps onto `[-1, 1]`.
 
 use std::collections::BTreeMap;
@@ -160,8 +161,9 @@ impl PublicRanges {
     ///
     /// # Errors
     /// [`SepError::Io`] / [`SepError::Corrupt`] for an unreadable or malformed file, or one that
-    /// lacks a range for one of the names (the message names the file and the column), or holds
-    /// an invalid range.
+    /// lacks a range for one of the names or declares one for a name that is neither a feature
+    /// nor the target (the message names the file and the column), or holds an invalid range;
+    /// [`SepError::TooLarge`] for a file above [`crate::limits::MAX_RANGES_FILE_BYTES`].
     pub fn from_file(
         path: impl AsRef<Path>,
         feature_names: &[String],
@@ -169,6 +171,12 @@ impl PublicRanges {
     ) -> Result<Self, SepError> {
         let path = path.as_ref();
         let file = read_file(path)?;
+        let known: Vec<&str> = feature_names
+            .iter()
+            .map(String::as_str)
+            .chain([target_name])
+            .collect();
+        check_extra(path, &file, &known)?;
         resolve(path, &file, feature_names, target_name)
     }
 
@@ -178,7 +186,7 @@ impl PublicRanges {
     ///
     /// # Errors
     /// As [`PublicRanges::from_file`]; [`SepError::Corrupt`] if `columns` is missing or has not
-    /// exactly `n_columns` names.
+    /// exactly `n_columns` distinct names, or if `ranges` names a column not in `columns`.
     pub fn from_file_by_index(
         path: impl AsRef<Path>,
         n_columns: usize,
@@ -200,6 +208,21 @@ impl PublicRanges {
                 ),
             });
         }
+        if let Some((i, dup)) = columns
+            .iter()
+            .enumerate()
+            .find(|(i, c)| columns[..*i].contains(c))
+        {
+            return Err(SepError::Corrupt {
+                path: path.display().to_string(),
+                reason: format!(
+                    "`columns` names column {i} {} like an earlier one",
+                    crate::limits::excerpt(dup)
+                ),
+            });
+        }
+        let known: Vec<&str> = columns.iter().map(String::as_str).collect();
+        check_extra(path, &file, &known)?;
         let name = |c: usize| columns.get(c).cloned().unwrap_or_default();
         let names: Vec<String> = features.iter().map(|&c| name(c)).collect();
         resolve(path, &file, &names, &name(target))
@@ -222,14 +245,42 @@ impl PublicRanges {
 }
 
 fn read_file(path: &Path) -> Result<RangesFile, SepError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SepError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
-    serde_json::from_str(&text).map_err(|e| SepError::Corrupt {
-        path: path.display().to_string(),
-        reason: e.to_string(),
+    let text =
+        crate::limits::open_bounded(path, crate::limits::MAX_RANGES_FILE_BYTES)?.read_all()?;
+    serde_json::from_str(&text).map_err(|e| {
+        // serde's message can quote the input: keep a short excerpt only.
+        let msg = e.to_string();
+        let msg: String = msg.chars().take(120).collect();
+        SepError::Corrupt {
+            path: path.display().to_string(),
+            reason: format!("not a valid ranges file: {msg}"),
+        }
     })
+}
+
+/// Refuses names of `ranges` that are not in `known` (a range for a column that does not exist
+/// is a sign the file belongs to another data set or is misspelt).
+fn check_extra(path: &Path, file: &RangesFile, known: &[&str]) -> Result<(), SepError> {
+    let extra: Vec<String> = file
+        .ranges
+        .keys()
+        .filter(|k| !known.contains(&k.as_str()))
+        .map(|k| crate::limits::excerpt(k))
+        .collect();
+    if extra.is_empty() {
+        Ok(())
+    } else {
+        let shown: Vec<&str> = extra.iter().take(5).map(String::as_str).collect();
+        Err(SepError::Corrupt {
+            path: path.display().to_string(),
+            reason: format!(
+                "ranges declared for {} column(s) the data does not have: {}{}",
+                extra.len(),
+                shown.join(", "),
+                if extra.len() > 5 { ", ..." } else { "" }
+            ),
+        })
+    }
 }
 
 fn resolve(
@@ -243,13 +294,14 @@ fn resolve(
         reason,
     };
     let get = |name: &str| -> Result<PublicRange, SepError> {
-        let r = file
-            .ranges
-            .get(name)
-            .copied()
-            .ok_or_else(|| corrupt(format!("no range declared for column {name:?}")))?;
+        let r = file.ranges.get(name).copied().ok_or_else(|| {
+            corrupt(format!(
+                "no range declared for column {}",
+                crate::limits::excerpt(name)
+            ))
+        })?;
         r.validate("range")
-            .map_err(|e| corrupt(format!("column {name:?}: {e}")))?;
+            .map_err(|e| corrupt(format!("column {}: {e}", crate::limits::excerpt(name))))?;
         Ok(r)
     };
     let features = feature_names

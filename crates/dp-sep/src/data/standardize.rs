@@ -55,12 +55,25 @@ pub struct BoxClipCounts {
 
 fn mean_std(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
     let n = values.clone().count() as f64;
-    let mean = values.clone().sum::<f64>() / n;
+    // Divide before summing, and scale before squaring, so finite cells near f64::MAX (1e308)
+    // neither overflow the mean nor the variance.
+    let mean = values.clone().map(|v| v / n).sum::<f64>();
+    let scale = values
+        .clone()
+        .map(|v| (v - mean).abs())
+        .fold(0.0_f64, f64::max);
     // Population standard deviation, as numpy's default (ddof = 0) used by PBP.
-    let var = values.map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
-    let std = var.sqrt();
+    let std = if scale > 0.0 && scale.is_finite() {
+        scale
+            * (values
+                .map(|v| ((v - mean) / scale).powi(2) / n)
+                .sum::<f64>())
+            .sqrt()
+    } else {
+        0.0
+    };
     (
-        mean,
+        if mean.is_finite() { mean } else { 0.0 },
         if std > 0.0 && std.is_finite() {
             std
         } else {

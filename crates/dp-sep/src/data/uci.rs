@@ -3,11 +3,11 @@
 //! `n_splits.txt`, `n_hidden.txt`, `n_epochs.txt` and 0-based `index_train_<i>.txt` /
 //! `index_test_<i>.txt` (Hernández-Lobato & Adams 2015; Gal & Ghahramani 2016).
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::{Dataset, PublicRanges};
 use crate::error::SepError;
+use crate::limits;
 
 /// One UCI regression folder, loaded in full, with access to its standard splits.
 ///
@@ -32,13 +32,6 @@ pub struct UciDataset {
     n_epochs: usize,
 }
 
-fn read(path: &Path) -> Result<String, SepError> {
-    fs::read_to_string(path).map_err(|source| SepError::Io {
-        path: path.display().to_string(),
-        source,
-    })
-}
-
 fn corrupt(path: &Path, reason: impl Into<String>) -> SepError {
     SepError::Corrupt {
         path: path.display().to_string(),
@@ -46,41 +39,95 @@ fn corrupt(path: &Path, reason: impl Into<String>) -> SepError {
     }
 }
 
-fn read_usizes(path: &Path) -> Result<Vec<usize>, SepError> {
-    let text = read(path)?;
-    text.split_whitespace()
-        .map(|t| {
-            // Some index files are written as floats ("3.0"); accept integral floats only.
-            t.parse::<usize>().or_else(|_| match t.parse::<f64>() {
-                Ok(v) if v >= 0.0 && v.fract() == 0.0 && v < 1e15 => Ok(v as usize),
-                _ => Err(corrupt(path, format!("not a non-negative integer: {t:?}"))),
-            })
-        })
-        .collect()
+/// Non-blank lines of a bounded text file with their 1-based line numbers.
+fn read_lines(path: &Path) -> Result<Vec<(usize, String)>, SepError> {
+    let mut reader = limits::open_bounded(path, limits::MAX_FILE_BYTES)?;
+    let mut out = Vec::new();
+    let mut line_no = 0;
+    while let Some(line) = reader.next_line(line_no + 1)? {
+        line_no += 1;
+        if !line.trim().is_empty() {
+            out.push((line_no, line));
+        }
+    }
+    Ok(out)
+}
+
+/// Parses one non-negative integer token (integral floats such as `3.0` are accepted: some index
+/// files are written that way).
+fn parse_usize(path: &Path, line: usize, t: &str) -> Result<usize, SepError> {
+    if let Ok(v) = t.parse::<usize>() {
+        return Ok(v);
+    }
+    match t.parse::<f64>() {
+        Ok(v) if v >= 0.0 && v.fract() == 0.0 && v < 9e15 => Ok(v as usize),
+        Ok(v) if v.is_finite() && v.fract() == 0.0 && v > 0.0 => Err(corrupt(
+            path,
+            format!("line {line}: integer {} is too large", limits::excerpt(t)),
+        )),
+        _ => Err(corrupt(
+            path,
+            format!(
+                "line {line}: not a non-negative integer: {}",
+                limits::excerpt(t)
+            ),
+        )),
+    }
+}
+
+/// Every integer of an index file with the line it is on.
+fn read_usizes(path: &Path) -> Result<Vec<(usize, usize)>, SepError> {
+    let mut out = Vec::new();
+    for (line, text) in read_lines(path)? {
+        for t in text.split_whitespace() {
+            out.push((parse_usize(path, line, t)?, line));
+        }
+    }
+    Ok(out)
 }
 
 fn read_one(path: &Path) -> Result<usize, SepError> {
     let v = read_usizes(path)?;
     match v.as_slice() {
-        [x] => Ok(*x),
+        [(x, _)] => Ok(*x),
         _ => Err(corrupt(
             path,
-            format!("expected one integer, found {}", v.len()),
+            format!("expected exactly one integer, found {}", v.len()),
         )),
     }
 }
 
 /// Parses a whitespace-separated numeric matrix (blank lines skipped; constant column count).
-fn read_matrix(path: &Path) -> Result<(Vec<f64>, usize), SepError> {
-    let text = read(path)?;
+/// Returns the values, the column count and the 1-based file line of each row.
+fn read_matrix(path: &Path) -> Result<(Vec<f64>, usize, Vec<usize>), SepError> {
+    let mut reader = limits::open_bounded(path, limits::MAX_FILE_BYTES)?;
     let mut values = Vec::new();
+    let mut lines = Vec::new();
     let mut cols = None;
-    for (line_no, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+    let mut line_no = 0;
+    while let Some(line) = reader.next_line(line_no + 1)? {
+        line_no += 1;
+        if line.trim().is_empty() {
+            continue;
+        }
         let before = values.len();
-        for tok in line.split_whitespace() {
-            let v: f64 = tok
-                .parse()
-                .map_err(|_| corrupt(path, format!("row {line_no}: not a number: {tok:?}")))?;
+        for (j, tok) in line.split_whitespace().enumerate() {
+            let v: f64 = tok.parse().map_err(|_| {
+                corrupt(
+                    path,
+                    format!(
+                        "line {line_no}, column {j}: not a number: {}",
+                        limits::excerpt(tok)
+                    ),
+                )
+            })?;
+            if !v.is_finite() {
+                return Err(SepError::NonFinite {
+                    context: format!("{} line {line_no}", path.display()),
+                    row: lines.len(),
+                    column: j,
+                });
+            }
             values.push(v);
         }
         let c = values.len() - before;
@@ -89,22 +136,25 @@ fn read_matrix(path: &Path) -> Result<(Vec<f64>, usize), SepError> {
             Some(k) if k != c => {
                 return Err(corrupt(
                     path,
-                    format!("row {line_no} has {c} columns, expected {k}"),
+                    format!("line {line_no} has {c} columns, the first row has {k}"),
                 ));
             }
             _ => {}
         }
+        lines.push(line_no);
     }
     let cols = cols.ok_or(SepError::EmptyData("data.txt has no rows"))?;
-    Ok((values, cols))
+    Ok((values, cols, lines))
 }
 
 impl UciDataset {
     /// Loads `dir` (either `uci/<name>` or `uci/<name>/data`).
     ///
     /// # Errors
-    /// [`SepError::Io`] for a missing file, [`SepError::Corrupt`] for unparsable content or
-    /// out-of-range column indices, [`SepError::NonFinite`] for NaN / infinite values.
+    /// [`SepError::Io`] for a missing file, [`SepError::TooLarge`] for a file or line above the
+    /// limits of [`crate::limits`], [`SepError::Corrupt`] for unparsable content, a column
+    /// listed twice or out of range (the message names the file and line),
+    /// [`SepError::NonFinite`] for NaN / infinite values (naming the file and line).
     pub fn load(dir: impl AsRef<Path>) -> Result<Self, SepError> {
         let mut dir = dir.as_ref().to_path_buf();
         if !dir.join("data.txt").exists() && dir.join("data").join("data.txt").exists() {
@@ -117,8 +167,21 @@ impl UciDataset {
             .find(|c| c != "data")
             .unwrap_or_default();
         let data_path = dir.join("data.txt");
-        let (values, cols) = read_matrix(&data_path)?;
-        let features = read_usizes(&dir.join("index_features.txt"))?;
+        let (values, cols, _lines) = read_matrix(&data_path)?;
+        let features_path = dir.join("index_features.txt");
+        let features = read_usizes(&features_path)?;
+        if let Some(&(dup, line)) = features
+            .iter()
+            .enumerate()
+            .find(|(i, (c, _))| features[..*i].iter().any(|(p, _)| p == c))
+            .map(|(_, f)| f)
+        {
+            return Err(corrupt(
+                &features_path,
+                format!("line {line}: column {dup} is listed twice"),
+            ));
+        }
+        let features: Vec<usize> = features.into_iter().map(|(c, _)| c).collect();
         let target = read_one(&dir.join("index_target.txt"))?;
         if features.is_empty() {
             return Err(SepError::EmptyData("index_features.txt lists no features"));
@@ -126,7 +189,15 @@ impl UciDataset {
         if let Some(&bad) = features.iter().chain([&target]).find(|&&c| c >= cols) {
             return Err(corrupt(
                 &data_path,
-                format!("column index {bad} out of range ({cols} columns)"),
+                format!(
+                    "column index {bad} (index_features.txt / index_target.txt) out of range ({cols} columns)"
+                ),
+            ));
+        }
+        if features.contains(&target) {
+            return Err(corrupt(
+                &features_path,
+                format!("the target column {target} is also listed as a feature"),
             ));
         }
         let rows = values.len() / cols;
@@ -138,17 +209,19 @@ impl UciDataset {
             x.extend(features.iter().map(|&c| row[c]));
             y.push(row[target]);
         }
-        let all = Dataset::new(x, y, d).map_err(|e| match e {
-            SepError::NonFinite { row, column, .. } => SepError::NonFinite {
-                context: data_path.display().to_string(),
-                row,
-                column,
-            },
-            other => other,
-        })?;
+        let all = Dataset::new(x, y, d)?;
         let n_splits = read_one(&dir.join("n_splits.txt"))?;
-        let n_hidden = read_one(&dir.join("n_hidden.txt")).unwrap_or(50);
-        let n_epochs = read_one(&dir.join("n_epochs.txt")).unwrap_or(40);
+        // Optional protocol files: absent means the PBP defaults; present but corrupt is an error.
+        let optional = |file: &str, default: usize| -> Result<usize, SepError> {
+            let path = dir.join(file);
+            if path.exists() {
+                read_one(&path)
+            } else {
+                Ok(default)
+            }
+        };
+        let n_hidden = optional("n_hidden.txt", 50)?;
+        let n_epochs = optional("n_epochs.txt", 40)?;
         Ok(Self {
             dir,
             name,
@@ -214,8 +287,9 @@ impl UciDataset {
     /// Train and test rows of standard split `i` (0-based), in file order.
     ///
     /// # Errors
-    /// [`SepError::InvalidParameter`] for `i >= n_splits()`; I/O or corrupt-file errors for the
-    /// index files, including indices out of range or train and test overlapping.
+    /// [`SepError::InvalidParameter`] for `i >= n_splits()`; I/O, size-limit or corrupt-file
+    /// errors for the index files, naming the file and line: an index out of range, a row listed
+    /// twice, train and test overlapping, an empty split, or a constant training target.
     pub fn split(&self, i: usize) -> Result<(Dataset, Dataset), SepError> {
         if i >= self.n_splits {
             return Err(SepError::InvalidParameter {
@@ -225,17 +299,58 @@ impl UciDataset {
             });
         }
         let train_path = self.dir.join(format!("index_train_{i}.txt"));
-        let train_idx = read_usizes(&train_path)?;
-        let test_idx = read_usizes(&self.dir.join(format!("index_test_{i}.txt")))?;
-        let mut seen = vec![false; self.all.len()];
-        for &r in &train_idx {
-            if r >= seen.len() {
-                return Err(corrupt(&train_path, format!("row {r} out of range")));
+        let test_path = self.dir.join(format!("index_test_{i}.txt"));
+        let n = self.all.len();
+        // 0 = unseen, 1 = train, 2 = test.
+        let mut seen = vec![0u8; n];
+        let mut train_idx = Vec::new();
+        let mut test_idx = Vec::new();
+        for (path, tag, out) in [
+            (&train_path, 1u8, &mut train_idx),
+            (&test_path, 2u8, &mut test_idx),
+        ] {
+            for (r, line) in read_usizes(path)? {
+                if r >= n {
+                    return Err(corrupt(
+                        path,
+                        format!("line {line}: row {r} out of range (data.txt has {n} rows)"),
+                    ));
+                }
+                match seen[r] {
+                    0 => seen[r] = tag,
+                    t if t == tag => {
+                        return Err(corrupt(
+                            path,
+                            format!(
+                                "line {line}: row {r} is listed twice (each record at most once)"
+                            ),
+                        ));
+                    }
+                    _ => {
+                        return Err(corrupt(
+                            path,
+                            format!(
+                                "line {line}: row {r} is in both the training and the test split"
+                            ),
+                        ));
+                    }
+                }
+                out.push(r);
             }
-            seen[r] = true;
+            if out.is_empty() {
+                return Err(corrupt(path, "lists no rows"));
+            }
         }
-        if test_idx.iter().any(|&r| r < seen.len() && seen[r]) {
-            return Err(corrupt(&train_path, "train and test splits overlap"));
+        let first = self.all.target(train_idx[0]);
+        if train_idx.iter().all(|&r| self.all.target(r) == first) {
+            return Err(corrupt(
+                &train_path,
+                format!(
+                    "every training target (column {} of data.txt) has the same value: a \
+                     regression needs a non-constant target",
+                    self.target
+                ),
+            ));
         }
         Ok((self.all.select(&train_idx)?, self.all.select(&test_idx)?))
     }

@@ -9,4 +9,4 @@ mod synthetic;
 pub use gibbs::{GibbsConfig, gibbs_posterior};
 pub use metrics::{MogAccuracy, compare, kl_gaussian};
 pub use model::{Family, MogModel, Moments};
-pub use synthetic::{MogData, generate};
+pub use synthetic::{MogData, generate, try_generate};

@@ -60,7 +60,8 @@ impl MogModel {
     /// `j` components in `d` dimensions, component std `s`, prior `N(0, I)` on each mean.
     ///
     /// # Errors
-    /// [`SepError::InvalidParameter`] for `j == 0`, `d == 0` or `s` not finite and positive.
+    /// [`SepError::InvalidParameter`] for `j == 0`, `d == 0` or `s` not finite and positive;
+    /// [`SepError::TooLarge`] if the parameters would exceed [`crate::limits::MAX_MODEL_BYTES`].
     pub fn new(j: usize, d: usize, s: f64, family: Family) -> Result<Self, SepError> {
         if j == 0 || d == 0 {
             return Err(SepError::InvalidParameter {
@@ -70,6 +71,19 @@ impl MogModel {
             });
         }
         check_positive("s", s)?;
+        // Natural parameters j (d + d^2) (full) or 2 j d (diagonal), kept in several copies by
+        // the engine, plus d x d work matrices per component: refuse before allocating.
+        let per = match family {
+            Family::Full => (d as u128).saturating_mul(d as u128 + 1),
+            Family::Diagonal => 2 * d as u128,
+        };
+        crate::limits::check_bytes(
+            &format!("{j} components in dimension {d}"),
+            "the natural parameters",
+            crate::limits::f64_bytes((j as u128).saturating_mul(per))
+                .saturating_mul(u128::from(crate::limits::PARAMETER_COPIES)),
+            crate::limits::MAX_MODEL_BYTES,
+        )?;
         Ok(Self {
             j,
             d,

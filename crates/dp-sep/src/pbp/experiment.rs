@@ -11,12 +11,12 @@ use serde::{Deserialize, Serialize};
 use super::evaluate::{Metrics, evaluate};
 use super::model::{Labelled, PbpModel, records};
 use crate::data::{BoxClipCounts, Dataset, PublicRanges, Standardizer};
-use crate::dpsep::{DpSepConfig, DpSepReport, run_dp_sep};
+use crate::dpsep::{DpSepConfig, DpSepReport, run_dp_sep_observed};
 use crate::ep::{EpState, run_adf, run_ep};
 use crate::error::SepError;
 use crate::sampling::Sampling;
 use crate::sep::SepState;
-use crate::sep::{SepConfig, StepCounts, run_sep};
+use crate::sep::{SepConfig, StepCounts, run_sep_observed};
 use crate::wall::{SepWall, WallPlan};
 
 /// The inference method.
@@ -157,7 +157,9 @@ pub struct Prepared {
 ///
 /// # Errors
 /// [`SepError::MissingPublicInput`] for a private run without declared ranges;
-/// [`SepError::DimensionMismatch`] for ranges of the wrong width.
+/// [`SepError::DimensionMismatch`] for ranges of the wrong width; [`SepError::InvalidParameter`]
+/// for zero epochs, a zero population or a hidden layer of 0 units; [`SepError::TooLarge`] for a
+/// network above [`crate::limits::MAX_MODEL_BYTES`].
 pub fn prepare(train: &Dataset, config: &PbpConfig) -> Result<Prepared, SepError> {
     let scaler = match (&config.scaling, config.privacy) {
         (Scaling::FitOnTraining, Some(_)) => {
@@ -178,9 +180,25 @@ pub fn prepare(train: &Dataset, config: &PbpConfig) -> Result<Prepared, SepError
             Standardizer::from_public_ranges(ranges)
         }
     };
+    let model = PbpModel::try_new(train.dim(), &config.hidden)?;
+    if config.epochs == 0 {
+        return Err(SepError::InvalidParameter {
+            name: "epochs",
+            value: 0.0,
+            reason: "must be >= 1",
+        });
+    }
+    if let Some(p) = config.privacy
+        && p.population == 0
+    {
+        return Err(SepError::InvalidParameter {
+            name: "population",
+            value: 0.0,
+            reason: "must be >= 1",
+        });
+    }
     let (scaled, box_clipped) = scaler.transform_counted(train);
     let records = records(&scaled);
-    let model = PbpModel::new(train.dim(), &config.hidden);
     let mut rng = ChaCha20Rng::seed_from_u64(config.seed);
     // SEP's N: the declared population for a private run, the realised count otherwise.
     let n = config.privacy.map_or(records.len(), |p| p.population);
@@ -205,6 +223,21 @@ pub fn run_pbp(
     train: &Dataset,
     test: &Dataset,
     config: &PbpConfig,
+) -> Result<(PbpOutcome, PbpDiagnostics), SepError> {
+    run_pbp_observed(train, test, config, &mut |_, _| true)
+}
+
+/// [`run_pbp`] calling `observer` after each SEP / DP-SEP epoch with `(epochs done, epochs
+/// planned)` (progress bars, cancellation; ADF and EP call it once at the end).
+///
+/// # Errors
+/// As [`run_pbp`]; [`SepError::Interrupted`] when `observer` returns `false`;
+/// [`SepError::TooLarge`] if `epochs x N` overflows.
+pub fn run_pbp_observed(
+    train: &Dataset,
+    test: &Dataset,
+    config: &PbpConfig,
+    observer: &mut crate::sep::EpochObserver<'_>,
 ) -> Result<(PbpOutcome, PbpDiagnostics), SepError> {
     if train.dim() != test.dim() {
         return Err(SepError::DimensionMismatch {
@@ -244,13 +277,14 @@ pub fn run_pbp(
                 epsilon: privacy.epsilon,
                 delta: privacy.delta,
                 clip,
-                steps: (config.epochs * n) as u64,
+                steps: crate::limits::check_steps("epochs", config.epochs, n, true)?,
                 sampling: config.sampling,
                 rng: privacy.rng,
             };
             let mut wall = SepWall::new(recs, &plan)?;
             let mut state = state0;
-            let (r, diagnostics) = run_dp_sep(&mut model, &mut state, &mut wall, &dp)?;
+            let (r, diagnostics) =
+                run_dp_sep_observed(&mut model, &mut state, &mut wall, &dp, observer)?;
             counts = diagnostics.counts;
             report = Some(r);
             let mut post = state.posterior();
@@ -272,7 +306,7 @@ pub fn run_pbp(
                 clip: config.clip,
             };
             let mut state = state0;
-            counts = run_sep(
+            counts = run_sep_observed(
                 &mut model,
                 &mut state,
                 &recs,
@@ -280,6 +314,7 @@ pub fn run_pbp(
                 config.epochs,
                 config.sampling,
                 &mut rng,
+                observer,
             )?;
             state.posterior()
         }
@@ -294,11 +329,13 @@ pub fn run_pbp(
                 config.epochs,
                 &mut rng,
             )?;
+            observer(config.epochs, config.epochs);
             post
         }
         (Method::Ep, None) => {
             let mut ep = EpState::with_factor(state0.prior().to_vec(), state0.factor(), n)?;
             run_ep(&mut model, &mut ep, &recs, config.epochs, 1.0, &mut rng)?;
+            observer(config.epochs, config.epochs);
             ep.posterior().to_vec()
         }
     };

@@ -63,7 +63,56 @@ fn mv(h: f64, k: f64) -> (f64, f64) {
 }
 
 impl PbpModel {
-    /// A network with `d` inputs and the given hidden ReLU layers.
+    /// A network with `d` inputs and the given hidden ReLU layers, with its sizes checked first.
+    ///
+    /// # Errors
+    /// [`SepError::InvalidParameter`] for `d == 0` or a hidden layer of 0 units;
+    /// [`SepError::TooLarge`] if the weights' natural parameters would exceed
+    /// [`crate::limits::MAX_MODEL_BYTES`].
+    ///
+    /// # Example
+    /// ```
+    /// use dp_sep::pbp::PbpModel;
+    /// assert!(PbpModel::try_new(3, &[5]).is_ok());
+    /// assert!(PbpModel::try_new(3, &[0]).is_err());
+    /// assert!(PbpModel::try_new(11, &[1_000_000_000]).is_err());
+    /// # Ok::<(), dp_sep::SepError>(())
+    /// ```
+    pub fn try_new(d: usize, hidden: &[usize]) -> Result<Self, SepError> {
+        if d == 0 {
+            return Err(SepError::InvalidParameter {
+                name: "input dimension",
+                value: 0.0,
+                reason: "must be >= 1",
+            });
+        }
+        if hidden.contains(&0) {
+            return Err(SepError::InvalidParameter {
+                name: "hidden",
+                value: 0.0,
+                reason: "every hidden layer needs >= 1 unit",
+            });
+        }
+        let mut sizes = vec![d as u128];
+        sizes.extend(hidden.iter().map(|&h| h as u128));
+        sizes.push(1);
+        let weights = sizes.windows(2).fold(0u128, |acc, w| {
+            acc.saturating_add(w[1].saturating_mul(w[0] + 1))
+        });
+        // Two natural parameters per weight, one EP factor on lambda per weight, in the
+        // engine's copies.
+        crate::limits::check_bytes(
+            &format!("hidden layers {hidden:?} with {d} inputs"),
+            "the network's natural parameters",
+            crate::limits::f64_bytes(weights.saturating_mul(4))
+                .saturating_mul(u128::from(crate::limits::PARAMETER_COPIES)),
+            crate::limits::MAX_MODEL_BYTES,
+        )?;
+        Ok(Self::new(d, hidden))
+    }
+
+    /// A network with `d` inputs and the given hidden ReLU layers (unchecked: see
+    /// [`PbpModel::try_new`] for sizes from user input).
     pub fn new(d: usize, hidden: &[usize]) -> Self {
         let arch = Architecture::new(d, hidden);
         let w = arch.n_weights();
