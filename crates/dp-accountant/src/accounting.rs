@@ -185,6 +185,15 @@ pub fn delta_for_event(
             delta_lower: Some(b.lower),
         });
     }
+    Ok(delta_valid(event, epsilon, config))
+}
+
+/// `delta` for validated input by RDP (whatever the configured accountant).
+pub(crate) fn delta_valid(
+    event: &PrivacyEvent,
+    epsilon: f64,
+    config: &AccountantConfig,
+) -> DeltaReport {
     let evaluator = std::cell::RefCell::new(RdpEvaluator::new(event));
     let rdp = |a: f64| evaluator.borrow_mut().eval(a);
     let opt = match config.orders.grid() {
@@ -194,13 +203,18 @@ pub fn delta_for_event(
             optimize::ln_delta_grid(&curve, &grid, epsilon, config.conversion)
         }
     };
-    Ok(DeltaReport {
-        delta: opt.value.exp().min(1.0),
+    DeltaReport {
+        // NaN (never expected) answers 1, the trivial bound
+        delta: if opt.value.is_nan() {
+            1.0
+        } else {
+            opt.value.exp().min(1.0)
+        },
         epsilon,
         order: opt.order,
         method: config.method(),
         delta_lower: None,
-    })
+    }
 }
 
 /// `epsilon` for validated input, by the configured accountant.

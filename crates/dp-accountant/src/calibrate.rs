@@ -17,7 +17,7 @@ use crate::error::{AccountantError, check_positive};
 use crate::events::{Neighbouring, PrivacyEvent};
 
 /// Default relative tolerance on the calibrated noise multiplier.
-pub const DEFAULT_SIGMA_TOLERANCE: f64 = 1e-6;
+pub const DEFAULT_SIGMA_TOLERANCE: f64 = 1e-9;
 
 /// Smallest and largest noise multipliers the calibration will consider.
 const SIGMA_RANGE: (f64, f64) = (1e-4, 1e7);
@@ -169,19 +169,35 @@ pub fn calibrate_noise_multiplier_with_tolerance(
         }
     };
     // Bracket: f(t) = ln eps(t) - ln target, decreasing in t.
-    let f = |t: f64| {
-        let e = eps_at(t);
-        (e.max(1e-300)).ln() - target.ln()
-    };
+    // (eps = 0, e.g. by the total-variation shortcut, gives -inf: the safeguarded iteration
+    // then bisects)
+    let f = |t: f64| eps_at(t).ln() - target.ln();
     let (t_min, t_max) = (SIGMA_RANGE.0.ln(), SIGMA_RANGE.1.ln());
+    let unreachable = || {
+        AccountantError::Unreachable(format!(
+            "no noise multiplier up to {:e} reaches epsilon = {target:e} at delta = {delta:e} \
+             within {steps} steps",
+            SIGMA_RANGE.1
+        ))
+    };
     let mut lo = 0.0_f64;
     let mut f_lo = f(lo);
     let mut hi;
     let mut f_hi;
     if f_lo > 0.0 {
         hi = lo;
+        let mut checked_max = false;
         loop {
             hi += std::f64::consts::LN_2;
+            // Before walking into large multipliers (ever costlier evaluations: the best orders
+            // grow), one evaluation at the largest: a target that even it misses (e.g.
+            // epsilon = 1e-300) is refused at once.
+            if hi > LARGE_SIGMA.ln() && !checked_max {
+                checked_max = true;
+                if f(t_max) > 0.0 {
+                    return Err(unreachable());
+                }
+            }
             f_hi = f(hi);
             if f_hi <= 0.0 {
                 break;
@@ -189,10 +205,7 @@ pub fn calibrate_noise_multiplier_with_tolerance(
             lo = hi;
             f_lo = f_hi;
             if hi > t_max {
-                return Err(AccountantError::Unreachable(format!(
-                    "no noise multiplier up to {:e} reaches epsilon {target} at delta {delta}",
-                    SIGMA_RANGE.1
-                )));
+                return Err(unreachable());
             }
         }
     } else {
@@ -215,8 +228,16 @@ pub fn calibrate_noise_multiplier_with_tolerance(
     // Illinois false position in t = ln sigma.
     let tol_t = tolerance.ln_1p();
     let mut side = 0i8;
-    while hi - lo > tol_t {
-        let mut t = hi - f_hi * (hi - lo) / (f_hi - f_lo);
+    // Illinois converges superlinearly (a few dozen evaluations at 1e-9); the cap only
+    // guarantees termination, and `hi` meets the target whenever the loop stops.
+    let mut iterations = 0;
+    while hi - lo > tol_t && iterations < MAX_ITERATIONS {
+        iterations += 1;
+        let mut t = if f_hi.is_finite() && f_lo.is_finite() {
+            hi - f_hi * (hi - lo) / (f_hi - f_lo)
+        } else {
+            0.5 * (lo + hi)
+        };
         // keep the trial strictly inside, and close the bracket when it is almost done
         let min_step = 0.25 * tol_t;
         t = t.clamp(lo + min_step, hi - min_step);
@@ -237,8 +258,17 @@ pub fn calibrate_noise_multiplier_with_tolerance(
             side = 1;
         }
     }
-    finish(hi, steps, tolerance, sampling, delta, config)
+    // the tolerance actually reached (the bracket, if the iteration cap stopped the loop first)
+    let reached = tolerance.max((hi - lo).exp_m1());
+    finish(hi, steps, reached, sampling, delta, config)
 }
+
+/// Beyond this multiplier the upward bracket walk first checks that the largest one suffices.
+const LARGE_SIGMA: f64 = 64.0;
+
+/// Most false-position steps of one calibration (each halves the bracket at worst after the
+/// Illinois modification; 200 is far beyond what `1e-12` needs).
+const MAX_ITERATIONS: usize = 200;
 
 /// The PLD accountant covers Poisson sampling and full batches only.
 fn check_pld_sampling(

@@ -170,17 +170,20 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             let event = sampling.run_event(*noise_multiplier, *steps)?;
             let r = epsilon_for_event(&event, *delta, config)?;
             let mut json = json!({
-                "epsilon": r.epsilon, "delta": r.delta, "order": r.order, "rdp": r.rdp,
+                "epsilon": num(r.epsilon), "delta": num(r.delta),
                 "method": r.method, "accountant": config.accountant.name(),
                 "noise_multiplier": noise_multiplier, "steps": steps,
                 "sampling": sampling_json(sampling), "crate_version": version,
             });
+            put(&mut json, "order", r.order);
+            put(&mut json, "rdp", r.rdp);
             with_lower(&mut json, "epsilon_lower", r.epsilon_lower);
+            with_reason(&mut json, r.epsilon, *noise_multiplier);
             Ok(CliOutput {
                 json,
                 text: format!(
-                    "epsilon = {:.6} at delta = {:e}\n  {} steps, noise multiplier {}, {}\n  {}",
-                    r.epsilon,
+                    "epsilon = {} at delta = {:e}\n  {} steps, noise multiplier {}, {}\n  {}",
+                    fmt_eps(r.epsilon),
                     r.delta,
                     steps,
                     noise_multiplier,
@@ -199,10 +202,11 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             let event = sampling.run_event(*noise_multiplier, *steps)?;
             let r = delta_for_event(&event, *epsilon, config)?;
             let mut json = json!({
-                "delta": r.delta, "epsilon": r.epsilon, "order": r.order, "method": r.method,
+                "delta": num(r.delta), "epsilon": num(r.epsilon), "method": r.method,
                 "accountant": config.accountant.name(), "noise_multiplier": noise_multiplier,
                 "steps": steps, "sampling": sampling_json(sampling), "crate_version": version,
             });
+            put(&mut json, "order", r.order);
             with_lower(&mut json, "delta_lower", r.delta_lower);
             Ok(CliOutput {
                 json,
@@ -227,20 +231,21 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             let budget = Budget::new(*epsilon, *delta)?;
             let c = calibrate_noise_multiplier(*sampling, *steps, &budget, config)?;
             let mut json = json!({
-                "noise_multiplier": c.noise_multiplier, "epsilon": c.epsilon, "delta": delta,
-                "target_epsilon": epsilon, "order": c.order, "method": c.method,
+                "noise_multiplier": num(c.noise_multiplier), "epsilon": num(c.epsilon),
+                "delta": delta, "target_epsilon": epsilon, "method": c.method,
                 "tolerance": c.tolerance, "accountant": config.accountant.name(), "steps": steps,
                 "sampling": sampling_json(sampling), "crate_version": version,
             });
+            put(&mut json, "order", c.order);
             with_lower(&mut json, "epsilon_lower", c.epsilon_lower);
             Ok(CliOutput {
                 json,
                 text: format!(
-                    "noise multiplier = {:.6} (relative tolerance {:e})\n  achieves epsilon = {:.6} <= {} at delta = {:e}\n  {} steps, {}\n  {}",
+                    "noise multiplier = {:.10} (relative tolerance {:e})\n  achieves epsilon = {} <= {} at delta = {:e}\n  {} steps, {}\n  {}",
                     c.noise_multiplier,
                     c.tolerance,
-                    c.epsilon,
-                    epsilon,
+                    fmt_eps(c.epsilon),
+                    fmt_eps(*epsilon),
                     delta,
                     steps,
                     sampling_text(sampling),
@@ -252,14 +257,22 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             let tight = zcdp_epsilon_cks(*rho, *delta)?;
             let bs = zcdp_epsilon_bun_steinke(*rho, *delta)?;
             Ok(CliOutput {
-                json: json!({
-                    "epsilon": tight.epsilon, "delta": delta, "order": tight.order,
-                    "method": tight.method, "epsilon_bun_steinke": bs, "rho": rho,
-                    "crate_version": version,
-                }),
+                json: {
+                    let mut j = json!({
+                        "epsilon": num(tight.epsilon), "delta": delta,
+                        "method": tight.method, "epsilon_bun_steinke": num(bs), "rho": num(*rho),
+                        "crate_version": version,
+                    });
+                    put(&mut j, "order", tight.order);
+                    j
+                },
                 text: format!(
-                    "epsilon = {:.6} at delta = {:e} for rho = {} (CKS 2020, order {:.4})\n  Bun-Steinke Prop. 1.3: epsilon = {:.6}",
-                    tight.epsilon, delta, rho, tight.order, bs
+                    "epsilon = {} at delta = {:e} for rho = {} (CKS 2020, order {:.4})\n  Bun-Steinke Prop. 1.3: epsilon = {}",
+                    fmt_eps(tight.epsilon),
+                    delta,
+                    rho,
+                    tight.order,
+                    fmt_eps(bs)
                 ),
             })
         }
@@ -272,19 +285,27 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             let r = ledger.epsilon_report(*delta)?;
             let hash = ledger.content_hash()?;
             let mut json = json!({
-                "epsilon": r.epsilon, "delta": r.delta, "order": r.order, "rdp": r.rdp,
+                "epsilon": num(r.epsilon), "delta": num(r.delta),
                 "method": r.method, "accountant": ledger.config().accountant.name(),
-                "entries": ledger.len(), "content_hash": hash, "written_by": ledger.written_by(),
+                "entries": ledger.len(), "content_hash": hash,
+                "written_by": ledger.written_by().unwrap_or("unknown"),
                 "crate_version": version, "ledger": source,
             });
+            put(&mut json, "order", r.order);
+            put(&mut json, "rdp", r.rdp);
             with_lower(&mut json, "epsilon_lower", r.epsilon_lower);
+            if r.epsilon.is_infinite()
+                && let Some(map) = json.as_object_mut()
+            {
+                map.insert("reason".into(), json!(INF_REASON));
+            }
             Ok(CliOutput {
                 json,
                 text: format!(
-                    "ledger {source}: {} entries, {hash} (written by dp-accountant {})\n  epsilon = {:.6} at delta = {:e}\n  {}",
+                    "ledger {source}: {} entries, {hash} (written by dp-accountant {})\n  epsilon = {} at delta = {:e}\n  {}",
                     ledger.len(),
                     ledger.written_by().unwrap_or("?"),
-                    r.epsilon,
+                    fmt_eps(r.epsilon),
                     r.delta,
                     how(r.order, &r.method, "epsilon", r.epsilon_lower),
                 ),
@@ -295,16 +316,111 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
 
 /// Adds `key: lower` to a JSON object when a lower bound is known (PLD).
 fn with_lower(json: &mut Value, key: &str, lower: Option<f64>) {
-    if let (Some(l), Some(map)) = (lower, json.as_object_mut()) {
-        map.insert(key.to_string(), json!(l));
+    if let Some(l) = lower {
+        put(json, key, l);
+    }
+}
+
+/// Why an epsilon is infinite (the JSON `"reason"` next to `"epsilon": "inf"`).
+pub const INF_REASON: &str = "no finite epsilon is certified at this delta: the privacy loss is \
+     unbounded or beyond the range of f64 (noise multiplier far too small)";
+
+/// Adds `"reason"` when `epsilon` is infinite.
+fn with_reason(json: &mut Value, epsilon: f64, noise_multiplier: f64) {
+    if epsilon.is_infinite()
+        && let Some(map) = json.as_object_mut()
+    {
+        map.insert(
+            "reason".into(),
+            json!(format!(
+                "{INF_REASON}: 1/(2 sigma^2) = {:e} for noise multiplier {noise_multiplier:e}",
+                0.5 / (noise_multiplier * noise_multiplier)
+            )),
+        );
+    }
+}
+
+/// A number as JSON: finite values as numbers, infinities as the strings `"inf"` / `"-inf"`
+/// (JSON has no infinity; `null` is never written), NaN as the string `"nan"` (never expected).
+pub fn num(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else if x == f64::INFINITY {
+        json!("inf")
+    } else if x == f64::NEG_INFINITY {
+        json!("-inf")
+    } else {
+        json!("nan")
+    }
+}
+
+/// Sets `key` to [`num`]`(x)`, or leaves it out when `x` is NaN (no such value, e.g. the Rényi
+/// order of a PLD answer).
+fn put(json: &mut Value, key: &str, x: f64) {
+    if !x.is_nan()
+        && let Some(map) = json.as_object_mut()
+    {
+        map.insert(key.to_string(), num(x));
+    }
+}
+
+/// An epsilon for the readable report: `inf`, six decimals, or scientific when tiny.
+fn fmt_eps(x: f64) -> String {
+    if x.is_infinite() {
+        "inf".to_string()
+    } else if x != 0.0 && x.abs() < 1e-4 {
+        format!("{x:e}")
+    } else {
+        format!("{x:.6}")
     }
 }
 
 /// The report line saying how a value was obtained.
 fn how(order: f64, method: &str, what: &str, lower: Option<f64>) -> String {
     match lower {
-        Some(l) => format!("{method}: the exact {what} is at least {l:.6} (PLD lower bound)"),
+        Some(l) => format!(
+            "{method}: the exact {what} is at least {} (PLD lower bound)",
+            fmt_eps(l)
+        ),
+        None if order.is_nan() => format!("({method})"),
         None => format!("optimal order {order:.4} ({method})"),
+    }
+}
+
+/// The command-line flag of an API parameter name, for error messages.
+pub fn flag_of(name: &str) -> &str {
+    match name {
+        "noise_multiplier" => "--noise-multiplier",
+        "sampling_rate" => "--sampling-rate",
+        "count" | "steps" => "--steps",
+        "delta" => "--delta",
+        "epsilon" => "--epsilon",
+        "rho" => "--rho",
+        "order" | "orders" => "--orders",
+        other => other,
+    }
+}
+
+/// An error as the command line reports it: parameters named by their flags.
+pub fn describe_error(e: &AccountantError) -> String {
+    match e {
+        AccountantError::InvalidParameter {
+            name,
+            value,
+            reason,
+        } => format!("{} = {value}: {reason}", flag_of(name)),
+        AccountantError::InvalidSampleSize {
+            sample_size,
+            population,
+        } => format!(
+            "--sample-size {sample_size} with --population {population}: needs 1 <= sample size <= population"
+        ),
+        AccountantError::ResourceLimit {
+            parameter,
+            value,
+            reason,
+        } => format!("{} = {value} is too large: {reason}", flag_of(parameter)),
+        other => other.to_string(),
     }
 }
 

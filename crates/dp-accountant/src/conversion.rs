@@ -11,8 +11,9 @@ use crate::error::{AccountantError, check_delta, check_order, check_positive};
 #[serde(rename_all = "snake_case")]
 pub enum Conversion {
     /// `eps = rdp + ln(1 - 1/a) - (ln delta + ln a)/(a - 1)` (CKS 2020 Prop. 12; Balle et al.
-    /// 2020 Thm 21). For `delta` given `eps`, also the KL/total-variation bound
-    /// `delta <= sqrt(1 - exp(-rdp))` is used where smaller.
+    /// 2020 Thm 21), and `eps = 0` where the total-variation bound already gives `delta`
+    /// (`delta >= sqrt(1 - exp(-rdp))`, as dp_accounting 0.6 does). For `delta` given `eps`,
+    /// also the KL/total-variation bound `delta <= sqrt(1 - exp(-rdp))` is used where smaller.
     #[default]
     Improved,
     /// `eps = rdp + ln(1/delta)/(a - 1)` (Mironov 2017, Prop. 3), the moments accountant's.
@@ -131,7 +132,13 @@ pub(crate) fn best_epsilon_on_grid(
         }
         return best;
     }
+    // The total-variation shortcut needs rdp < delta^2 / (1 - delta^2) (as 1 - e^-r >= r/(1+r)).
+    let d2 = (2.0 * ln_delta).exp();
+    let tv_rdp_max = d2 / (1.0 - d2) * (1.0 + 1e-9);
     let lower = |a: f64, r: f64| {
+        if r < tv_rdp_max {
+            return 0.0;
+        }
         let inv = 1.0 / (a - 1.0);
         let margin = 1e-9 * (r.abs() + (ln_delta.abs() + 1.0) * inv + 1.0);
         (r - (1.0 + ln_delta) * inv - 1.0 / a.sqrt() - margin).max(0.0)
@@ -239,10 +246,28 @@ pub(crate) fn epsilon_unchecked(
     let eps = match conversion {
         Conversion::Classic => rdp - ln_delta / (order - 1.0),
         Conversion::Improved => {
+            if total_variation_covers(rdp, ln_delta) {
+                return 0.0;
+            }
             rdp + (-1.0 / order).ln_1p() - (ln_delta + order.ln()) / (order - 1.0)
         }
     };
     eps.max(0.0)
+}
+
+/// The total-variation shortcut: whether `delta >= sqrt(1 - exp(-rdp))`, in which case
+/// `(0, delta)`-DP holds. `delta(0)` is the total variation distance, which is at most
+/// `sqrt(1 - exp(-KL))` (Bretagnolle & Huber 1979), and `KL <= D_a` for every order `a >= 1`.
+/// dp_accounting 0.6 tests `delta^2 + expm1(-rdp) > 0`; here both sides carry a 4-ulp margin
+/// so that rounding can only make the shortcut rarer.
+pub(crate) fn total_variation_covers(rdp: f64, ln_delta: f64) -> bool {
+    // fast reject: the condition implies rdp < delta^2 / (1 - delta^2) < 1 for delta < 0.7
+    if rdp >= 1.0 && ln_delta < -0.4 {
+        return false;
+    }
+    let delta = ln_delta.exp();
+    let margin = 4.0 * f64::EPSILON;
+    delta * delta * (1.0 - margin) > -(-rdp).exp_m1() * (1.0 + margin)
 }
 
 /// `ln delta` for validated input.

@@ -59,6 +59,17 @@ pub enum AccountantError {
     /// A search (calibration, order optimisation) found no admissible answer in its range.
     #[error("no admissible value: {0}")]
     Unreachable(String),
+    /// The request would need more memory or work than the accountant allows; nothing was
+    /// allocated. Names the flag or parameter responsible and the size it implies.
+    #[error("`{parameter}` = {value} is too large: {reason}")]
+    ResourceLimit {
+        /// The flag or parameter responsible (e.g. `steps`).
+        parameter: &'static str,
+        /// Its value (as given).
+        value: String,
+        /// The size it implies and the limit.
+        reason: String,
+    },
     /// Anything else with a reason.
     #[error("{0}")]
     Other(String),

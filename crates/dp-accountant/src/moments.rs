@@ -56,7 +56,13 @@ pub fn log_moment(
     Ok(lambda as f64 * rdp_poisson_subsampled_gaussian(noise_multiplier, sampling_rate, a)?)
 }
 
-/// `floor(sigma^2 ln(1/(q sigma)))`, at least 1: the `lambda` range 003 uses.
+/// Largest `lambda` the moments accountant evaluates: an explicit [`LambdaGrid::UpTo`] above it
+/// is refused, and the paper's cap is clamped to it (orders beyond it only matter for noise
+/// multipliers above about 30; a smaller grid only loosens the bound, never invalidates it).
+pub const MAX_LAMBDA: u64 = 1024;
+
+/// `floor(sigma^2 ln(1/(q sigma)))`, at least 1 and at most [`MAX_LAMBDA`]: the `lambda` range
+/// 003 uses.
 ///
 /// # Errors
 /// Bad `noise_multiplier` or `sampling_rate`.
@@ -64,7 +70,11 @@ pub fn paper_lambda_cap(noise_multiplier: f64, sampling_rate: f64) -> Result<u64
     check_positive("noise_multiplier", noise_multiplier)?;
     check_rate("sampling_rate", sampling_rate)?;
     let cap = noise_multiplier.powi(2) * (1.0 / (sampling_rate * noise_multiplier)).ln();
-    Ok(if cap >= 1.0 { cap.floor() as u64 } else { 1 })
+    Ok(if cap >= 1.0 {
+        (cap.floor() as u64).min(MAX_LAMBDA)
+    } else {
+        1
+    })
 }
 
 /// The moments accountant's epsilon for `steps` Poisson-subsampled Gaussian steps:
@@ -81,7 +91,8 @@ pub fn paper_lambda_cap(noise_multiplier: f64, sampling_rate: f64) -> Result<u64
 /// ```
 ///
 /// # Errors
-/// Bad parameters; `steps == 0`; `LambdaGrid::UpTo(0)`.
+/// Bad parameters; `steps == 0`; `LambdaGrid::UpTo(0)`; [`AccountantError::ResourceLimit`] for
+/// `LambdaGrid::UpTo(n)` with `n > MAX_LAMBDA`.
 ///
 /// # Privacy
 /// Valid `(epsilon, delta)`-DP under add/remove-one for Poisson sampling.
@@ -102,11 +113,24 @@ pub fn moments_accountant_epsilon(
     }
     let lambda_max = match grid {
         LambdaGrid::PaperCap => paper_lambda_cap(noise_multiplier, sampling_rate)?,
+        LambdaGrid::UpTo(n) if n > MAX_LAMBDA => {
+            return Err(AccountantError::ResourceLimit {
+                parameter: "lambda_max",
+                value: n.to_string(),
+                reason: format!("the moments accountant's grid is capped at {MAX_LAMBDA}"),
+            });
+        }
         LambdaGrid::UpTo(n) => n,
     };
     let mut best: Option<(f64, u64)> = None;
     for lambda in 1..=lambda_max {
-        let alpha = steps as f64 * log_moment(noise_multiplier, sampling_rate, lambda)?;
+        let moment = log_moment(noise_multiplier, sampling_rate, lambda)?;
+        // eps(lambda) >= steps * RDP(lambda + 1), non-decreasing in lambda: nothing further
+        // can beat the best (the search only decides how tight; every value is a valid bound)
+        if best.is_some_and(|(b, _)| steps as f64 * (moment / lambda as f64) >= b) {
+            break;
+        }
+        let alpha = steps as f64 * moment;
         let eps = (alpha - delta.ln()) / lambda as f64;
         if best.is_none_or(|(b, _)| eps < b) {
             best = Some((eps, lambda));

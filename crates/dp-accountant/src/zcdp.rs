@@ -8,6 +8,20 @@ use crate::conversion::Conversion;
 use crate::error::{AccountantError, check_delta, check_positive};
 use crate::optimize;
 
+/// `rho` must be `> 0` and not NaN; `+inf` (a noise multiplier so small that `1/(2 sigma^2)`
+/// overflows) is allowed and gives `epsilon = +inf`, `delta = 1`.
+fn check_rho(rho: f64) -> Result<f64, AccountantError> {
+    if rho > 0.0 {
+        Ok(rho)
+    } else {
+        Err(AccountantError::InvalidParameter {
+            name: "rho",
+            value: rho,
+            reason: "must be > 0 (+inf allowed)",
+        })
+    }
+}
+
 /// `rho = 1 / (2 sigma^2)` of the Gaussian mechanism with noise multiplier `sigma`
 /// (Bun & Steinke 2016, Prop. 1.6; 000 Lemma 2).
 ///
@@ -24,15 +38,16 @@ pub fn zcdp_gaussian(noise_multiplier: f64) -> Result<f64, AccountantError> {
 /// Composition: `rho` values add (Bun & Steinke 2016, Lemma 1.7; 000 Lemma 3).
 ///
 /// # Errors
-/// [`AccountantError::InvalidParameter`] for a negative, NaN or infinite `rho`.
+/// [`AccountantError::InvalidParameter`] for a negative or NaN `rho` (`+inf`, the `rho` of a
+/// noise multiplier whose `1/(2 sigma^2)` overflows, composes to `+inf`).
 pub fn zcdp_compose(rhos: &[f64]) -> Result<f64, AccountantError> {
     let mut total = 0.0;
     for &r in rhos {
-        if !(r.is_finite() && r >= 0.0) {
+        if r.is_nan() || r < 0.0 {
             return Err(AccountantError::InvalidParameter {
                 name: "rho",
                 value: r,
-                reason: "must be finite and >= 0",
+                reason: "must be >= 0 (+inf allowed: an unbounded loss)",
             });
         }
         total += r;
@@ -57,8 +72,11 @@ pub fn zcdp_compose(rhos: &[f64]) -> Result<f64, AccountantError> {
 /// # Privacy
 /// A `rho`-zCDP mechanism is `(epsilon, delta)`-DP for the returned epsilon.
 pub fn zcdp_epsilon_bun_steinke(rho: f64, delta: f64) -> Result<f64, AccountantError> {
-    check_positive("rho", rho)?;
+    check_rho(rho)?;
     check_delta("delta", delta)?;
+    if rho == f64::INFINITY {
+        return Ok(f64::INFINITY);
+    }
     Ok(rho + 2.0 * (rho * -delta.ln()).sqrt())
 }
 
@@ -68,8 +86,11 @@ pub fn zcdp_epsilon_bun_steinke(rho: f64, delta: f64) -> Result<f64, AccountantE
 /// # Errors
 /// `rho` or `epsilon` not finite and `> 0`.
 pub fn zcdp_delta_bun_steinke(rho: f64, epsilon: f64) -> Result<f64, AccountantError> {
-    check_positive("rho", rho)?;
+    check_rho(rho)?;
     check_positive("epsilon", epsilon)?;
+    if rho == f64::INFINITY {
+        return Ok(1.0);
+    }
     if epsilon <= rho {
         return Ok(1.0);
     }
@@ -85,8 +106,18 @@ pub fn zcdp_delta_bun_steinke(rho: f64, epsilon: f64) -> Result<f64, AccountantE
 /// # Privacy
 /// A `rho`-zCDP mechanism is `(epsilon, delta)`-DP for the returned epsilon.
 pub fn zcdp_epsilon_cks(rho: f64, delta: f64) -> Result<EpsilonReport, AccountantError> {
-    check_positive("rho", rho)?;
+    check_rho(rho)?;
     check_delta("delta", delta)?;
+    if rho == f64::INFINITY {
+        return Ok(EpsilonReport {
+            epsilon: f64::INFINITY,
+            delta,
+            order: f64::NAN,
+            rdp: f64::INFINITY,
+            method: "zcdp/cks".to_string(),
+            epsilon_lower: None,
+        });
+    }
     let rdp = |a: f64| rho * a;
     let opt = optimize::epsilon_continuous(&rdp, delta.ln(), Conversion::Improved);
     Ok(EpsilonReport {
@@ -105,8 +136,11 @@ pub fn zcdp_epsilon_cks(rho: f64, delta: f64) -> Result<EpsilonReport, Accountan
 /// # Errors
 /// `rho` or `epsilon` not finite and `> 0`.
 pub fn zcdp_delta_cks(rho: f64, epsilon: f64) -> Result<f64, AccountantError> {
-    check_positive("rho", rho)?;
+    check_rho(rho)?;
     check_positive("epsilon", epsilon)?;
+    if rho == f64::INFINITY {
+        return Ok(1.0);
+    }
     let rdp = |a: f64| rho * a;
     let opt = optimize::ln_delta_continuous(&rdp, epsilon, Conversion::Improved);
     Ok(opt.value.exp().min(1.0))

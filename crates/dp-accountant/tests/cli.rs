@@ -311,3 +311,216 @@ fn pld_forms_work() {
     assert_eq!(code, 0);
     assert!(stdout.contains("PLD lower bound"), "{stdout}");
 }
+
+/// Issue 16: a noise multiplier whose `1/(2 sigma^2)` overflows gives `"epsilon": "inf"` with a
+/// reason (it said 10.13 with rdp 0), `delta` 1 at epsilon 1 (it said 0), and no `null` anywhere.
+#[test]
+fn infinite_answers_are_explicit() {
+    let base = [
+        "--noise-multiplier",
+        "1e-300",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000",
+        "--json",
+    ];
+    let mut args = vec!["epsilon", "--delta", "1e-5"];
+    args.extend(base);
+    let e = json(&args);
+    assert_eq!(e["epsilon"], "inf", "{e}");
+    assert!(e["reason"].as_str().unwrap().contains("f64"), "{e}");
+    assert!(!e.to_string().contains("null"), "{e}");
+    args.extend(["--accountant", "pld"]);
+    let e = json(&args);
+    assert_eq!(e["epsilon"], "inf", "{e}");
+    assert!(!e.to_string().contains("null"), "{e}");
+    let mut args = vec!["delta", "--epsilon", "1"];
+    args.extend(base);
+    let d = json(&args);
+    assert_eq!(d["delta"].as_f64(), Some(1.0), "{d}");
+    // PLD at noise multiplier 2e-5 (it said about 10 with upper = lower)
+    let e = json(&[
+        "epsilon",
+        "--noise-multiplier",
+        "2e-5",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000",
+        "--delta",
+        "1e-5",
+        "--accountant",
+        "pld",
+        "--json",
+    ]);
+    assert!(e["epsilon"].as_f64().is_none_or(|x| x > 1e9), "{e}");
+}
+
+/// Issue 17: resource limits, negative numbers, flags without effect, long values, stdout.
+#[test]
+fn bad_input_gets_typed_one_line_errors() {
+    // PLD at 10^12 steps: refused before allocating, naming the flag and the size
+    let (code, _, err) = run(&[
+        "epsilon",
+        "--noise-multiplier",
+        "1.1",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000000000000",
+        "--delta",
+        "1e-5",
+        "--accountant",
+        "pld",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--steps") && err.contains("1000000000000"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // a negative number is a value, rejected by its domain
+    let (code, _, err) = run(&[
+        "calibrate",
+        "--epsilon",
+        "-1",
+        "--delta",
+        "1e-5",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "10",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--epsilon") && err.contains("> 0"), "{err}");
+    // flags that would have no effect
+    let (code, _, err) = run(&[
+        "epsilon",
+        "--noise-multiplier",
+        "1",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "10",
+        "--delta",
+        "1e-5",
+        "--replace-one",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--replace-one"), "{err}");
+    let (code, _, err) = run(&[
+        "epsilon",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "10",
+        "--delta",
+        "1e-5",
+        "--accountant",
+        "pld",
+        "--classic",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--classic"), "{err}");
+    // a huge bad value is echoed as a short excerpt only
+    let long = "x".repeat(100_000);
+    let (code, _, err) = run(&[
+        "epsilon",
+        "--noise-multiplier",
+        &long,
+        "--steps",
+        "1",
+        "--delta",
+        "1e-5",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.len() < 600, "{} bytes", err.len());
+    assert!(err.contains("--noise-multiplier"), "{err}");
+    // steps in exponent form, and too large for a counter
+    let e = json(&[
+        "epsilon",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "1e3",
+        "--delta",
+        "1e-5",
+        "--json",
+    ]);
+    assert_eq!(e["steps"], 1000);
+    let (code, _, err) = run(&[
+        "epsilon",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "1e30",
+        "--delta",
+        "1e-5",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--steps"), "{err}");
+}
+
+/// Calibration towards an unreachable epsilon ends with a typed error (it used to run for
+/// seconds to minutes); a reachable tiny one returns a multiplier that meets it.
+#[test]
+fn calibration_to_tiny_epsilon_terminates() {
+    let (code, _, err) = run(&[
+        "calibrate",
+        "--epsilon",
+        "1e-300",
+        "--delta",
+        "1e-12",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no noise multiplier"), "{err}");
+}
+
+/// A closed stdout ends the tool quietly; a full device is a reported error, never a panic.
+#[test]
+fn closed_or_full_stdout() {
+    use std::process::Stdio;
+    let args = [
+        "epsilon",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "10",
+        "--delta",
+        "1e-5",
+    ];
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_dp-accountant"))
+        .args(args)
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        let out = Command::new(env!("CARGO_BIN_EXE_dp-accountant"))
+            .args(args)
+            .stdout(Stdio::from(full))
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("stdout") && !err.contains("panicked"), "{err}");
+    }
+}

@@ -114,3 +114,30 @@ fn fixed_size_matches_dp_accounting() {
         );
     }
 }
+
+/// dp_accounting 0.6, `rdp_privacy_accountant_test.test_epsilon_delta_consistency`: one step of
+/// the Poisson-subsampled Gaussian at q = 0.01, noise multiplier 100, orders 2..49, delta 1e-3:
+/// dp_accounting answers epsilon 0 (the total-variation shortcut `delta^2 + expm1(-rdp) > 0`);
+/// before the shortcut this crate said 0.0422. Its `get_delta(0)` is then at most delta. The same
+/// with dp_accounting's default orders at delta = 2e-4 (this crate said 5.8e-4 before).
+#[test]
+fn total_variation_shortcut_matches_dp_accounting() {
+    use dp_accountant::{Conversion, Orders, delta_for_event};
+    let event = PrivacyEvent::poisson_subsampled_gaussian(100.0, 0.01).unwrap();
+    let orders = Orders::custom((2..50).map(f64::from).collect()).unwrap();
+    let config = AccountantConfig::new(orders, Conversion::Improved).unwrap();
+    let r = epsilon_for_event(&event, 1e-3, &config).unwrap();
+    assert_eq!(r.epsilon, 0.0, "{r:?}");
+    // and the continuous search finds it too
+    let r = epsilon_for_event(&event, 1e-3, &AccountantConfig::default()).unwrap();
+    assert_eq!(r.epsilon, 0.0, "{r:?}");
+    let config = AccountantConfig::new(Orders::DpAccountingDefault, Conversion::Improved).unwrap();
+    let r = epsilon_for_event(&event, 2e-4, &config).unwrap();
+    assert_eq!(r.epsilon, 0.0, "{r:?}");
+    // consistency: delta at a tiny epsilon is at most the delta asked for
+    let d = delta_for_event(&event, 1e-300, &config).unwrap();
+    assert!(d.delta <= 2e-4, "{d:?}");
+    // not where the condition fails: delta 1e-5 < sqrt(1 - exp(-rdp))
+    let r = epsilon_for_event(&event, 1e-5, &config).unwrap();
+    assert!(r.epsilon > 0.0, "{r:?}");
+}

@@ -9,10 +9,15 @@
 //! dp-accountant zcdp      --rho 0.1 --delta 1e-5
 //! dp-accountant replay    LEDGER.json --delta 1e-5
 //! ```
-//! Bad arguments: exit status 2 and a one-line message on stderr.
+//! Bad arguments or input: exit status 2 and a one-line message on stderr that names the flag
+//! or file (long values are cut to a short excerpt). A closed stdout (`... | true`) ends the
+//! program quietly (status 0); any other write error (`> /dev/full`) is reported with status 1.
+//! Infinite answers are written as the string `"inf"` in JSON, with a `"reason"`.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use dp_accountant::cli::{CliCommand, config_from_flags, execute, sampling_from_flags};
+use dp_accountant::cli::{
+    CliCommand, config_from_flags, describe_error, execute, sampling_from_flags,
+};
 
 /// Audit a differential-privacy budget (RDP accountant, or PLD with --accountant pld).
 #[derive(Parser, Debug)]
@@ -34,25 +39,36 @@ enum AccountantKind {
 
 impl Common {
     fn config(&self) -> Result<dp_accountant::AccountantConfig, dp_accountant::AccountantError> {
-        let kind = match self.accountant {
+        let kind = match self.accountant.unwrap_or_default() {
             AccountantKind::Rdp => dp_accountant::AccountantKind::Rdp,
-            AccountantKind::Pld => dp_accountant::AccountantKind::Pld,
+            AccountantKind::Pld => {
+                // flags that would be silently ignored are refused
+                if self.orders.is_some() || self.classic {
+                    return Err(usage(
+                        "--orders and --classic have no effect with --accountant pld (they \
+                         configure the RDP accountant)",
+                    ));
+                }
+                dp_accountant::AccountantKind::Pld
+            }
         };
-        Ok(config_from_flags(&self.orders, self.classic)?.with_accountant(kind))
+        let orders = self.orders.as_deref().unwrap_or("continuous");
+        Ok(config_from_flags(orders, self.classic)?.with_accountant(kind))
     }
 }
 
 #[derive(Args, Debug)]
 struct Common {
-    /// Orders: `continuous`, `default` (dp_accounting's 156) or a comma-separated list.
-    #[arg(long, default_value = "continuous")]
-    orders: String,
-    /// Use the classic Mironov conversion instead of the improved (CKS/Balle) one.
+    /// Orders: `continuous` (the default), `default` (dp_accounting's 156) or a comma-separated
+    /// list (RDP only).
+    #[arg(long)]
+    orders: Option<String>,
+    /// Use the classic Mironov conversion instead of the improved (CKS/Balle) one (RDP only).
     #[arg(long)]
     classic: bool,
     /// The accountant: `rdp` (default) or `pld`.
-    #[arg(long, value_enum, default_value_t = AccountantKind::Rdp)]
-    accountant: AccountantKind,
+    #[arg(long, value_enum)]
+    accountant: Option<AccountantKind>,
     /// Print one JSON object instead of a readable report.
     #[arg(long)]
     json: bool,
@@ -72,14 +88,15 @@ struct SamplingArgs {
     /// For a full batch (no sampling flag): state the sensitivity under replace-one.
     #[arg(long)]
     replace_one: bool,
-    /// Number of steps.
-    #[arg(long)]
+    /// Number of steps (an integer; `1e12` style is accepted when exact).
+    #[arg(long, value_parser = parse_steps)]
     steps: u64,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Spent epsilon at a delta.
+    #[command(allow_negative_numbers = true)]
     Epsilon {
         /// Noise std / L2 sensitivity.
         #[arg(long)]
@@ -93,6 +110,7 @@ enum Command {
         common: Common,
     },
     /// Delta at an epsilon.
+    #[command(allow_negative_numbers = true)]
     Delta {
         /// Noise std / L2 sensitivity.
         #[arg(long)]
@@ -106,6 +124,7 @@ enum Command {
         common: Common,
     },
     /// Smallest noise multiplier for a target (epsilon, delta).
+    #[command(allow_negative_numbers = true)]
     Calibrate {
         /// Target epsilon.
         #[arg(long)]
@@ -119,6 +138,7 @@ enum Command {
         common: Common,
     },
     /// zCDP rho to (epsilon, delta).
+    #[command(allow_negative_numbers = true)]
     Zcdp {
         /// zCDP parameter rho (> 0).
         #[arg(long)]
@@ -131,6 +151,7 @@ enum Command {
         json: bool,
     },
     /// Replay a ledger file and report its epsilon.
+    #[command(allow_negative_numbers = true)]
     Replay {
         /// The ledger JSON file.
         ledger: std::path::PathBuf,
@@ -143,6 +164,44 @@ enum Command {
     },
 }
 
+/// A usage error (a flag combination) as the crate's error type.
+fn usage(message: &str) -> dp_accountant::AccountantError {
+    dp_accountant::AccountantError::Other(message.to_string())
+}
+
+/// `--steps`: a non-negative integer, also written as an exact float such as `1e12`.
+fn parse_steps(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    if let Ok(n) = s.parse::<u64>() {
+        return Ok(n);
+    }
+    match s.parse::<f64>() {
+        Ok(x) if x >= 0.0 && x.fract() == 0.0 && x < 18_446_744_073_709_551_616.0 => Ok(x as u64),
+        Ok(x) if x.is_finite() && x >= 18_446_744_073_709_551_616.0 => {
+            Err("more steps than a 64-bit counter holds (at most 1.8e19)".to_string())
+        }
+        _ => Err("expected a whole number of steps, e.g. 1000 or 1e12".to_string()),
+    }
+}
+
+/// Longest run of non-space characters echoed back in an error message.
+const MAX_ECHO: usize = 80;
+
+/// Cuts every long word of `line` to a short excerpt (bad input is never echoed in full).
+fn excerpt(line: &str) -> String {
+    line.split(' ')
+        .map(|w| {
+            if w.chars().count() > MAX_ECHO {
+                let head: String = w.chars().take(MAX_ECHO).collect();
+                format!("{head}... ({} bytes in all)", w.len())
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn fail(message: impl std::fmt::Display) -> ! {
     let text = message.to_string();
     let line: Vec<&str> = text
@@ -153,13 +212,19 @@ fn fail(message: impl std::fmt::Display) -> ! {
         })
         .collect();
     let line = line.join(" ");
-    let line = line.trim_start_matches("error: ");
+    let line = excerpt(line.trim_start_matches("error: "));
     eprintln!("dp-accountant: error: {line}");
     std::process::exit(2);
 }
 
 fn to_command(cli: Cli) -> Result<(CliCommand, bool), dp_accountant::AccountantError> {
     let sampling = |s: &SamplingArgs| {
+        if s.replace_one && (s.sampling_rate.is_some() || s.sample_size.is_some()) {
+            return Err(usage(
+                "--replace-one has no effect with a sampling flag (Poisson sampling is \
+                 add/remove-one, fixed-size batches are replace-one): give it only for a full batch",
+            ));
+        }
         sampling_from_flags(s.sampling_rate, s.sample_size, s.population, s.replace_one)
     };
     Ok(match cli.command {
@@ -214,12 +279,7 @@ fn to_command(cli: Cli) -> Result<(CliCommand, bool), dp_accountant::AccountantE
             delta,
             json,
         } => {
-            let text = std::fs::read_to_string(&ledger).map_err(|e| {
-                dp_accountant::AccountantError::CorruptLedger(format!(
-                    "cannot read {}: {e}",
-                    ledger.display()
-                ))
-            })?;
+            let text = read_ledger(&ledger)?;
             (
                 CliCommand::Replay {
                     ledger_json: text,
@@ -232,6 +292,44 @@ fn to_command(cli: Cli) -> Result<(CliCommand, bool), dp_accountant::AccountantE
     })
 }
 
+/// Largest ledger file read (a ledger holds one small entry per recorded event).
+const MAX_LEDGER_BYTES: u64 = 64 << 20;
+
+fn read_ledger(path: &std::path::Path) -> Result<String, dp_accountant::AccountantError> {
+    let corrupt = |m: String| {
+        dp_accountant::AccountantError::CorruptLedger(format!("{}: {m}", path.display()))
+    };
+    let len = std::fs::metadata(path)
+        .map_err(|e| corrupt(format!("cannot read: {e}")))?
+        .len();
+    if len > MAX_LEDGER_BYTES {
+        return Err(corrupt(format!(
+            "{len} bytes is more than a ledger may hold ({MAX_LEDGER_BYTES})"
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| corrupt(format!("cannot read: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        corrupt(format!(
+            "not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// Writes the answer; a closed pipe ends the program quietly, any other error is reported.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => {
+            eprintln!("dp-accountant: error: cannot write the answer to stdout: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -242,11 +340,11 @@ fn main() {
             _ => fail(e.render()),
         },
     };
-    let (command, json) = to_command(cli).unwrap_or_else(|e| fail(e));
-    let out = execute(&command).unwrap_or_else(|e| fail(e));
+    let (command, json) = to_command(cli).unwrap_or_else(|e| fail(describe_error(&e)));
+    let out = execute(&command).unwrap_or_else(|e| fail(describe_error(&e)));
     if json {
-        println!("{}", out.json);
+        emit(&out.json.to_string());
     } else {
-        println!("{}", out.text);
+        emit(&out.text);
     }
 }

@@ -77,7 +77,8 @@ impl Composer {
         }
         loop {
             let (k_lo, k_hi) = window(&base, count, self.tail_mass);
-            let span = (k_hi - k_lo + 1) as f64;
+            // (in f64: for huge counts the window's ends saturate the i64 conversion)
+            let span = k_hi as f64 - k_lo as f64 + 1.0;
             let excess = span.max(base.mass.len() as f64) / self.soft_len as f64;
             if excess > 1.0 {
                 // The window is fixed in loss units or widens as the grid coarsens, so at least

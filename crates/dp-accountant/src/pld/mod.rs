@@ -64,6 +64,17 @@ use compose::Composer;
 use discrete::{Bound, DiscretePld};
 use loss::{Direction, SubsampledGaussian};
 
+/// Largest single-step privacy loss (in either direction, over the support the grid must
+/// cover) the discretisation handles; beyond it (noise multipliers far below 1, e.g. `1/(2
+/// sigma^2) > 1e5`) a grid spacing that fits the FFT would exceed `ln f64::MAX` and the
+/// connect-the-dots weights overflow, so such runs are answered by the RDP accountant
+/// (`docs/pld.md`, "Domain").
+const MAX_STEP_LOSS: f64 = 1e5;
+
+/// Most mechanism runs the PLD accountant composes (`2^30`, about `1.07e9`); beyond it the
+/// request is refused with [`AccountantError::ResourceLimit`] before anything is allocated.
+const MAX_COMPOSITIONS: u64 = 1 << 30;
+
 /// Window length (grid points) above which an automatically spaced self-composition coarsens.
 const AUTO_WINDOW_LEN: usize = 1 << 18;
 
@@ -174,6 +185,10 @@ pub struct PldAccountant {
 enum Kind {
     /// Only Gaussian mechanisms: one Gaussian with this noise multiplier.
     Analytic { multiplier: f64 },
+    /// A run whose single-step privacy loss is too large for the grid (noise multiplier far
+    /// below 1: the loss reaches [`MAX_STEP_LOSS`]): answered by the RDP accountant (an upper
+    /// bound, infinite where the loss is beyond `f64`), with the trivial lower bound 0.
+    RdpFallback { event: Box<PrivacyEvent> },
     /// `[remove, add]` composed PLDs for each bound.
     Numeric {
         upper: Box<[DiscretePld; 2]>,
@@ -220,6 +235,34 @@ impl PldAccountant {
             });
         }
         let total: u64 = parts.iter().map(|(_, n)| *n).fold(0, u64::saturating_add);
+        if total > MAX_COMPOSITIONS {
+            return Err(AccountantError::ResourceLimit {
+                parameter: "steps",
+                value: total.to_string(),
+                reason: format!(
+                    "the PLD accountant composes at most {MAX_COMPOSITIONS} mechanism runs (its \
+                     FFT window would need more than {} grid points at any useful spacing); use \
+                     the RDP accountant",
+                    config.max_fft_len
+                ),
+            });
+        }
+        let cut = 0.25 * config.tail_mass_truncation;
+        let too_wide = parts.iter().any(|(m, _)| {
+            let (lo, hi) = m.loss_range_within(Direction::Remove, cut);
+            let (alo, ahi) = m.loss_range_within(Direction::Add, cut);
+            !(hi <= MAX_STEP_LOSS
+                && -lo <= MAX_STEP_LOSS
+                && ahi <= MAX_STEP_LOSS
+                && -alo <= MAX_STEP_LOSS)
+        });
+        if too_wide {
+            return Ok(Self {
+                kind: Kind::RdpFallback {
+                    event: Box::new(event.clone()),
+                },
+            });
+        }
         // per-part loss variances of both directions (one quadrature pass each), computed
         // only for an automatic spacing
         let variances: Vec<(f64, f64)> = match config.value_discretization_interval {
@@ -306,6 +349,15 @@ impl PldAccountant {
                 let (lower, upper) = analytic::gaussian_epsilon(*multiplier, delta);
                 PldBounds { upper, lower }
             }
+            Kind::RdpFallback { event } => PldBounds {
+                upper: crate::accounting::epsilon_valid(
+                    event,
+                    delta,
+                    &crate::AccountantConfig::default(),
+                )
+                .epsilon,
+                lower: 0.0,
+            },
             Kind::Numeric { upper, lower } => {
                 let up = upper[0].epsilon(delta).max(upper[1].epsilon(delta));
                 let lo = lower[0].epsilon(delta).max(lower[1].epsilon(delta));
@@ -328,6 +380,15 @@ impl PldAccountant {
                 let d = analytic::gaussian_delta(*multiplier, epsilon);
                 PldBounds { upper: d, lower: d }
             }
+            Kind::RdpFallback { event } => PldBounds {
+                upper: crate::accounting::delta_valid(
+                    event,
+                    epsilon,
+                    &crate::AccountantConfig::default(),
+                )
+                .delta,
+                lower: 0.0,
+            },
             Kind::Numeric { upper, lower } => {
                 let up = upper[0].delta(epsilon).max(upper[1].delta(epsilon));
                 let lo = lower[0].delta(epsilon).max(lower[1].delta(epsilon));
@@ -342,7 +403,7 @@ impl PldAccountant {
     /// The grid spacing finally used (`None` for the analytic Gaussian path).
     pub fn value_discretization_interval(&self) -> Option<f64> {
         match &self.kind {
-            Kind::Analytic { .. } => None,
+            Kind::Analytic { .. } | Kind::RdpFallback { .. } => None,
             Kind::Numeric { upper, .. } => Some(upper[0].step.max(upper[1].step)),
         }
     }

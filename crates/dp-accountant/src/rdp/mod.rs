@@ -260,7 +260,29 @@ fn poisson_cached(sigma: f64, q: f64, order: f64, cache: &mut PoissonCache) -> f
     } else {
         poisson_ln_a(sigma, q, order, cache) / (order - 1.0)
     };
-    bound.min(gaussian(sigma, order))
+    let full = gaussian(sigma, order);
+    // Never low: the series must not fall below the closed-form floor (they do where
+    // `1/sigma^2` over- or underflows, or the terms leave the range of `f64`); where they do,
+    // the full-batch Gaussian (an upper bound, infinite when `a/(2 sigma^2)` overflows) answers.
+    if bound >= poisson_floor(sigma, q, order) {
+        bound.min(full)
+    } else {
+        full
+    }
+}
+
+/// A closed-form lower bound on the Poisson-subsampled Gaussian's RDP at any real `order > 1`,
+/// `0 < q < 1`: the likelihood ratio is at least `q exp((2x - 1)/(2 sigma^2))`, whose
+/// `a`-th moment under `N(0, sigma^2)` is `q^a exp((a^2 - a)/(2 sigma^2))`, so
+/// `RDP(a) >= a ln q / (a - 1) + a / (2 sigma^2)` (shaded down by `1e-12` relative for
+/// rounding; at least 0). A series value below it is wrong.
+fn poisson_floor(sigma: f64, q: f64, order: f64) -> f64 {
+    let floor = order * q.ln() / (order - 1.0) + gaussian(sigma, order);
+    if floor > 0.0 {
+        floor * (1.0 - 1e-12)
+    } else {
+        0.0
+    }
 }
 
 /// Evaluates the RDP of one validated event at many single orders (the continuous order
@@ -352,7 +374,9 @@ fn fixed_size(sigma: f64, m: u64, n: u64, order: f64) -> f64 {
     if m == n {
         return gaussian(sigma, order);
     }
-    sample_wor::ln_a(m as f64 / n as f64, sigma, order) / (order - 1.0)
+    let r = sample_wor::ln_a(m as f64 / n as f64, sigma, order) / (order - 1.0);
+    // never NaN: a failed evaluation answers with the full-batch Gaussian (an upper bound)
+    if r >= 0.0 { r } else { gaussian(sigma, order) }
 }
 
 #[cfg(test)]
