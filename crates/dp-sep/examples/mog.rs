@@ -309,7 +309,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     let mut json = serde_json::json!({
         "epsilon": args.epsilon.map_or(serde_json::Value::from("inf"), serde_json::Value::from),
         "method": if args.epsilon.is_some() { "dp-sep" } else if args.clip.is_some() { "sep-clipped" } else { "sep" },
-        "clip": args.clip.or(args.epsilon.map(|_| 1.0)),
+        "clip": args.clip.or(args.epsilon.map(|_| 1.0)).map_or(serde_json::Value::from("none"), finite),
         "gamma": gamma,
         "n": n,
         "components": args.components,

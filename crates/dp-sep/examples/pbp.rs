@@ -307,7 +307,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         "split": args.split,
         "method": args.method,
         "epsilon": args.epsilon.map_or(serde_json::Value::from("inf"), serde_json::Value::from),
-        "clip": args.clip,
+        "clip": args.clip.map_or(serde_json::Value::from("none"), finite),
         "gamma": config.gamma.unwrap_or(train.len() as f64),
         "epochs": config.epochs,
         "hidden": config.hidden,
