@@ -130,7 +130,7 @@ proptest! {
         let path = d.join("f.csv");
         fs::write(&path, &csv).unwrap();
         if let Ok(data) = load_csv(&path, target, header) {
-            prop_assert!(data.len() >= 1 && data.dim() >= 1);
+            prop_assert!(!data.is_empty() && data.dim() >= 1);
             prop_assert!(data.targets().iter().all(|v| v.is_finite()));
         }
     }
