@@ -145,10 +145,13 @@ pub struct DeltaReport {
 /// ```
 ///
 /// # Errors
-/// Validation errors of the event or config; `delta` outside `(0, 1)`.
+/// Validation errors of the event or config; `delta` outside `(0, 1)`; for PLD,
+/// [`AccountantError::ResourceLimit`] beyond `2^30` composed mechanism runs.
 ///
 /// # Privacy
-/// The event is `(epsilon, delta)`-DP under its neighbouring relation for the returned epsilon.
+/// The event is `(epsilon, delta)`-DP under its neighbouring relation for the returned epsilon,
+/// which is `f64::INFINITY` where no finite epsilon is certified (e.g. a noise multiplier whose
+/// `1/(2 sigma^2)` overflows); never NaN, never below the truth.
 pub fn epsilon_for_event(
     event: &PrivacyEvent,
     delta: f64,
@@ -162,11 +165,22 @@ pub fn epsilon_for_event(
 
 /// The `delta` of `event` at `epsilon`.
 ///
+/// # Example
+/// ```
+/// use dp_accountant::{AccountantConfig, PrivacyEvent, delta_for_event};
+/// let run = PrivacyEvent::poisson_subsampled_gaussian(1e-300, 0.01)?.self_composed(1000)?;
+/// // no noise to speak of: the record is exposed whenever it is sampled
+/// assert_eq!(delta_for_event(&run, 1.0, &AccountantConfig::default())?.delta, 1.0);
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
+///
 /// # Errors
-/// Validation errors of the event or config; `epsilon` not finite and `> 0`.
+/// Validation errors of the event or config; `epsilon` not finite and `> 0`; for PLD,
+/// [`AccountantError::ResourceLimit`] beyond `2^30` composed mechanism runs.
 ///
 /// # Privacy
-/// The event is `(epsilon, delta)`-DP under its neighbouring relation for the returned delta.
+/// The event is `(epsilon, delta)`-DP under its neighbouring relation for the returned delta
+/// (in `[0, 1]`, never below the truth).
 pub fn delta_for_event(
     event: &PrivacyEvent,
     epsilon: f64,

@@ -42,6 +42,24 @@ fn check_k(k: u64) -> Result<(), AccountantError> {
     Ok(())
 }
 
+/// Largest `k` the optimal composition (an `O(k)` sum per evaluation) accepts.
+pub const MAX_OPTIMAL_K: u64 = 1 << 20;
+
+/// `k` for the optimal composition: `1 <= k <= MAX_OPTIMAL_K` (refused, not a hang).
+fn check_k_optimal(k: u64) -> Result<(), AccountantError> {
+    check_k(k)?;
+    if k > MAX_OPTIMAL_K {
+        return Err(AccountantError::ResourceLimit {
+            parameter: "k",
+            value: k.to_string(),
+            reason: format!(
+                "the optimal composition sums k/2 terms per evaluation; at most {MAX_OPTIMAL_K}"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Linear (basic) composition: `k` mechanisms each `(eps, delta)`-DP are `(k eps, k delta)`-DP.
 ///
 /// # Errors
@@ -90,7 +108,8 @@ pub fn advanced_composition(
 /// `1 - (1-delta)^k (1 - sum_l C(k,l) [e^{(k-l) eps} - e^{eps_total} e^{l eps}]_+ / (1+e^eps)^k)`.
 ///
 /// # Errors
-/// Bad `epsilon`/`delta`, `k == 0`, `epsilon_total` negative or NaN.
+/// Bad `epsilon`/`delta`, `k == 0`, `epsilon_total` negative or NaN;
+/// [`AccountantError::ResourceLimit`] for `k >` [`MAX_OPTIMAL_K`].
 pub fn optimal_composition_delta(
     epsilon: f64,
     delta: f64,
@@ -98,7 +117,7 @@ pub fn optimal_composition_delta(
     epsilon_total: f64,
 ) -> Result<f64, AccountantError> {
     check_eps_delta(epsilon, delta)?;
-    check_k(k)?;
+    check_k_optimal(k)?;
     if epsilon_total.is_nan() || epsilon_total < 0.0 {
         return Err(AccountantError::InvalidParameter {
             name: "epsilon_total",
@@ -145,7 +164,8 @@ fn kov_delta(epsilon: f64, delta: f64, k: u64, eps_total: f64) -> f64 {
 /// ```
 ///
 /// # Errors
-/// Bad inputs; [`AccountantError::Unreachable`] if `delta_total < 1 - (1 - delta)^k`.
+/// Bad inputs; [`AccountantError::Unreachable`] if `delta_total < 1 - (1 - delta)^k`;
+/// [`AccountantError::ResourceLimit`] for `k >` [`MAX_OPTIMAL_K`].
 pub fn optimal_composition_epsilon(
     epsilon: f64,
     delta: f64,
@@ -153,7 +173,7 @@ pub fn optimal_composition_epsilon(
     delta_total: f64,
 ) -> Result<f64, AccountantError> {
     check_eps_delta(epsilon, delta)?;
-    check_k(k)?;
+    check_k_optimal(k)?;
     check_delta("delta_total", delta_total)?;
     let kf = k as f64;
     if kov_delta(epsilon, delta, k, kf * epsilon) > delta_total {

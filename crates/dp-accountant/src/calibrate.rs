@@ -93,7 +93,8 @@ pub struct Calibration {
     pub order: f64,
     /// Number of steps accounted.
     pub steps: u64,
-    /// Relative tolerance of the search: `noise_multiplier * (1 - tolerance)` may not suffice.
+    /// Relative tolerance reached by the search (the requested one, or the bracket width if the
+    /// iteration cap stopped it first): `noise_multiplier * (1 - tolerance)` may not suffice.
     pub tolerance: f64,
     /// The conversion method.
     pub method: String,
@@ -102,8 +103,9 @@ pub struct Calibration {
     pub epsilon_lower: Option<f64>,
 }
 
-/// The smallest noise multiplier (within [`DEFAULT_SIGMA_TOLERANCE`]) for which `steps`
-/// steps of `sampling` stay within `budget`.
+/// The smallest noise multiplier (within [`DEFAULT_SIGMA_TOLERANCE`], `1e-9` relative, on the
+/// safe side) for which `steps` steps of `sampling` stay within `budget`. Every search
+/// terminates (iteration cap, bounded bracket); an unreachable target is a typed error.
 ///
 /// # Example
 /// ```
@@ -118,7 +120,8 @@ pub struct Calibration {
 ///
 /// # Errors
 /// Invalid sampling parameters, `steps == 0`, or [`AccountantError::Unreachable`] if no noise
-/// multiplier up to `1e7` suffices.
+/// multiplier up to `1e7` suffices (e.g. `epsilon = 1e-300` at `delta = 1e-12`: refused after
+/// one evaluation at `1e7`, not a long walk).
 ///
 /// # Privacy
 /// `steps` steps of `sampling` with the returned noise multiplier are

@@ -342,6 +342,11 @@ fn with_reason(json: &mut Value, epsilon: f64, noise_multiplier: f64) {
 
 /// A number as JSON: finite values as numbers, infinities as the strings `"inf"` / `"-inf"`
 /// (JSON has no infinity; `null` is never written), NaN as the string `"nan"` (never expected).
+///
+/// ```
+/// assert_eq!(dp_accountant::cli::num(f64::INFINITY), serde_json::json!("inf"));
+/// assert_eq!(dp_accountant::cli::num(1.5), serde_json::json!(1.5));
+/// ```
 pub fn num(x: f64) -> Value {
     if x.is_finite() {
         json!(x)
@@ -388,6 +393,10 @@ fn how(order: f64, method: &str, what: &str, lower: Option<f64>) -> String {
 }
 
 /// The command-line flag of an API parameter name, for error messages.
+///
+/// ```
+/// assert_eq!(dp_accountant::cli::flag_of("noise_multiplier"), "--noise-multiplier");
+/// ```
 pub fn flag_of(name: &str) -> &str {
     match name {
         "noise_multiplier" => "--noise-multiplier",
@@ -402,6 +411,12 @@ pub fn flag_of(name: &str) -> &str {
 }
 
 /// An error as the command line reports it: parameters named by their flags.
+///
+/// ```
+/// use dp_accountant::{PrivacyEvent, cli::describe_error};
+/// let e = PrivacyEvent::poisson_subsampled_gaussian(-1.0, 0.01).unwrap_err();
+/// assert!(describe_error(&e).starts_with("--noise-multiplier = -1"));
+/// ```
 pub fn describe_error(e: &AccountantError) -> String {
     match e {
         AccountantError::InvalidParameter {

@@ -60,7 +60,9 @@ pub enum AccountantError {
     #[error("no admissible value: {0}")]
     Unreachable(String),
     /// The request would need more memory or work than the accountant allows; nothing was
-    /// allocated. Names the flag or parameter responsible and the size it implies.
+    /// allocated. Names the flag or parameter responsible and the size it implies, e.g. PLD
+    /// accounting of `10^12` steps (use RDP), a moments-accountant grid above 1024, or an
+    /// optimal composition of more than `2^20` mechanisms.
     #[error("`{parameter}` = {value} is too large: {reason}")]
     ResourceLimit {
         /// The flag or parameter responsible (e.g. `steps`).

@@ -18,7 +18,12 @@
 //!
 //! # Privacy
 //! Every number this crate returns is an upper bound on the privacy loss of the events it is given
-//! (it rounds toward the private side), under the neighbouring relation each event states.
+//! (it rounds toward the private side), under the neighbouring relation each event states, for
+//! every valid input (noise multipliers down to the smallest positive `f64`, any number of
+//! steps). Where the true loss is unbounded or beyond the range of `f64`, epsilon (and RDP,
+//! `rho`) is `f64::INFINITY` and delta is 1 — never NaN, never a finite value below the truth
+//! (`docs/accountant.md`, section 0). Requests too large to compute are refused with
+//! [`AccountantError::ResourceLimit`] before anything is allocated.
 
 mod accounting;
 pub mod baselines;

@@ -102,3 +102,18 @@ fn zcdp_conversions() {
     assert!(zcdp_epsilon_bun_steinke(0.1, 1.0).is_err());
     assert!(zcdp_compose(&[f64::NAN]).is_err());
 }
+
+/// Issue 17: a huge `k` is refused with a typed error instead of an `O(k)` loop per bisection
+/// step (10^12 would run for hours).
+#[test]
+fn optimal_composition_refuses_huge_k() {
+    use dp_accountant::AccountantError;
+    use dp_accountant::baselines::{optimal_composition_delta, optimal_composition_epsilon};
+    let e = optimal_composition_epsilon(0.1, 0.0, 1_000_000_000_000, 1e-5).unwrap_err();
+    assert!(
+        matches!(e, AccountantError::ResourceLimit { parameter: "k", .. }),
+        "{e}"
+    );
+    let e = optimal_composition_delta(0.1, 0.0, 1_000_000_000_000, 1.0).unwrap_err();
+    assert!(matches!(e, AccountantError::ResourceLimit { .. }), "{e}");
+}

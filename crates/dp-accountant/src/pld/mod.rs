@@ -206,7 +206,11 @@ impl PldAccountant {
     /// # Errors
     /// Any validation error of the event or the config;
     /// [`AccountantError::Other`] for a fixed-size (replace-one) subsampled Gaussian, which
-    /// this accountant does not cover (use the RDP accountant), or a total count above `2^63`.
+    /// this accountant does not cover (use the RDP accountant);
+    /// [`AccountantError::ResourceLimit`] (naming `steps`) for more than `2^30` composed
+    /// mechanism runs, refused before anything is allocated. A run whose single-step loss is
+    /// beyond the grid (`> 1e5`, noise multipliers far below 1) is answered by the RDP
+    /// accountant with lower bound 0 (`docs/pld.md`, section 7).
     ///
     /// # Privacy
     /// See the module documentation: `upper` bounds are valid upper bounds for the event's
