@@ -13,4 +13,5 @@ pub mod blr;
 pub mod data;
 pub mod engine;
 pub mod lda;
+pub mod limits;
 pub mod sbn;

@@ -40,8 +40,15 @@ fn reads_plain_and_gzip() {
     assert_eq!(splits.test.vocab().unwrap()[1], "b");
 }
 
+/// The error inside the `InFile` wrapper (which must name the file).
 fn err(content: &str) -> DataError {
-    load_uci_bow(write("bad.txt", content)).unwrap_err()
+    match load_uci_bow(write("bad.txt", content)).unwrap_err() {
+        DataError::InFile { path, source } => {
+            assert!(path.ends_with("bad.txt"), "{}", path.display());
+            *source
+        }
+        e => panic!("not wrapped with the file: {e:?}"),
+    }
 }
 
 #[test]
@@ -72,11 +79,11 @@ fn bad_files_are_typed_errors_naming_the_line() {
         DataError::BadCount { line: 4, count: 0 } => {}
         e => panic!("{e:?}"),
     }
-    match err("3\n4\n2\n1 1 1\n3 1 1\n") {
+    match err("3\n4\n3\n1 1 1\n3 1 1\n3 2 1\n") {
         DataError::EmptyDocument { line: 5, doc: 2 } => {}
         e => panic!("{e:?}"),
     }
-    match err("3\n4\n2\n1 1 1\n2 1 1\n") {
+    match err("3\n4\n3\n1 1 1\n2 1 1\n2 2 1\n") {
         DataError::EmptyDocument { doc: 3, .. } => {}
         e => panic!("{e:?}"),
     }
@@ -88,7 +95,7 @@ fn bad_files_are_typed_errors_naming_the_line() {
         } => {}
         e => panic!("{e:?}"),
     }
-    match err("2\n4\n1\n1 1 1\n2 1 1\n") {
+    match err("1\n4\n1\n1 1 1\n1 2 1\n") {
         DataError::TooManyEntries { line: 5, .. } => {}
         e => panic!("{e:?}"),
     }

@@ -46,11 +46,13 @@ impl BlrConfig {
     /// `1e-9` on the released normalised `s2`.
     ///
     /// # Errors
-    /// [`BlrError::Empty`] for `dim == 0`.
+    /// [`BlrError::Empty`] for `dim == 0`; [`BlrError::Limit`] if the `d x d` state would not
+    /// fit in memory.
     pub fn new(dim: usize) -> Result<Self, BlrError> {
         if dim == 0 {
             return Err(BlrError::Empty("a model needs at least one feature".into()));
         }
+        check_dim_memory(dim, "the model dimension d")?;
         Ok(Self {
             dim,
             hyperprior: Hyperprior::Gamma {
@@ -64,7 +66,8 @@ impl BlrConfig {
     /// Sets the prior on `alpha`.
     ///
     /// # Errors
-    /// [`BlrError::InvalidParameter`] unless every parameter is finite and `> 0`.
+    /// [`BlrError::InvalidParameter`] unless every parameter is finite and `> 0` and the prior
+    /// precision (`shape / rate`, or `alpha`) is in `[1e-12, 1e12]`.
     pub fn hyperprior(mut self, h: Hyperprior) -> Result<Self, BlrError> {
         let check = |name, v: f64| {
             if v > 0.0 && v.is_finite() {
@@ -73,12 +76,29 @@ impl BlrConfig {
                 Err(BlrError::invalid(name, v, "must be finite and > 0"))
             }
         };
+        // The prior precision (the Gamma's mean `shape / rate`, or `alpha`) must stay a usable
+        // number: 1e300 / 1e-300 overflows and the initial covariance `I / alpha` would be 0.
+        let usable = |name, v: f64| {
+            if (MIN_PRIOR_PRECISION..=MAX_PRIOR_PRECISION).contains(&v) {
+                Ok(())
+            } else {
+                Err(BlrError::invalid(
+                    name,
+                    v,
+                    "the prior precision must be in [1e-12, 1e12]",
+                ))
+            }
+        };
         match h {
             Hyperprior::Gamma { shape, rate } => {
-                check("hyperprior shape", shape)?;
-                check("hyperprior rate", rate)?;
+                check("hyperprior shape (--a0)", shape)?;
+                check("hyperprior rate (--b0)", rate)?;
+                usable("prior precision mean a0 / b0", shape / rate)?;
             }
-            Hyperprior::Fixed { alpha } => check("prior precision", alpha)?,
+            Hyperprior::Fixed { alpha } => {
+                check("prior precision", alpha)?;
+                usable("prior precision", alpha)?;
+            }
         }
         self.hyperprior = h;
         Ok(self)
@@ -114,4 +134,28 @@ impl BlrConfig {
     pub fn floor(&self) -> f64 {
         self.eigenvalue_floor
     }
+}
+
+/// Smallest accepted prior precision (mean of the hyperprior).
+const MIN_PRIOR_PRECISION: f64 = 1e-12;
+/// Largest accepted prior precision (mean of the hyperprior).
+const MAX_PRIOR_PRECISION: f64 = 1e12;
+
+/// Bytes of the BLR state per `d^2`: the blended and target `h`/`P`, `q(m)`'s covariance and
+/// precision, the Cholesky and eigendecomposition workspaces, and the wall's packed sums per
+/// thread (an estimate, on the generous side).
+const BYTES_PER_DIM_SQUARED: f64 = 8.0 * 10.0;
+
+/// Refuses a dimension whose `d x d` state would not fit in memory, naming `what` implied it.
+pub(crate) fn check_dim_memory(dim: usize, what: &str) -> Result<(), BlrError> {
+    let d = dim as f64;
+    crate::limits::check_memory(
+        what,
+        format!(
+            "d x d = {} entries (d = {dim})",
+            crate::limits::count(d * d)
+        ),
+        d * d * BYTES_PER_DIM_SQUARED,
+    )?;
+    Ok(())
 }

@@ -14,6 +14,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{BlrError, BlrRecord, Features};
+use crate::limits::{ReadFileError, check_line_lengths, excerpt, read_text_file};
 
 /// A public, data-independent map of raw features into the unit ball:
 /// `x_i -> (x_i - centre_i) / scale_i`, an optional constant feature `1` appended (intercept),
@@ -80,8 +81,9 @@ impl FeatureMap {
                     "every range needs lower < upper",
                 ));
             }
-            centre.push(0.5 * (lo + hi));
-            scale.push(0.5 * (hi - lo));
+            // Halves first: `lo + hi` and `hi - lo` overflow for finite ranges near 1e308.
+            centre.push(0.5 * lo + 0.5 * hi);
+            scale.push(0.5 * hi - 0.5 * lo);
         }
         let out = lower.len() + usize::from(intercept);
         Ok(Self {
@@ -139,11 +141,27 @@ impl FeatureMap {
         if raw.iter().any(|v| !v.is_finite()) {
             return Err(BlrError::NonFinite("raw features".into()));
         }
-        let mut out: Vec<f64> = raw
+        // (x - c) / s computed as x/s - c/s halves the chance of overflow; a value the public
+        // scaling still cannot represent is refused (never silently made infinite).
+        let mut out = Vec::with_capacity(raw.len() + 1);
+        for (i, (x, (c, s))) in raw
             .iter()
             .zip(self.centre.iter().zip(&self.scale))
-            .map(|(x, (c, s))| (x - c) / s / self.radius)
-            .collect();
+            .enumerate()
+        {
+            let mut v = (x - c) / s;
+            if !v.is_finite() {
+                v = x / s - c / s;
+            }
+            let v = v / self.radius;
+            if !v.is_finite() {
+                return Err(BlrError::NonFinite(format!(
+                    "feature {} after the public scaling (value too large for its range)",
+                    i + 1
+                )));
+            }
+            out.push(v);
+        }
         if self.intercept {
             out.push(1.0 / self.radius);
         }
@@ -205,10 +223,9 @@ struct LabelKind {
 
 impl LabelKind {
     fn read(&mut self, token: &str, line: usize) -> Result<bool, BlrError> {
-        let v: f64 = token
-            .trim()
-            .parse()
-            .map_err(|_| BlrError::parse(line, format!("label `{token}` is not a number")))?;
+        let v: f64 = token.trim().parse().map_err(|_| {
+            BlrError::parse(line, format!("label `{}` is not a number", excerpt(token)))
+        })?;
         let y = if v == 1.0 {
             true
         } else if v == 0.0 {
@@ -220,7 +237,7 @@ impl LabelKind {
         } else {
             return Err(BlrError::parse(
                 line,
-                format!("label `{token}` is not one of 0, 1, -1"),
+                format!("label `{}` is not one of 0, 1, -1", excerpt(token)),
             ));
         };
         if self.zero && self.minus {
@@ -238,22 +255,35 @@ fn parse_value(token: &str, line: usize, column: &str) -> Result<f64, BlrError> 
     let v: f64 = token.trim().parse().map_err(|_| {
         BlrError::parse(
             line,
-            format!("column `{column}`: `{token}` is not a number"),
+            format!(
+                "column `{}`: `{}` is not a number",
+                excerpt(column),
+                excerpt(token)
+            ),
         )
     })?;
     if !v.is_finite() {
         return Err(BlrError::parse(
             line,
-            format!("column `{column}`: `{token}` is not finite"),
+            format!(
+                "column `{}`: `{}` is not finite",
+                excerpt(column),
+                excerpt(token)
+            ),
         ));
     }
     Ok(v)
 }
 
-fn read_file(path: &Path) -> Result<String, BlrError> {
-    std::fs::read_to_string(path).map_err(|source| BlrError::Io {
-        path: path.display().to_string(),
-        source,
+/// Reads a whole text file within [`crate::limits::MAX_INPUT_BYTES`] and
+/// [`crate::limits::MAX_LINE_BYTES`].
+pub(crate) fn read_file(path: &Path) -> Result<String, BlrError> {
+    read_text_file(path).map_err(|e| match e {
+        ReadFileError::Io(source) => BlrError::Io {
+            path: path.display().to_string(),
+            source,
+        },
+        ReadFileError::Limit(l) => in_file(path, BlrError::Limit(l)),
     })
 }
 
@@ -296,6 +326,7 @@ fn in_file(path: &Path, e: BlrError) -> BlrError {
 /// # Ok::<(), vips_models::blr::BlrError>(())
 /// ```
 pub fn parse_csv(text: &str, options: &CsvOptions) -> Result<Loaded, BlrError> {
+    check_line_lengths(text)?;
     let mut lines = text
         .split('\n')
         .enumerate()
@@ -311,7 +342,10 @@ pub fn parse_csv(text: &str, options: &CsvOptions) -> Result<Loaded, BlrError> {
         .ok_or_else(|| {
             BlrError::parse(
                 1,
-                format!("no label column `{}` in the header", options.label),
+                format!(
+                    "no label column `{}` in the header",
+                    excerpt(&options.label)
+                ),
             )
         })?;
     let feature_names: Vec<String> = columns
@@ -427,6 +461,7 @@ pub fn load_libsvm(path: impl AsRef<Path>, options: LibsvmOptions) -> Result<Loa
 /// # Ok::<(), vips_models::blr::BlrError>(())
 /// ```
 pub fn parse_libsvm(text: &str, options: LibsvmOptions) -> Result<Loaded, BlrError> {
+    check_line_lengths(text)?;
     if !(options.radius > 0.0 && options.radius.is_finite()) {
         return Err(BlrError::invalid(
             "radius",
@@ -440,6 +475,7 @@ pub fn parse_libsvm(text: &str, options: LibsvmOptions) -> Result<Loaded, BlrErr
     let mut labels = LabelKind::default();
     let mut rows: Vec<(Vec<u32>, Vec<f64>, bool, usize)> = Vec::new();
     let mut max_id = 0usize;
+    let mut max_line = 0usize;
     for (i, raw_line) in text.split('\n').enumerate() {
         let line = i + 1;
         let content = raw_line.split('#').next().unwrap_or("").trim();
@@ -452,11 +488,22 @@ pub fn parse_libsvm(text: &str, options: LibsvmOptions) -> Result<Loaded, BlrErr
         let mut indices = Vec::new();
         let mut values = Vec::new();
         for tok in tokens {
-            let (id, val) = tok
-                .split_once(':')
-                .ok_or_else(|| BlrError::parse(line, format!("`{tok}` is not id:value")))?;
+            let (id, val) = tok.split_once(':').ok_or_else(|| {
+                BlrError::parse(line, format!("`{}` is not id:value", excerpt(tok)))
+            })?;
             let id: usize = id.parse().map_err(|_| {
-                BlrError::parse(line, format!("feature id `{id}` is not a positive integer"))
+                BlrError::parse(
+                    line,
+                    if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) {
+                        format!(
+                            "feature id `{}` is too large: at most {}",
+                            excerpt(id),
+                            u32::MAX
+                        )
+                    } else {
+                        format!("feature id `{}` is not a positive integer", excerpt(id))
+                    },
+                )
             })?;
             if id == 0 {
                 return Err(BlrError::parse(line, "feature ids are 1-based; found 0"));
@@ -472,7 +519,7 @@ pub fn parse_libsvm(text: &str, options: LibsvmOptions) -> Result<Loaded, BlrErr
             if id > u32::MAX as usize {
                 return Err(BlrError::parse(
                     line,
-                    format!("feature id {id} is too large"),
+                    format!("feature id {id} is too large: at most {}", u32::MAX),
                 ));
             }
             if indices.last().is_some_and(|&last| id as u32 - 1 <= last) {
@@ -482,7 +529,10 @@ pub fn parse_libsvm(text: &str, options: LibsvmOptions) -> Result<Loaded, BlrErr
                 ));
             }
             let v = parse_value(val, line, id.to_string().as_str())?;
-            max_id = max_id.max(id);
+            if id > max_id {
+                max_id = id;
+                max_line = line;
+            }
             if v != 0.0 {
                 indices.push(id as u32 - 1);
                 values.push(v / options.radius);
@@ -494,6 +544,14 @@ pub fn parse_libsvm(text: &str, options: LibsvmOptions) -> Result<Loaded, BlrErr
         return Err(BlrError::Empty("the LIBSVM file has no rows".into()));
     }
     let dim = options.dim.unwrap_or(max_id).max(1);
+    // The dimension sizes the model's d x d state: refuse before anything of that size exists.
+    super::config::check_dim_memory(
+        dim,
+        &match options.dim {
+            Some(_) => "the declared dimension (--dim)".to_string(),
+            None => format!("the largest feature id (line {max_line}; declare --dim)"),
+        },
+    )?;
     let mut records = Vec::with_capacity(rows.len());
     let mut clipped = 0;
     for (indices, values, y, line) in rows {

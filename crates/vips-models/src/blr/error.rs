@@ -73,6 +73,13 @@ pub enum BlrError {
     /// The VIPS engine refused or failed.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// A size over a documented limit (see [`crate::limits`]).
+    #[error(transparent)]
+    Limit(#[from] crate::limits::LimitError),
+    /// The labels leave one class empty: nothing to learn, and a held-out score would be
+    /// meaningless (an accuracy of 1 for predicting the constant).
+    #[error("degenerate labels: {0}")]
+    DegenerateLabels(String),
 }
 
 impl BlrError {

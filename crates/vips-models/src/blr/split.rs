@@ -11,7 +11,8 @@ use super::{BlrError, BlrRecord};
 ///
 /// # Errors
 /// [`BlrError::InvalidParameter`] unless `0 < test_fraction < 1`; [`BlrError::Empty`] if either
-/// side would be empty.
+/// side would be empty; [`BlrError::DegenerateLabels`] if every label is the same, or either side
+/// would hold one class only.
 ///
 /// # Example
 /// ```
@@ -39,6 +40,12 @@ pub fn stratified_split(
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (mut pos, mut neg): (Vec<BlrRecord>, Vec<BlrRecord>) =
         records.into_iter().partition(BlrRecord::label);
+    if pos.is_empty() || neg.is_empty() {
+        return Err(BlrError::DegenerateLabels(format!(
+            "every label is {}: both classes are needed to train and to score",
+            u8::from(neg.is_empty())
+        )));
+    }
     let mut train = Vec::new();
     let mut test = Vec::new();
     for class in [&mut neg, &mut pos] {
@@ -52,6 +59,14 @@ pub fn stratified_split(
         return Err(BlrError::Empty(
             "the stratified split leaves the train or the test side empty".into(),
         ));
+    }
+    for (side, rows) in [("training", &train), ("test", &test)] {
+        if rows.iter().all(|r| r.label()) || rows.iter().all(|r| !r.label()) {
+            return Err(BlrError::DegenerateLabels(format!(
+                "the {side} side of the split holds one class only (too few rows of the other \
+                 class for test fraction {test_fraction})"
+            )));
+        }
     }
     // Interleave classes in a seeded order so that order carries no label information.
     train.shuffle(&mut rng);

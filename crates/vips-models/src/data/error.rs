@@ -99,6 +99,27 @@ pub enum DataError {
     /// A document given directly (not read from a file) is malformed.
     #[error("invalid document: {0}")]
     InvalidDocument(String),
+    /// An error inside a named file (the inner error names the line).
+    #[error("{}: {source}", path.display())]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        #[source]
+        source: Box<DataError>,
+    },
+    /// A corrupt gzip stream (reported instead of whatever the garbled text would have caused).
+    #[error("{}: bad gzip stream: {source}", path.display())]
+    Gzip {
+        /// The file.
+        path: PathBuf,
+        /// The decoder's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A size over a documented limit (see [`crate::limits`]).
+    #[error(transparent)]
+    Limit(#[from] crate::limits::LimitError),
     /// The operating system could not provide entropy for a secret key.
     #[error("no OS entropy for the resampling key: {0}")]
     Entropy(String),

@@ -98,6 +98,21 @@ impl SyntheticConfig {
                 reason: "vocabulary and document length must fit in u32",
             });
         }
+        let (k, v, d, n) = (
+            self.num_topics as f64,
+            self.vocab_size as f64,
+            self.num_docs as f64,
+            self.doc_length as f64,
+        );
+        crate::limits::check_memory(
+            "the synthetic corpus (num_topics, vocab_size, num_docs, doc_length)",
+            format!(
+                "K x V = {} topic entries and D x min(N, V) = {} document entries",
+                crate::limits::count(k * v),
+                crate::limits::count(d * n.min(v))
+            ),
+            k * v * 32.0 + d * (n.min(v) * 8.0 + 72.0),
+        )?;
         for (name, v) in [("alpha", self.alpha), ("eta", self.eta)] {
             if !(v > 0.0 && v.is_finite()) {
                 return Err(DataError::InvalidParameter {
@@ -113,7 +128,8 @@ impl SyntheticConfig {
     /// Generates the corpus (in parallel; deterministic for a given config).
     ///
     /// # Errors
-    /// [`DataError::InvalidParameter`] for a zero size or a non-positive / non-finite `alpha`, `eta`.
+    /// [`DataError::InvalidParameter`] for a zero size or a non-positive / non-finite `alpha`, `eta`;
+    /// [`DataError::Limit`] if the topics and documents would not fit in memory.
     ///
     /// # Example
     /// ```

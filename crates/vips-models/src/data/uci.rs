@@ -3,13 +3,20 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+
+use crate::limits::{
+    BoundedReader, LimitError, MAX_INPUT_BYTES, MAX_LINE_BYTES, ReadLineError, check_memory, count,
+    excerpt, read_line_bounded,
+};
 use std::path::{Path, PathBuf};
 
 use flate2::read::MultiGzDecoder;
 
 use super::{Corpus, DataError, Document};
 
-fn open(path: &Path) -> Result<Box<dyn BufRead>, DataError> {
+/// Opens a file, decompressing gzip (detected from the content) through a reader bounded by
+/// [`MAX_INPUT_BYTES`]. Returns the reader and whether it is gzip.
+fn open(path: &Path) -> Result<(Box<dyn BufRead>, bool), DataError> {
     let io = |source| DataError::Io {
         path: path.to_path_buf(),
         source,
@@ -19,10 +26,62 @@ fn open(path: &Path) -> Result<Box<dyn BufRead>, DataError> {
     let n = file.read(&mut magic).map_err(io)?;
     let file = File::open(path).map_err(io)?;
     if n == 2 && magic == [0x1f, 0x8b] {
-        Ok(Box::new(BufReader::new(MultiGzDecoder::new(file))))
+        Ok((
+            Box::new(BufReader::new(BoundedReader::new(
+                MultiGzDecoder::new(file),
+                MAX_INPUT_BYTES,
+            ))),
+            true,
+        ))
     } else {
-        Ok(Box::new(BufReader::new(file)))
+        Ok((
+            Box::new(BufReader::new(BoundedReader::new(file, MAX_INPUT_BYTES))),
+            false,
+        ))
     }
+}
+
+/// An I/O error while reading `path`: over the input limit, a corrupt gzip stream, or plain I/O.
+fn read_error(path: &Path, gzip: bool, source: std::io::Error) -> DataError {
+    if source.to_string().contains("MAX_INPUT_BYTES") {
+        return DataError::InFile {
+            path: path.to_path_buf(),
+            source: Box::new(DataError::Limit(LimitError::Input {
+                what: if gzip {
+                    "the decompressed stream".into()
+                } else {
+                    "the file".into()
+                },
+                limit: MAX_INPUT_BYTES,
+            })),
+        };
+    }
+    if gzip && source.kind() != std::io::ErrorKind::NotFound {
+        DataError::Gzip {
+            path: path.to_path_buf(),
+            source,
+        }
+    } else {
+        DataError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Reads line `line` (bounded by [`MAX_LINE_BYTES`]) into `buf`; `Ok(false)` at the end.
+fn next_line(
+    reader: &mut dyn BufRead,
+    buf: &mut String,
+    line: usize,
+    path: &Path,
+    gzip: bool,
+) -> Result<bool, DataError> {
+    let mut r = reader;
+    read_line_bounded(&mut r, buf, MAX_LINE_BYTES, line).map_err(|e| match e {
+        ReadLineError::Io(source) => read_error(path, gzip, source),
+        ReadLineError::Limit(l) => DataError::Limit(l),
+    })
 }
 
 fn parse_int(field: Option<&str>, line: usize, what: &str) -> Result<i64, DataError> {
@@ -32,32 +91,39 @@ fn parse_int(field: Option<&str>, line: usize, what: &str) -> Result<i64, DataEr
     })?;
     field.parse::<i64>().map_err(|_| DataError::Parse {
         line,
-        reason: format!("{what} `{field}` is not an integer"),
+        reason: if !field.is_empty()
+            && field
+                .strip_prefix('-')
+                .unwrap_or(field)
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        {
+            format!(
+                "{what} `{}` is too large: at most {}",
+                excerpt(field),
+                i64::MAX
+            )
+        } else {
+            format!("{what} `{}` is not an integer", excerpt(field))
+        },
     })
 }
 
 fn header_value(
-    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    reader: &mut dyn BufRead,
+    buf: &mut String,
     line: usize,
     what: &str,
     path: &Path,
+    gzip: bool,
 ) -> Result<usize, DataError> {
-    let text = match lines.next() {
-        Some(Ok(t)) => t,
-        Some(Err(source)) => {
-            return Err(DataError::Io {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-        None => {
-            return Err(DataError::Parse {
-                line,
-                reason: format!("file ends before the header's {what}"),
-            });
-        }
-    };
-    let v = parse_int(Some(text.trim()), line, what)?;
+    if !next_line(reader, buf, line, path, gzip)? {
+        return Err(DataError::Parse {
+            line,
+            reason: format!("file ends before the header's {what}"),
+        });
+    }
+    let v = parse_int(Some(buf.trim()), line, what)?;
     usize::try_from(v).map_err(|_| DataError::Parse {
         line,
         reason: format!("{what} {v} is negative"),
@@ -69,9 +135,13 @@ fn header_value(
 /// Word ids become 0-based. Every document `1..=D` must have at least one entry.
 ///
 /// # Errors
-/// A [`DataError`] naming the line for: a malformed line, a word or document id out of range, a
+/// [`DataError::InFile`] naming the file around a [`DataError`] naming the line for: a malformed line, a word or document id out of range, a
 /// count that is not positive, entries out of order or repeated, an empty document, a file with
-/// fewer or more entries than its header's `NNZ`; [`DataError::Io`] if the file cannot be read.
+/// fewer or more entries than its header's `NNZ`, a header whose `D` exceeds `NNZ` or whose sizes
+/// would need more memory than the machine has ([`DataError::Limit`]), a line longer than
+/// [`MAX_LINE_BYTES`]; [`DataError::Io`] if the file cannot be read; [`DataError::Gzip`] for a
+/// corrupt gzip stream (reported in preference to the parse error the garbled text caused); an
+/// input over [`MAX_INPUT_BYTES`] after decompression.
 ///
 /// # Example
 /// ```
@@ -87,18 +157,68 @@ fn header_value(
 /// ```
 pub fn load_uci_bow(path: impl AsRef<Path>) -> Result<Corpus, DataError> {
     let path = path.as_ref();
-    let reader = open(path)?;
-    let mut lines = reader.lines();
-    let num_docs = header_value(&mut lines, 1, "D", path)?;
-    let vocab_size = header_value(&mut lines, 2, "W", path)?;
-    let nnz = header_value(&mut lines, 3, "NNZ", path)?;
+    let (mut reader, gzip) = open(path)?;
+    match parse_docword(&mut *reader, path, gzip) {
+        Ok(corpus) => Ok(corpus),
+        Err(e @ (DataError::Io { .. } | DataError::Gzip { .. } | DataError::InFile { .. })) => {
+            Err(e)
+        }
+        Err(e) => {
+            // A garbled gzip stream decodes to text that fails to parse before the decoder
+            // reaches its checksum: report the gzip error, not the parse error it caused.
+            if gzip && let Err(source) = std::io::copy(&mut reader, &mut std::io::sink()) {
+                return Err(read_error(path, gzip, source));
+            }
+            Err(DataError::InFile {
+                path: path.to_path_buf(),
+                source: Box::new(e),
+            })
+        }
+    }
+}
+
+/// Bytes a document of the corpus costs at least (the `Document` struct and its vectors).
+const BYTES_PER_DOC: f64 = 72.0;
+/// Bytes per non-zero entry once loaded (a word id and a count).
+const BYTES_PER_ENTRY: f64 = 8.0;
+
+fn parse_docword(reader: &mut dyn BufRead, path: &Path, gzip: bool) -> Result<Corpus, DataError> {
+    let mut buf = String::new();
+    let num_docs = header_value(reader, &mut buf, 1, "D", path, gzip)?;
+    let vocab_size = header_value(reader, &mut buf, 2, "W", path, gzip)?;
+    let nnz = header_value(reader, &mut buf, 3, "NNZ", path, gzip)?;
     if vocab_size == 0 {
         return Err(DataError::Parse {
             line: 2,
             reason: "W must be positive".into(),
         });
     }
-    let mut docs: Vec<Document> = Vec::with_capacity(num_docs);
+    if vocab_size > u32::MAX as usize {
+        return Err(DataError::Parse {
+            line: 2,
+            reason: format!("W = {vocab_size} is too large: at most {}", u32::MAX),
+        });
+    }
+    if num_docs > nnz {
+        return Err(DataError::Parse {
+            line: 1,
+            reason: format!(
+                "the header declares D = {num_docs} documents but only NNZ = {nnz} entries \
+                 (every document needs one)"
+            ),
+        });
+    }
+    check_memory(
+        "the docword header (D, NNZ)",
+        format!(
+            "D = {} documents with NNZ = {} entries",
+            count(num_docs as f64),
+            count(nnz as f64)
+        ),
+        num_docs as f64 * BYTES_PER_DOC + nnz as f64 * BYTES_PER_ENTRY,
+    )?;
+    // Capacity from the header is only a hint: never more than the input could hold.
+    let mut docs: Vec<Document> = Vec::with_capacity(num_docs.min(1 << 16));
     let mut cur_doc: usize = 0; // 1-based id of the document being read; 0 = none yet
     let mut words: Vec<u32> = Vec::new();
     let mut counts: Vec<u32> = Vec::new();
@@ -118,13 +238,13 @@ pub fn load_uci_bow(path: impl AsRef<Path>) -> Result<Corpus, DataError> {
             docs.push(doc);
             Ok(())
         };
-    for text in lines {
+    loop {
         line_no += 1;
-        let text = text.map_err(|source| DataError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let trimmed = text.trim();
+        if !next_line(reader, &mut buf, line_no, path, gzip)? {
+            line_no -= 1;
+            break;
+        }
+        let trimmed = buf.trim();
         if trimmed.is_empty() {
             continue;
         }
@@ -209,24 +329,33 @@ pub fn load_uci_bow(path: impl AsRef<Path>) -> Result<Corpus, DataError> {
 /// [`DataError::Io`] if unreadable; [`DataError::Parse`] for an empty line inside the list.
 pub fn load_vocab(path: impl AsRef<Path>) -> Result<Vec<String>, DataError> {
     let path = path.as_ref();
-    let reader = open(path)?;
+    let (mut reader, gzip) = open(path)?;
+    let in_file = |e: DataError| DataError::InFile {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    };
     let mut vocab = Vec::new();
     let mut blank_at = None;
-    for (i, text) in reader.lines().enumerate() {
-        let text = text.map_err(|source| DataError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let word = text.trim();
+    let mut buf = String::new();
+    let mut line = 0;
+    loop {
+        line += 1;
+        if !next_line(&mut *reader, &mut buf, line, path, gzip).map_err(|e| match e {
+            e @ (DataError::Io { .. } | DataError::Gzip { .. }) => e,
+            e => in_file(e),
+        })? {
+            break;
+        }
+        let word = buf.trim();
         if word.is_empty() {
-            blank_at.get_or_insert(i + 1);
+            blank_at.get_or_insert(line);
             continue;
         }
         if let Some(line) = blank_at {
-            return Err(DataError::Parse {
+            return Err(in_file(DataError::Parse {
                 line,
                 reason: "empty line inside the vocabulary".into(),
-            });
+            }));
         }
         vocab.push(word.to_string());
     }

@@ -1,8 +1,48 @@
 //! Validated settings of the SVI driver.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde::{Deserialize, Serialize};
 
 use super::{EngineError, StepSize};
+use crate::limits::MAX_ITERATIONS;
+
+/// A flag that stops a running [`crate::engine::fit`] before its next iteration (it then returns
+/// [`EngineError::Interrupted`]). Clones share the flag; set it from a signal handler.
+///
+/// # Example
+/// ```
+/// use vips_models::engine::CancelToken;
+/// let token = CancelToken::new();
+/// let handle = token.clone();
+/// handle.cancel();
+/// assert!(token.is_cancelled());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    /// A flag that is not set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Sets the flag.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    /// Whether the flag is set.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl PartialEq for CancelToken {
+    /// Two tokens are equal when they share the flag.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
 
 /// When the driver stops.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -62,6 +102,11 @@ pub struct SviConfig {
     pub(crate) init_seed: u64,
     pub(crate) progress: bool,
     pub(crate) population: Option<usize>,
+    pub(crate) iteration_limit: u64,
+    #[serde(skip)]
+    pub(crate) progress_bar: bool,
+    #[serde(skip)]
+    pub(crate) cancel: CancelToken,
 }
 
 /// Unchecked [`SviConfig`].
@@ -102,6 +147,9 @@ impl SviConfig {
                 init_seed: 0,
                 progress: false,
                 population: None,
+                iteration_limit: MAX_ITERATIONS,
+                progress_bar: false,
+                cancel: CancelToken::new(),
             },
         }
     }
@@ -163,14 +211,41 @@ impl SviConfig {
     /// Number of iterations for `population` records (`None` for [`Stop::Budget`]).
     ///
     /// # Errors
-    /// As [`SviConfig::sampling_rate`].
+    /// As [`SviConfig::sampling_rate`]; [`EngineError::TooManyIterations`] above
+    /// [`crate::limits::MAX_ITERATIONS`] unless [`SviConfigBuilder::allow_long_run`] was given.
     pub fn iterations(&self, population: usize) -> Result<Option<u64>, EngineError> {
         let q = self.sampling_rate(population)?;
-        Ok(match self.stop {
-            Stop::Iterations { iterations } => Some(iterations),
-            Stop::Passes { passes } => Some(((passes / q).ceil() as u64).max(1)),
-            Stop::Budget { .. } => None,
-        })
+        let planned = match self.stop {
+            Stop::Iterations { iterations } => Some(iterations as f64),
+            Stop::Passes { passes } => Some((passes / q).ceil().max(1.0)),
+            Stop::Budget { max_iterations } => {
+                self.check_iterations(max_iterations as f64)?;
+                None
+            }
+        };
+        match planned {
+            Some(n) => {
+                self.check_iterations(n)?;
+                Ok(Some(n as u64))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn check_iterations(&self, n: f64) -> Result<(), EngineError> {
+        if n > self.iteration_limit as f64 {
+            Err(EngineError::TooManyIterations {
+                iterations: n,
+                limit: self.iteration_limit,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The flag that cancels a run of this configuration.
+    pub fn cancel_token(&self) -> &CancelToken {
+        &self.cancel
     }
 }
 
@@ -228,6 +303,23 @@ impl SviConfigBuilder {
         self
     }
 
+    /// Allow more iterations than [`crate::limits::MAX_ITERATIONS`] (10^7). Without it a run
+    /// planning more is refused with [`EngineError::TooManyIterations`] before it starts.
+    pub fn allow_long_run(mut self, on: bool) -> Self {
+        self.cfg.iteration_limit = if on { u64::MAX } else { MAX_ITERATIONS };
+        self
+    }
+    /// Show an `indicatif` progress bar on stderr when it is a terminal (none when piped).
+    pub fn progress_bar(mut self, on: bool) -> Self {
+        self.cfg.progress_bar = on;
+        self
+    }
+    /// A flag that stops the run before its next iteration ([`EngineError::Interrupted`]).
+    pub fn cancel(mut self, token: CancelToken) -> Self {
+        self.cfg.cancel = token;
+        self
+    }
+
     /// Validates the settings.
     ///
     /// # Errors
@@ -257,6 +349,9 @@ impl SviConfigBuilder {
         match c.stop {
             Stop::Iterations { iterations: 0 } | Stop::Budget { max_iterations: 0 } => {
                 return Err(EngineError::invalid("iterations", 0.0, "must be >= 1"));
+            }
+            Stop::Iterations { iterations: n } | Stop::Budget { max_iterations: n } => {
+                c.check_iterations(n as f64)?;
             }
             Stop::Passes { passes } if !(passes > 0.0 && passes.is_finite()) => {
                 return Err(EngineError::invalid(
@@ -314,6 +409,9 @@ impl SviConfigBuilder {
                     ));
                 }
             }
+        }
+        if let Some(n) = c.population {
+            c.iterations(n)?;
         }
         Ok(c)
     }

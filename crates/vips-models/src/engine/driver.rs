@@ -1,5 +1,7 @@
 //! The SVI driver (003 Algorithm 2): sample, release through the wall, M-step, damp, repeat.
 
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use dp_core::{PrivacyWall, RngPolicy, SamplingScheme};
@@ -43,7 +45,11 @@ const UNBOUNDED: f64 = 1e300;
 /// (before any release);
 /// [`EngineError::Privacy`] if the wall refuses (bad block, calibration impossible, a malformed
 /// contribution, a release over budget in a fixed-iteration run) or a private run declares an
-/// unbounded block; [`EngineError::Accountant`] for accountant failures.
+/// unbounded block; [`EngineError::Accountant`] for accountant failures;
+/// [`EngineError::TooManyIterations`] if the run would plan more than
+/// [`crate::limits::MAX_ITERATIONS`] iterations without
+/// [`crate::engine::SviConfigBuilder::allow_long_run`] (checked before anything is allocated);
+/// [`EngineError::Interrupted`] once the configuration's [`crate::engine::CancelToken`] is set.
 ///
 /// # Privacy
 /// Under add/remove-one neighbouring, the released sequence and the whole [`FitResult`] computed
@@ -138,13 +144,33 @@ pub fn fit<M: VipsModel>(
     let mut trace = Vec::new();
     let mut diag_trace = Vec::new();
     let mut clipped_total = 0u64;
+    let processed = AtomicU64::new(0);
+    let bar = if config.progress_bar && std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(max_iterations);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} iterations (eta {eta}) {msg}",
+        ) {
+            bar.set_style(style);
+        }
+        bar.set_prefix(model.name().to_string());
+        Some(bar)
+    } else {
+        None
+    };
     for t in 0..max_iterations {
+        if config.cancel.is_cancelled() {
+            if let Some(bar) = &bar {
+                bar.abandon_with_message("interrupted");
+            }
+            return Err(EngineError::Interrupted { completed: t });
+        }
         if matches!(config.stop, Stop::Budget { .. }) && !wall.can_release()? {
             break;
         }
         let natural = model.expected_natural(&global);
         let release = if model.writes_segments() {
             wall.release_segments(&spec, |record, buffer| {
+                processed.fetch_add(1, Ordering::Relaxed);
                 pool.with(
                     || model.new_scratch(),
                     |scratch| model.record_segments(&natural, record, scratch, buffer),
@@ -152,6 +178,7 @@ pub fn fit<M: VipsModel>(
             })?
         } else {
             wall.release(&spec, |record, buffer| {
+                processed.fetch_add(1, Ordering::Relaxed);
                 pool.with(
                     || model.new_scratch(),
                     |scratch| model.record_statistic(&natural, record, scratch, buffer),
@@ -190,9 +217,18 @@ pub fn fit<M: VipsModel>(
                     .map_or("inf".to_string(), |e| format!("{e:.4}"))
             );
         }
+        if let Some(bar) = &bar {
+            bar.inc(1);
+            if let Some(e) = report.epsilon_spent {
+                bar.set_message(format!("epsilon {e:.4}"));
+            }
+        }
         observer(&report, &global);
         trace.push(report);
         diag_trace.push(diag);
+    }
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
     }
     let seconds = start.elapsed().as_secs_f64();
     let cpu_seconds = match (cpu_start, process_cpu_seconds()) {
@@ -239,6 +275,7 @@ pub fn fit<M: VipsModel>(
             seconds,
             cpu_seconds,
             expected_records_processed,
+            records_processed: processed.into_inner(),
         },
     })
 }

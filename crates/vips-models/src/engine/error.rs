@@ -42,6 +42,26 @@ pub enum EngineError {
     /// The privacy wall or a mechanism refused.
     #[error("privacy wall: {0}")]
     Privacy(String),
+    /// The run would plan more iterations than [`crate::limits::MAX_ITERATIONS`] without an
+    /// explicit override.
+    #[error(
+        "the run plans {iterations} iterations, more than the limit of {limit} \
+         (limits::MAX_ITERATIONS): lower the passes or iterations (examples: --passes, \
+         --iterations) or raise the batch size, or override explicitly with \
+         SviConfigBuilder::allow_long_run (examples: --allow-long-run)"
+    )]
+    TooManyIterations {
+        /// Iterations the settings imply.
+        iterations: f64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The run was cancelled (Ctrl-C in the examples) after `completed` iterations; no result.
+    #[error("interrupted after {completed} iterations; no result")]
+    Interrupted {
+        /// Iterations completed.
+        completed: u64,
+    },
     /// The accountant refused.
     #[error("accountant: {0}")]
     Accountant(String),

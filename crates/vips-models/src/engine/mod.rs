@@ -15,7 +15,7 @@ mod pool;
 mod result;
 mod schedule;
 
-pub use config::{Privacy, Stop, SviConfig, SviConfigBuilder};
+pub use config::{CancelToken, Privacy, Stop, SviConfig, SviConfigBuilder};
 pub use driver::fit;
 pub use error::EngineError;
 pub use model::VipsModel;

@@ -93,13 +93,18 @@ pub struct FitDiagnostics {
     pub cpu_seconds: Option<f64>,
     /// The public expected number of records processed (to form rates).
     pub expected_records_processed: f64,
+    /// The realised number of records processed (sampled) over all iterations.
+    pub records_processed: u64,
 }
 
 impl FitDiagnostics {
-    /// Clipped records divided by the expected number processed.
+    /// Clipped records divided by the realised number of records processed: a fraction in
+    /// `[0, 1]` (0 when nothing was processed). Before, the divisor was the *expected* count,
+    /// which the realised count can exceed (a declared population below the realised one), so
+    /// the "fraction" could exceed 1.
     pub fn clipped_fraction(&self) -> f64 {
-        if self.expected_records_processed > 0.0 {
-            self.records_clipped as f64 / self.expected_records_processed
+        if self.records_processed > 0 {
+            (self.records_clipped as f64 / self.records_processed as f64).min(1.0)
         } else {
             0.0
         }

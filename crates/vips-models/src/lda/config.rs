@@ -90,6 +90,10 @@ impl LdaConfig {
     }
 }
 
+/// Bytes per topic-word entry of the LDA state (an estimate on the generous side: `lambda`, the
+/// M-step target, the released sum and its noise in `f64`, `exp(E[log beta])` in `f32`).
+const BYTES_PER_TOPIC_WORD: f64 = 40.0;
+
 impl LdaConfigBuilder {
     /// Dirichlet parameter of the topic proportions (default `1/K`).
     pub fn alpha(mut self, alpha: f64) -> Self {
@@ -127,7 +131,7 @@ impl LdaConfigBuilder {
     /// # Errors
     /// [`LdaError::InvalidParameter`] for `K = 0`, `V = 0`, `alpha` / `eta` not finite and
     /// positive, `N = 0`, `a` outside `(0, 1]`, zero E-step iterations, or a tolerance that is not
-    /// finite and positive.
+    /// finite and positive; [`LdaError::Limit`] if the `K x V` state would not fit in memory.
     pub fn build(self) -> Result<LdaConfig, LdaError> {
         let c = self.cfg;
         let bad = |name: &'static str, value: f64, reason: &'static str| {
@@ -161,6 +165,19 @@ impl LdaConfigBuilder {
         if !(c.estep_tol > 0.0 && c.estep_tol.is_finite()) {
             return bad("estep_tol", c.estep_tol, "must be finite and > 0");
         }
+        // lambda, the M-step target, exp(E[log beta]) (f32) and the wall's dense sum: refuse
+        // before any K x V array exists.
+        let entries = c.num_topics as f64 * c.vocab_size as f64;
+        crate::limits::check_memory(
+            "num_topics (--topics) and vocab_size",
+            format!(
+                "K x V = {} x {} = {} entries",
+                c.num_topics,
+                c.vocab_size,
+                crate::limits::count(entries)
+            ),
+            entries * BYTES_PER_TOPIC_WORD,
+        )?;
         Ok(c)
     }
 }

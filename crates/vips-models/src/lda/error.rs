@@ -29,4 +29,7 @@ pub enum LdaError {
     /// A data error (resampling, loading).
     #[error(transparent)]
     Data(#[from] DataError),
+    /// A size over a documented limit (see [`crate::limits`]).
+    #[error(transparent)]
+    Limit(#[from] crate::limits::LimitError),
 }

@@ -96,7 +96,7 @@ impl SbnConfig {
             prior_var_b: 10.0,
             prior_var_c: 10.0,
             estep_sweeps: 3,
-            g_release: if visible * hidden * hidden <= 200_000 {
+            g_release: if visible.saturating_mul(hidden).saturating_mul(hidden) <= 200_000 {
                 GRelease::PerUnit
             } else {
                 GRelease::Pooled
@@ -115,7 +115,8 @@ impl SbnConfig {
     /// # Errors
     /// [`SbnError::InvalidParameter`] for a zero dimension, a variance that is not finite and
     /// `> 0`, zero sweeps, a floor outside `(0, 1)`, a clip fraction outside `(0, 1]` or a
-    /// negative initial scale.
+    /// negative initial scale; [`SbnError::Limit`] if the `J x K x K` state would not fit in
+    /// memory.
     pub fn check(&self) -> Result<(), SbnError> {
         if self.visible == 0 {
             return Err(SbnError::invalid("visible", 0.0, "must be >= 1"));
@@ -123,6 +124,20 @@ impl SbnConfig {
         if self.hidden == 0 {
             return Err(SbnError::invalid("hidden", 0.0, "must be >= 1"));
         }
+        // q(w_j) keeps a K x K covariance per visible unit (and its precision, the released G_j
+        // for per-unit release): J K^2 entries, a few copies.
+        let (j, k) = (self.visible as f64, self.hidden as f64);
+        crate::limits::check_memory(
+            "hidden (--hidden) and visible units",
+            format!(
+                "J x K x K = {} x {} x {} = {} entries",
+                self.visible,
+                self.hidden,
+                self.hidden,
+                crate::limits::count(j * k * k)
+            ),
+            8.0 * (4.0 * j * k * k + 16.0 * j * k + 4.0 * k * k),
+        )?;
         for (name, v) in [
             ("prior_var_b", self.prior_var_b),
             ("prior_var_c", self.prior_var_c),

@@ -49,6 +49,9 @@ pub enum SbnError {
     /// The engine refused the fit.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// A size over a documented limit (see [`crate::limits`]).
+    #[error(transparent)]
+    Limit(#[from] crate::limits::LimitError),
 }
 
 impl SbnError {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::SbnError;
+use crate::limits::{BoundedReader, MAX_INPUT_BYTES, human_bytes};
 
 /// One binary image: `J` pixels in `{0, 1}`, row by row.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,7 +27,8 @@ fn idx_err(path: &Path, reason: impl Into<String>) -> SbnError {
 ///
 /// # Errors
 /// [`SbnError::Idx`] for a bad gzip stream, a wrong magic number, a truncated body or trailing
-/// bytes; [`SbnError::InvalidParameter`] for `threshold = 0` (every pixel would be 1).
+/// bytes, a header whose size exceeds [`MAX_INPUT_BYTES`] or the machine's memory (checked
+/// before the body is read); [`SbnError::InvalidParameter`] for `threshold = 0` (every pixel would be 1).
 ///
 /// # Example
 /// ```
@@ -49,25 +51,53 @@ pub fn parse_idx_images(
             "must be >= 1 (0 would make every pixel 1)",
         ));
     }
-    let raw;
-    let data: &[u8] = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(bytes)
-            .read_to_end(&mut out)
-            .map_err(|e| idx_err(path, format!("bad gzip stream: {e}")))?;
-        raw = out;
-        &raw
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        read_idx(
+            BoundedReader::new(flate2::read::GzDecoder::new(bytes), MAX_INPUT_BYTES + 16),
+            threshold,
+            path,
+            true,
+        )
     } else {
-        bytes
+        read_idx(bytes, threshold, path, false)
+    }
+}
+
+/// Reads an IDX image stream: the header first, then (after checking the size it implies against
+/// [`MAX_INPUT_BYTES`] and the machine's memory) exactly the body, then checks that nothing
+/// follows (for gzip this also verifies the checksum).
+fn read_idx(
+    mut reader: impl Read,
+    threshold: u8,
+    path: &Path,
+    gzip: bool,
+) -> Result<Vec<BinaryImage>, SbnError> {
+    let io_reason = |e: std::io::Error| {
+        if gzip {
+            format!("bad gzip stream: {e}")
+        } else {
+            format!("cannot read: {e}")
+        }
     };
-    if data.len() < 16 {
+    let mut header = [0u8; 16];
+    let mut got = 0;
+    while got < 16 {
+        match reader.read(&mut header[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(idx_err(path, io_reason(e))),
+        }
+    }
+    if got < 16 {
         return Err(idx_err(
             path,
-            format!("{} bytes, shorter than the 16-byte header", data.len()),
+            format!("{got} bytes, shorter than the 16-byte header"),
         ));
     }
-    let word =
-        |i: usize| u32::from_be_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]) as usize;
+    let word = |i: usize| {
+        u32::from_be_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]) as usize
+    };
     if word(0) != 0x0803 {
         return Err(idx_err(
             path,
@@ -82,10 +112,34 @@ pub fn parse_idx_images(
         .checked_mul(cols)
         .filter(|&j| j > 0)
         .ok_or_else(|| idx_err(path, format!("bad image shape {rows} x {cols}")))?;
-    let expected = n
-        .checked_mul(j)
-        .ok_or_else(|| idx_err(path, "header sizes overflow"))?;
-    let body = &data[16..];
+    if n == 0 {
+        return Err(SbnError::Empty("IDX file with no images"));
+    }
+    let implied = n as f64 * j as f64;
+    if implied > MAX_INPUT_BYTES as f64 {
+        return Err(idx_err(
+            path,
+            format!(
+                "the header's n x rows x cols = {n} x {rows} x {cols} = {} bytes is over the \
+                 input limit of {} (MAX_INPUT_BYTES)",
+                crate::limits::count(implied),
+                human_bytes(MAX_INPUT_BYTES as f64)
+            ),
+        ));
+    }
+    // The pixels are stored once as bytes and once binarised.
+    crate::limits::check_memory(
+        format!("IDX header of {}", path.display()),
+        format!("n x rows x cols = {n} x {rows} x {cols} pixels"),
+        implied * 2.0 + n as f64 * 24.0,
+    )
+    .map_err(|e| idx_err(path, e.to_string()))?;
+    let expected = n * j;
+    let mut body = Vec::new();
+    (&mut reader)
+        .take(expected as u64)
+        .read_to_end(&mut body)
+        .map_err(|e| idx_err(path, io_reason(e)))?;
     if body.len() != expected {
         return Err(idx_err(
             path,
@@ -95,8 +149,16 @@ pub fn parse_idx_images(
             ),
         ));
     }
-    if n == 0 {
-        return Err(SbnError::Empty("IDX file with no images"));
+    let mut rest = [0u8; 1];
+    match reader.read(&mut rest) {
+        Ok(0) => {}
+        Ok(_) => {
+            return Err(idx_err(
+                path,
+                format!("trailing bytes after the {expected} the header declares"),
+            ));
+        }
+        Err(e) => return Err(idx_err(path, io_reason(e))),
     }
     Ok(body
         .chunks_exact(j)
@@ -111,8 +173,31 @@ pub fn parse_idx_images(
 /// # Errors
 /// [`SbnError::Idx`] if the file cannot be read or is malformed.
 pub fn load_idx_images(path: &Path, threshold: u8) -> Result<Vec<BinaryImage>, SbnError> {
-    let bytes = std::fs::read(path).map_err(|e| idx_err(path, e.to_string()))?;
-    parse_idx_images(&bytes, threshold, path)
+    if threshold == 0 {
+        return Err(SbnError::invalid(
+            "threshold",
+            0.0,
+            "must be >= 1 (0 would make every pixel 1)",
+        ));
+    }
+    let mut file = std::fs::File::open(path).map_err(|e| idx_err(path, e.to_string()))?;
+    let mut magic = [0u8; 2];
+    let n = file
+        .read(&mut magic)
+        .map_err(|e| idx_err(path, e.to_string()))?;
+    let file = std::io::BufReader::new(
+        std::fs::File::open(path).map_err(|e| idx_err(path, e.to_string()))?,
+    );
+    if n == 2 && magic == [0x1f, 0x8b] {
+        read_idx(
+            BoundedReader::new(flate2::read::GzDecoder::new(file), MAX_INPUT_BYTES + 16),
+            threshold,
+            path,
+            true,
+        )
+    } else {
+        read_idx(file, threshold, path, false)
+    }
 }
 
 fn find(dir: &Path, stem: &str) -> Result<PathBuf, SbnError> {
@@ -136,8 +221,12 @@ pub fn load_mnist_dir(
 ) -> Result<(Vec<BinaryImage>, Vec<BinaryImage>), SbnError> {
     let train = load_idx_images(&find(dir, "train-images-idx3-ubyte")?, threshold)?;
     let test = load_idx_images(&find(dir, "t10k-images-idx3-ubyte")?, threshold)?;
-    if train[0].pixels.len() != test[0].pixels.len() {
-        return Err(idx_err(dir, "train and test images differ in size"));
+    let (a, b) = (train[0].pixels.len(), test[0].pixels.len());
+    if a != b {
+        return Err(idx_err(
+            dir,
+            format!("training images have {a} pixels, test images {b}: they must be the same size"),
+        ));
     }
     Ok((train, test))
 }
