@@ -281,7 +281,12 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             source,
             delta,
         } => {
-            let ledger = Accountant::from_json(ledger_json)?;
+            let ledger = Accountant::from_json(ledger_json).map_err(|e| match e {
+                AccountantError::CorruptLedger(m) => {
+                    AccountantError::CorruptLedger(format!("{source}: {m}"))
+                }
+                other => other,
+            })?;
             let r = ledger.epsilon_report(*delta)?;
             let hash = ledger.content_hash()?;
             let mut json = json!({
