@@ -11,6 +11,12 @@
 //! `--synthetic` the generator's configured `--synthetic-docs` is public and is the default).
 //! Non-private, data-dependent numbers (timings, clip counts, the realised document count) are
 //! printed only with `--diagnostics`, in a `"diagnostics": {"private": false, ...}` object.
+//!
+//! Flags that would have no effect are refused (`--delta` without `--epsilon`, `--synthetic-*`
+//! with `--corpus`, `--resample-seed` or `--clip-scale` without a fixed document length,
+//! `--noise-seed` in a non-private full-batch run). Runs planning more than 10^7 iterations need
+//! `--allow-long-run`. A progress bar shows on a terminal; Ctrl-C stops before the next
+//! iteration. Exit codes: 0 success, 2 usage and input errors, 1 output errors, 130 Ctrl-C.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,8 +27,11 @@ use vips_models::data::{Corpus, ResamplingKey, SyntheticConfig, load_uci_dir};
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit};
 use vips_models::lda::{Lda, LdaConfig, evaluate, match_topics};
 
+mod common;
+use common::{CliError, count_usize, emit, finish, open_unit, positive, usage};
+
 #[derive(Parser, Debug)]
-#[command(about = "VIPS private LDA (003 Algorithm 3)")]
+#[command(about = "VIPS private LDA (003 Algorithm 3)", allow_negative_numbers = true)]
 struct Args {
     /// Directory in UCI bag-of-words layout (docword.train.txt[.gz], docword.test.txt[.gz], vocab.txt).
     #[arg(long, conflicts_with = "synthetic")]
@@ -30,23 +39,23 @@ struct Args {
     /// Generate a corpus from the LDA generative model instead (the default when no --corpus).
     #[arg(long)]
     synthetic: bool,
-    /// Synthetic: training documents (10% more are drawn as the test set).
-    #[arg(long, default_value_t = 2000)]
-    synthetic_docs: usize,
-    /// Synthetic: vocabulary size.
-    #[arg(long, default_value_t = 500)]
-    synthetic_vocab: usize,
+    /// Synthetic: training documents (10% more are drawn as the test set). Default 2000.
+    #[arg(long, conflicts_with = "corpus", value_parser = count_usize)]
+    synthetic_docs: Option<usize>,
+    /// Synthetic: vocabulary size. Default 500.
+    #[arg(long, conflicts_with = "corpus", value_parser = count_usize)]
+    synthetic_vocab: Option<usize>,
     /// Synthetic: true number of topics (default: --topics).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "corpus", value_parser = count_usize)]
     synthetic_topics: Option<usize>,
-    /// Synthetic: tokens per document.
-    #[arg(long, default_value_t = 100)]
-    synthetic_length: usize,
+    /// Synthetic: tokens per document. Default 100.
+    #[arg(long, conflicts_with = "corpus", value_parser = count_usize)]
+    synthetic_length: Option<usize>,
     /// Number of topics K.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = count_usize)]
     topics: usize,
     /// Expected batch size S (Poisson rate q = S / D).
-    #[arg(long, default_value_t = 256.0)]
+    #[arg(long, default_value_t = 256.0, value_parser = positive)]
     batch_size: f64,
     /// Step-size delay tau0.
     #[arg(long, default_value_t = 1024.0)]
@@ -55,20 +64,23 @@ struct Args {
     #[arg(long, default_value_t = 0.7)]
     kappa: f64,
     /// Expected passes over the training data.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = positive)]
     passes: f64,
-    /// Total epsilon (omit for a non-private run).
+    /// Allow runs of more than 10^7 iterations (refused otherwise).
     #[arg(long)]
+    allow_long_run: bool,
+    /// Total epsilon (omit for a non-private run).
+    #[arg(long, value_parser = positive)]
     epsilon: Option<f64>,
-    /// Total delta.
-    #[arg(long, default_value_t = 1e-5)]
-    delta: f64,
+    /// Total delta (private runs; default 1e-5).
+    #[arg(long, value_parser = open_unit)]
+    delta: Option<f64>,
     /// Fixed document length N (default: 500 for private runs, none for non-private; 0 = none).
     #[arg(long)]
     doc_length: Option<usize>,
-    /// Clipping scale a of 003 Eq. 24 (bound a*N).
-    #[arg(long, default_value_t = 0.1)]
-    clip_scale: f64,
+    /// Clipping scale a of 003 Eq. 24 (bound a*N; needs a fixed document length). Default 0.1.
+    #[arg(long)]
+    clip_scale: Option<f64>,
     /// Dirichlet parameter of theta (default 1/K).
     #[arg(long)]
     alpha: Option<f64>,
@@ -90,13 +102,13 @@ struct Args {
     #[arg(long)]
     noise_seed: Option<u64>,
     /// Top words printed per topic.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = count_usize)]
     top_words: usize,
     /// Public population size N used in q = S / N and in the M-step. Must be a public figure
     /// (e.g. a published corpus size), not the count of the private documents. Required for
     /// private runs on --corpus; default for --synthetic: --synthetic-docs (public by
     /// construction); non-private runs default to the document count.
-    #[arg(long)]
+    #[arg(long, value_parser = count_usize)]
     population: Option<usize>,
     /// Add the non-private diagnostics (timings, clip counts, realised document count) as a
     /// "diagnostics" object marked "private": false. Do not publish them.
@@ -105,22 +117,62 @@ struct Args {
     /// Print one JSON object on stdout.
     #[arg(long)]
     json: bool,
-    /// Progress lines on stderr.
+    /// Progress lines on stderr (one per iteration; a bar shows on a terminal anyway).
     #[arg(long)]
     progress: bool,
 }
 
-fn run(args: Args) -> Result<serde_json::Value, String> {
-    if let Some(t) = args.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t)
-            .build_global()
-            .map_err(|e| e.to_string())?;
+/// Default synthetic sizes.
+const SYNTHETIC_DOCS: usize = 2000;
+const SYNTHETIC_VOCAB: usize = 500;
+const SYNTHETIC_LENGTH: usize = 100;
+
+fn run(args: Args) -> Result<(), CliError> {
+    let private = args.epsilon.is_some();
+    if !private && args.delta.is_some() {
+        return Err(usage("--delta", "has no effect without --epsilon"));
     }
+    let doc_length = match args.doc_length {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None if private => Some(500),
+        None => None,
+    };
+    if doc_length.is_none() {
+        if args.resample_seed.is_some() {
+            return Err(usage(
+                "--resample-seed",
+                "has no effect without a fixed document length (--doc-length N)",
+            ));
+        }
+        if args.clip_scale.is_some() {
+            return Err(usage(
+                "--clip-scale",
+                "has no effect without a fixed document length (--doc-length N)",
+            ));
+        }
+    }
+    let cancel = common::ctrl_c_token()?;
+    common::threads(args.threads)?;
+    let k = args.topics;
+    let synthetic_docs = args.synthetic_docs.unwrap_or(SYNTHETIC_DOCS);
+    let synthetic_vocab = args.synthetic_vocab.unwrap_or(SYNTHETIC_VOCAB);
+    let model_config = |v: usize| -> Result<LdaConfig, CliError> {
+        let mut builder = LdaConfig::builder(k, v)
+            .doc_length(doc_length)
+            .clip_scale(args.clip_scale.unwrap_or(0.1));
+        if let Some(a) = args.alpha {
+            builder = builder.alpha(a);
+        }
+        if let Some(e) = args.eta {
+            builder = builder.eta(e);
+        }
+        Ok(builder.build()?)
+    };
     let mut truth = None;
     let (train, test, source) = match &args.corpus {
         Some(dir) => {
-            let s = load_uci_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let s = load_uci_dir(dir)?;
             (
                 s.train,
                 s.test,
@@ -128,64 +180,60 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
             )
         }
         None => {
+            // The model's K x V is checked before the corpus is drawn.
+            model_config(synthetic_vocab)?;
             let cfg = SyntheticConfig {
-                num_docs: args.synthetic_docs + args.synthetic_docs.div_ceil(10),
-                vocab_size: args.synthetic_vocab,
-                num_topics: args.synthetic_topics.unwrap_or(args.topics),
-                doc_length: args.synthetic_length,
-                seed: args.seed + 1,
+                num_docs: synthetic_docs
+                    .checked_add(synthetic_docs.div_ceil(10))
+                    .ok_or_else(|| usage("--synthetic-docs", "too large"))?,
+                vocab_size: synthetic_vocab,
+                num_topics: args.synthetic_topics.unwrap_or(k),
+                doc_length: args.synthetic_length.unwrap_or(SYNTHETIC_LENGTH),
+                seed: args.seed.wrapping_add(1),
                 ..SyntheticConfig::default()
             };
-            let s = cfg.generate().map_err(|e| e.to_string())?;
+            let s = cfg.generate()?;
             let v = s.corpus.vocab_size();
             let mut docs = s.corpus.into_docs();
-            let test = docs.split_off(args.synthetic_docs);
+            let test = docs.split_off(synthetic_docs);
             truth = Some(s.topics);
             (
-                Corpus::new(docs, v).map_err(|e| e.to_string())?,
-                Corpus::new(test, v).map_err(|e| e.to_string())?,
+                Corpus::new(docs, v)?,
+                Corpus::new(test, v)?,
                 json!({"synthetic": cfg}),
             )
         }
     };
-    let k = args.topics;
-    let private = args.epsilon.is_some();
-    let doc_length = match args.doc_length {
-        Some(0) => None,
-        Some(n) => Some(n),
-        None if private => Some(500),
-        None => None,
-    };
-    let mut builder = LdaConfig::builder(k, train.vocab_size())
-        .doc_length(doc_length)
-        .clip_scale(args.clip_scale);
-    if let Some(a) = args.alpha {
-        builder = builder.alpha(a);
-    }
-    if let Some(e) = args.eta {
-        builder = builder.eta(e);
-    }
-    let lda_cfg = builder.build().map_err(|e| e.to_string())?;
+    let lda_cfg = model_config(train.vocab_size())?;
     let model = Lda::new(lda_cfg.clone());
     let key = match args.resample_seed {
         Some(seed) => ResamplingKey::public_seed(seed),
-        None => ResamplingKey::from_os_entropy().map_err(|e| e.to_string())?,
+        None => ResamplingKey::from_os_entropy()?,
     };
-    let records = model.prepare(&train, &key).map_err(|e| e.to_string())?;
+    let records = model.prepare(&train, &key)?;
     let population = match (&args.corpus, args.population) {
         (_, Some(n)) => Some(n),
-        (None, None) => Some(args.synthetic_docs),
+        (None, None) => Some(synthetic_docs),
         (Some(_), None) => None,
     };
+    if !private
+        && args.noise_seed.is_some()
+        && args.batch_size >= population.unwrap_or(records.len()) as f64
+    {
+        return Err(usage(
+            "--noise-seed",
+            "has no effect in a non-private full-batch run (no noise, every record sampled)",
+        ));
+    }
     let privacy = match args.epsilon {
         None => Privacy::NonPrivate,
         Some(epsilon) => Privacy::Target {
             epsilon,
-            delta: args.delta,
+            delta: args.delta.unwrap_or(1e-5),
         },
     };
     let svi = SviConfig::builder()
-        .step(StepSize::robbins_monro(args.tau0, args.kappa).map_err(|e| e.to_string())?)
+        .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
         .expected_batch_size(args.batch_size)
         .stop(Stop::Passes {
             passes: args.passes,
@@ -194,19 +242,20 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
         .noise_seed(args.noise_seed)
         .init_seed(args.seed)
         .progress(args.progress)
+        .progress_bar(true)
+        .allow_long_run(args.allow_long_run)
+        .cancel(cancel)
         .population(population)
-        .build()
-        .map_err(|e| e.to_string())?;
-    let fitted = fit(&model, records, &svi, |_, _| {}).map_err(|e| e.to_string())?;
+        .build()?;
+    let fitted = fit(&model, records, &svi, |_, _| {})?;
     let (result, diagnostics) = (fitted.result, fitted.diagnostics);
-    let held = evaluate(&result.global, &lda_cfg, test.docs(), None).map_err(|e| e.to_string())?;
+    let held = evaluate(&result.global, &lda_cfg, test.docs(), None)?;
     let hoffman = evaluate(
         &result.global,
         &lda_cfg,
         test.docs(),
         Some(result.privacy.public_population as f64),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let vocab = train.vocab();
     let topics: Vec<Vec<String>> = (0..k)
         .map(|t| {
@@ -214,8 +263,8 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
                 .global
                 .top_words(t, args.top_words)
                 .into_iter()
-                .map(|(w, _)| match vocab {
-                    Some(v) => v[w as usize].clone(),
+                .map(|(w, _)| match vocab.and_then(|v| v.get(w as usize)) {
+                    Some(word) => word.clone(),
                     None => w.to_string(),
                 })
                 .collect()
@@ -227,13 +276,11 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
     });
     let mut out = json!({
         "epsilon": epsilon_json(result.privacy.epsilon),
-        "delta": result.privacy.delta,
         "noise_multiplier": result.privacy.noise_multiplier.unwrap_or(0.0),
         "population": result.privacy.public_population,
         "population_declared": result.privacy.population_declared,
         "sampling_rate": result.privacy.sampling_rate,
         "rng": result.privacy.rng,
-        "resampling": doc_length.map(|_| key.describe()),
         "perplexity_bound": held.perplexity_bound,
         "per_word_bound": held.per_word_bound,
         "perplexity_bound_hoffman": hoffman.perplexity_bound,
@@ -244,15 +291,27 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
         "num_topics": k,
         "test_docs": test.len(),
         "vocab_size": train.vocab_size(),
-        "doc_length": doc_length,
-        "clip_scale": args.clip_scale,
         "batch_size": args.batch_size,
         "tau0": args.tau0,
         "kappa": args.kappa,
         "source": source,
-        "topic_recovery": recovery,
         "top_words": topics,
     });
+    // Absent values are omitted (never null).
+    if let Some(delta) = result.privacy.delta {
+        out["delta"] = json!(delta);
+    }
+    match doc_length {
+        Some(n) => {
+            out["doc_length"] = json!(n);
+            out["clip_scale"] = json!(lda_cfg.clip_scale());
+            out["resampling"] = json!(key.describe());
+        }
+        None => out["doc_length"] = json!("none (no resampling, no clipping)"),
+    }
+    if let Some(r) = recovery {
+        out["topic_recovery"] = r;
+    }
     if result.privacy.epsilon.is_none() {
         out["epsilon_reason"] = json!("non-private run: no noise");
     }
@@ -261,6 +320,7 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
             "private": false,
             "seconds": diagnostics.seconds,
             "records_clipped": diagnostics.records_clipped,
+            "records_processed": diagnostics.records_processed,
             "clipped_fraction": diagnostics.clipped_fraction(),
             "train_docs": diagnostics.realised_population,
             "realised_population": diagnostics.realised_population,
@@ -278,7 +338,7 @@ fn run(args: Args) -> Result<serde_json::Value, String> {
         }
         out["diagnostics"] = d;
     }
-    Ok(out)
+    emit(&out, args.json)
 }
 
 /// The spent epsilon for the JSON: a number, or the string "inf" for a non-private run.
@@ -290,20 +350,5 @@ fn epsilon_json(epsilon: Option<f64>) -> serde_json::Value {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    let as_json = args.json;
-    match run(args) {
-        Ok(v) => {
-            if as_json {
-                println!("{v}");
-            } else {
-                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(1)
-        }
-    }
+    finish(run(Args::parse()))
 }

@@ -1,0 +1,216 @@
+#![allow(dead_code)] // each example uses a part of this module
+
+//! What the three examples share: the error type and exit-code convention, flag parsers with
+//! clear messages, output that survives a closed pipe, Ctrl-C, and the no-null check.
+//!
+//! Exit codes: 0 success (also when stdout is a closed pipe: the reader went away), 2 usage and
+//! input errors (bad or ineffective flags, unreadable or malformed files, sizes over a limit,
+//! an impossible privacy calibration), 1 when the result cannot be written (`/dev/full`) or is
+//! not finite, 130 when interrupted by Ctrl-C.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use thiserror::Error;
+use vips_models::engine::{CancelToken, EngineError};
+
+/// Everything an example can fail with.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// A flag that is wrong, or has no effect in the given combination.
+    #[error("{flag}: {reason}")]
+    Usage {
+        /// The flag.
+        flag: &'static str,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// A file that cannot be used.
+    #[error("{path}: {reason}")]
+    File {
+        /// The file.
+        path: String,
+        /// What is wrong (line included).
+        reason: String,
+    },
+    /// Loader or model errors (they name the file, line or parameter).
+    #[error(transparent)]
+    Data(#[from] vips_models::data::DataError),
+    /// LDA errors.
+    #[error(transparent)]
+    Lda(#[from] vips_models::lda::LdaError),
+    /// BLR errors.
+    #[error(transparent)]
+    Blr(#[from] vips_models::blr::BlrError),
+    /// SBN errors.
+    #[error(transparent)]
+    Sbn(#[from] vips_models::sbn::SbnError),
+    /// Engine errors (settings, calibration, the wall).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// A metric of the result is not finite.
+    #[error("the result's `{0}` is not finite; nothing printed")]
+    NonFinite(String),
+    /// The result could not be written to stdout.
+    #[error("cannot write the result to stdout: {0}")]
+    Output(std::io::Error),
+    /// Could not set up threads or the Ctrl-C handler.
+    #[error("set-up: {0}")]
+    Setup(String),
+}
+
+impl CliError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            Self::Engine(EngineError::Interrupted { .. }) => 130,
+            Self::Blr(vips_models::blr::BlrError::Engine(EngineError::Interrupted { .. }))
+            | Self::Sbn(vips_models::sbn::SbnError::Engine(EngineError::Interrupted { .. })) => 130,
+            Self::NonFinite(_) | Self::Output(_) | Self::Setup(_) => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// A flag refused because of how it combines with others.
+pub fn usage(flag: &'static str, reason: impl Into<String>) -> CliError {
+    CliError::Usage {
+        flag,
+        reason: reason.into(),
+    }
+}
+
+/// Runs `run`, prints the error (one line) and maps it to the exit code.
+pub fn finish(result: Result<(), CliError>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let code = e.exit_code();
+            // stderr may be closed too; nothing more to do then.
+            let _ = writeln!(std::io::stderr(), "error: {e}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// Checks that the JSON has no `null` (a `NaN` becomes `null` in serde_json) and prints it.
+/// A closed stdout (`| head`, `| true`) ends quietly with success; other write errors (a full
+/// disk) are [`CliError::Output`].
+pub fn emit(value: &serde_json::Value, compact: bool) -> Result<(), CliError> {
+    if let Some(key) = find_null(value, "") {
+        return Err(CliError::NonFinite(key));
+    }
+    let text = if compact {
+        value.to_string()
+    } else {
+        serde_json::to_string_pretty(value).map_err(|e| CliError::Output(e.into()))?
+    };
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(CliError::Output(e)),
+    }
+}
+
+/// The path of the first `null` in `value`, if any.
+pub fn find_null(value: &serde_json::Value, path: &str) -> Option<String> {
+    match value {
+        serde_json::Value::Null => Some(if path.is_empty() {
+            "(root)".into()
+        } else {
+            path.into()
+        }),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| find_null(v, &format!("{path}[{i}]"))),
+        serde_json::Value::Object(map) => map.iter().find_map(|(k, v)| {
+            find_null(
+                v,
+                &if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                },
+            )
+        }),
+        _ => None,
+    }
+}
+
+/// A token that Ctrl-C sets; the engine stops before its next iteration.
+pub fn ctrl_c_token() -> Result<CancelToken, CliError> {
+    let token = CancelToken::new();
+    let handle = token.clone();
+    ctrlc::set_handler(move || handle.cancel()).map_err(|e| CliError::Setup(e.to_string()))?;
+    Ok(token)
+}
+
+/// Sets the number of rayon threads.
+pub fn threads(n: Option<usize>) -> Result<(), CliError> {
+    if let Some(t) = n {
+        if t == 0 {
+            return Err(usage("--threads", "must be >= 1"));
+        }
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build_global()
+            .map_err(|e| CliError::Setup(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Parses a finite number `> 0` (clap value parser).
+pub fn positive(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{}` is not a number", excerpt(s)))?;
+    if v > 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("must be finite and > 0, got {v}"))
+    }
+}
+
+/// Parses a probability in `(0, 1)` (clap value parser).
+pub fn open_unit(s: &str) -> Result<f64, String> {
+    let v = positive(s)?;
+    if v < 1.0 {
+        Ok(v)
+    } else {
+        Err(format!("must be in (0, 1), got {v}"))
+    }
+}
+
+/// Parses a whole number `>= 1` (clap value parser), saying "too large" for a number that does
+/// not fit rather than "not an integer".
+pub fn count(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    match t.parse::<u64>() {
+        Ok(0) => Err("must be >= 1".into()),
+        Ok(v) => Ok(v),
+        Err(_) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(format!("too large: at most {}", u64::MAX))
+        }
+        Err(_) => match t.parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 1.0 && v.fract() == 0.0 && v <= u64::MAX as f64 => {
+                Ok(v as u64)
+            }
+            Ok(v) if v > u64::MAX as f64 => Err(format!("too large: at most {}", u64::MAX)),
+            _ => Err(format!("`{}` is not a whole number >= 1", excerpt(t))),
+        },
+    }
+}
+
+/// [`count`] as a `usize`.
+pub fn count_usize(s: &str) -> Result<usize, String> {
+    let v = count(s)?;
+    usize::try_from(v).map_err(|_| format!("too large: at most {}", usize::MAX))
+}
+
+/// At most 80 characters of a bad value.
+pub fn excerpt(s: &str) -> String {
+    vips_models::limits::excerpt(s)
+}
