@@ -15,7 +15,16 @@
 //! when the file is loaded, naming the file and line. Data-dependent numbers that are not noised
 //! (timings, clip counts, the realised record counts) are printed only with `--diagnostics`, in a
 //! `"diagnostics": {"private": false, ...}` object.
+//!
+//! A `--ranges` file is matched to the CSV header by name and must cover every feature column
+//! (a missing or unknown name is an error naming it). Flags that would have no effect are
+//! refused (`--delta` without `--epsilon`, `--tau0`/`--kappa` without `--batch-size`, `--dim`
+//! or `--radius` with `--csv`, `--ranges`/`--no-intercept`/`--label` with `--libsvm`,
+//! `--noise-seed` in a non-private full-batch run). More than 10^7 iterations need
+//! `--allow-long-run`. Exit codes: 0 success, 2 usage and input errors, 1 output errors, 130
+//! Ctrl-C.
 
+use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
@@ -25,8 +34,14 @@ use vips_models::blr::{
 };
 use vips_models::engine::{EngineError, Privacy, StepSize, Stop, SviConfig};
 
+mod common;
+use common::{CliError, count, emit, excerpt, finish, open_unit, positive, usage};
+
 #[derive(Parser, Debug)]
-#[command(about = "Private Bayesian logistic regression (VIPS, Pólya-Gamma augmentation)")]
+#[command(
+    about = "Private Bayesian logistic regression (VIPS, Pólya-Gamma augmentation)",
+    allow_negative_numbers = true
+)]
 struct Args {
     /// CSV file with a header.
     #[arg(long, conflicts_with = "libsvm")]
@@ -34,44 +49,48 @@ struct Args {
     /// LIBSVM file (sparse); see --dim and --radius.
     #[arg(long)]
     libsvm: Option<String>,
-    /// Label column of the CSV.
-    #[arg(long, default_value = "target")]
-    label: String,
-    /// Public per-feature ranges, CSV lines `name,lower,upper`.
-    #[arg(long)]
+    /// Label column of the CSV (default `target`).
+    #[arg(long, conflicts_with = "libsvm")]
+    label: Option<String>,
+    /// Public per-feature ranges, CSV lines `name,lower,upper`, matched to the header by name;
+    /// every feature column must be listed.
+    #[arg(long, conflicts_with_all = ["libsvm", "no_scaling"])]
     ranges: Option<String>,
     /// Rows are already in the unit ball (clipped and counted if not).
     #[arg(long)]
     no_scaling: bool,
     /// Do not append a constant intercept feature (CSV with ranges only).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["libsvm", "no_scaling"])]
     no_intercept: bool,
     /// Public dimension of a LIBSVM file (required for private runs; ids above it are refused
     /// with the file and line).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "csv", value_parser = common::count_usize)]
     dim: Option<usize>,
-    /// Public radius LIBSVM rows are divided by before clipping.
-    #[arg(long, default_value_t = 1.0)]
-    radius: f64,
+    /// Public radius LIBSVM rows are divided by before clipping (default 1).
+    #[arg(long, conflicts_with = "csv", value_parser = positive)]
+    radius: Option<f64>,
     /// Total epsilon (omit for a non-private run).
-    #[arg(long)]
+    #[arg(long, value_parser = positive)]
     epsilon: Option<f64>,
-    /// Total delta.
-    #[arg(long, default_value_t = 1e-5)]
-    delta: f64,
+    /// Total delta (private runs; default 1e-5).
+    #[arg(long, value_parser = open_unit)]
+    delta: Option<f64>,
     /// Iterations (releases); default 1 when private (one release: all the budget on one noisy
     /// statistic), 30 when not.
-    #[arg(long)]
+    #[arg(long, value_parser = count)]
     iterations: Option<u64>,
-    /// Expected batch size for stochastic VI (default: all training rows = batch VB).
+    /// Allow runs of more than 10^7 iterations (refused otherwise).
     #[arg(long)]
+    allow_long_run: bool,
+    /// Expected batch size for stochastic VI (default: all training rows = batch VB).
+    #[arg(long, value_parser = positive)]
     batch_size: Option<f64>,
-    /// SVI delay tau0 (with --batch-size).
-    #[arg(long, default_value_t = 1.0)]
-    tau0: f64,
-    /// SVI forgetting rate kappa (with --batch-size).
-    #[arg(long, default_value_t = 0.7)]
-    kappa: f64,
+    /// SVI delay tau0 (with --batch-size; default 1).
+    #[arg(long, requires = "batch_size")]
+    tau0: Option<f64>,
+    /// SVI forgetting rate kappa (with --batch-size; default 0.7).
+    #[arg(long, requires = "batch_size")]
+    kappa: Option<f64>,
     /// Held-out fraction of each class.
     #[arg(long, default_value_t = 0.2)]
     test_fraction: f64,
@@ -90,7 +109,7 @@ struct Args {
     b0: f64,
     /// Public population size N of the training set (used in q = S / N and the M-step; batch VB
     /// uses S = N). Required for private runs: a public figure, never the count of the rows.
-    #[arg(long)]
+    #[arg(long, value_parser = common::count_usize)]
     population: Option<usize>,
     /// Add the non-private diagnostics (timings, clip counts, realised counts) as a
     /// "diagnostics" object marked "private": false. Do not publish them.
@@ -101,25 +120,83 @@ struct Args {
     json: bool,
 }
 
-fn read_ranges(path: &str) -> Result<(Vec<f64>, Vec<f64>), Box<dyn std::error::Error>> {
-    let text = std::fs::read_to_string(path)?;
-    let (mut lo, mut hi) = (Vec::new(), Vec::new());
+/// Reads a public ranges file (`name,lower,upper` per line; a header line `name,lower,upper` is
+/// allowed) and orders it by `features` (the CSV header without the label). Every feature must
+/// be listed once, and nothing else.
+fn read_ranges(path: &str, features: &[String]) -> Result<(Vec<f64>, Vec<f64>), CliError> {
+    let err = |line: usize, reason: String| CliError::File {
+        path: path.to_string(),
+        reason: format!("line {line}: {reason}"),
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::File {
+        path: path.to_string(),
+        reason: format!("cannot read: {e}"),
+    })?;
+    let mut by_name: std::collections::HashMap<String, (f64, f64, usize)> =
+        std::collections::HashMap::new();
     for (i, line) in text.lines().enumerate() {
-        let f: Vec<&str> = line.trim().split(',').collect();
-        if line.trim().is_empty() {
+        let line_no = i + 1;
+        let line = line.trim();
+        if line.is_empty() {
             continue;
         }
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
         if f.len() != 3 {
-            return Err(format!("{path} line {}: expected name,lower,upper", i + 1).into());
+            return Err(err(
+                line_no,
+                format!("expected name,lower,upper, found {} fields", f.len()),
+            ));
         }
-        lo.push(f[1].trim().parse()?);
-        hi.push(f[2].trim().parse()?);
+        if line_no == 1 && f == ["name", "lower", "upper"] {
+            continue;
+        }
+        let num = |v: &str, what: &str| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| err(line_no, format!("{what} `{}` is not a finite number", excerpt(v))))
+        };
+        let (lo, hi) = (num(f[1], "lower")?, num(f[2], "upper")?);
+        if by_name.insert(f[0].to_string(), (lo, hi, line_no)).is_some() {
+            return Err(err(line_no, format!("feature `{}` is listed twice", excerpt(f[0]))));
+        }
     }
-    Ok((lo, hi))
+    let missing: Vec<&str> = features
+        .iter()
+        .filter(|n| !by_name.contains_key(*n))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        return Err(CliError::File {
+            path: path.to_string(),
+            reason: format!(
+                "no range for the feature column(s) {}",
+                excerpt(&missing.join(", "))
+            ),
+        });
+    }
+    let mut extra: Vec<(usize, &String)> = by_name
+        .iter()
+        .filter(|(n, _)| !features.contains(n))
+        .map(|(n, v)| (v.2, n))
+        .collect();
+    if !extra.is_empty() {
+        extra.sort();
+        let names: Vec<&str> = extra.iter().map(|(_, n)| n.as_str()).collect();
+        return Err(err(
+            extra[0].0,
+            format!(
+                "range(s) for {} that is not a feature column of the CSV",
+                excerpt(&names.join(", "))
+            ),
+        ));
+    }
+    Ok(features.iter().map(|n| (by_name[n].0, by_name[n].1)).unzip())
 }
 
-fn load(args: &Args) -> Result<(Loaded, String), Box<dyn std::error::Error>> {
+fn load(args: &Args) -> Result<(Loaded, String), CliError> {
     if let Some(path) = &args.libsvm {
+        let radius = args.radius.unwrap_or(1.0);
         if args.epsilon.is_some() && args.dim.is_none() {
             return Err(BlrError::Undeclared {
                 what: "LIBSVM dimension",
@@ -132,32 +209,45 @@ fn load(args: &Args) -> Result<(Loaded, String), Box<dyn std::error::Error>> {
             path,
             LibsvmOptions {
                 dim: args.dim,
-                radius: args.radius,
+                radius,
             },
         )?;
-        return Ok((
-            loaded,
-            format!("x / {} then clip to the unit ball", args.radius),
-        ));
+        return Ok((loaded, format!("x / {radius} then clip to the unit ball")));
     }
-    let path = args.csv.as_ref().ok_or("give --csv or --libsvm")?;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let header: Vec<String> = text
-        .lines()
-        .next()
-        .unwrap_or("")
-        .trim_end_matches('\r')
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| *s != args.label)
-        .collect();
+    let path = args
+        .csv
+        .as_ref()
+        .ok_or_else(|| usage("--csv", "give --csv FILE or --libsvm FILE"))?;
+    let label = args.label.clone().unwrap_or_else(|| "target".into());
+    // The header only (bounded): the rows are read by `load_csv` with its limits.
+    let header: Vec<String> = {
+        use std::io::{BufRead, Read};
+        let file = std::fs::File::open(path).map_err(|e| BlrError::Io {
+            path: path.clone(),
+            source: e,
+        })?;
+        let mut first = Vec::new();
+        std::io::BufReader::new(file)
+            .take(vips_models::limits::MAX_LINE_BYTES as u64)
+            .read_until(b'\n', &mut first)
+            .map_err(|e| BlrError::Io {
+                path: path.clone(),
+                source: e,
+            })?;
+        String::from_utf8_lossy(&first)
+            .trim_end_matches(['\r', '\n'])
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| *s != label)
+            .collect()
+    };
     let (map, described) = if args.no_scaling {
         (
             None,
             "none (rows assumed in the unit ball; clipped if not)".to_string(),
         )
     } else if let Some(r) = &args.ranges {
-        let (lo, hi) = read_ranges(r)?;
+        let (lo, hi) = read_ranges(r, &header)?;
         (
             Some(FeatureMap::from_ranges(&lo, &hi, !args.no_intercept)?),
             format!("public ranges from {r} onto [-1,1], intercept, / sqrt(d)"),
@@ -175,31 +265,30 @@ fn load(args: &Args) -> Result<(Loaded, String), Box<dyn std::error::Error>> {
             "published WDBC ranges onto [-1,1], intercept, / sqrt(d) (public, not fitted)".into(),
         )
     } else {
-        return Err("no public scaling: pass --ranges FILE or --no-scaling".into());
+        return Err(usage(
+            "--ranges",
+            "no public scaling for this header: pass --ranges FILE or --no-scaling",
+        ));
     };
-    let loaded = blr::parse_csv(
-        &text,
-        &CsvOptions {
-            label: args.label.clone(),
-            map,
-        },
-    )
-    .map_err(|e| BlrError::InFile {
-        path: path.clone(),
-        source: Box::new(e),
-    })?;
+    let loaded = blr::load_csv(path, &CsvOptions { label, map })?;
     Ok((loaded, described))
 }
 
-fn main() {
-    let args = Args::parse();
-    if let Err(e) = run(&args) {
-        eprintln!("error: {e}");
-        std::process::exit(2);
-    }
+fn main() -> ExitCode {
+    finish(run(&Args::parse()))
 }
 
-fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+fn run(args: &Args) -> Result<(), CliError> {
+    if args.epsilon.is_none() && args.delta.is_some() {
+        return Err(usage("--delta", "has no effect without --epsilon"));
+    }
+    if args.epsilon.is_none() && args.noise_seed.is_some() && args.batch_size.is_none() {
+        return Err(usage(
+            "--noise-seed",
+            "has no effect in a non-private full-batch run (no noise, every record sampled)",
+        ));
+    }
+    let cancel = common::ctrl_c_token()?;
     let (loaded, map_description) = load(args)?;
     let dim = loaded.report.dim;
     let clipped_fraction = loaded.report.clipped_fraction();
@@ -213,24 +302,31 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let privacy = match args.epsilon {
         Some(epsilon) => Privacy::Target {
             epsilon,
-            delta: args.delta,
+            delta: args.delta.unwrap_or(1e-5),
         },
         None => Privacy::NonPrivate,
     };
     let iterations = args
         .iterations
         .unwrap_or(if args.epsilon.is_some() { 1 } else { 30 });
-    let svi = match args.batch_size {
-        None => blr::batch_config(population, iterations, privacy, args.noise_seed)?,
-        Some(s) => SviConfig::builder()
-            .expected_batch_size(s)
-            .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
-            .stop(Stop::Iterations { iterations })
-            .privacy(privacy)
-            .noise_seed(args.noise_seed)
-            .population(Some(population))
-            .build()?,
+    let (batch, step) = match args.batch_size {
+        None => (population as f64, StepSize::Constant { rho: 1.0 }),
+        Some(s) => (
+            s,
+            StepSize::robbins_monro(args.tau0.unwrap_or(1.0), args.kappa.unwrap_or(0.7))?,
+        ),
     };
+    let svi = SviConfig::builder()
+        .expected_batch_size(batch)
+        .step(step)
+        .stop(Stop::Iterations { iterations })
+        .privacy(privacy)
+        .noise_seed(args.noise_seed)
+        .population(Some(population))
+        .progress_bar(true)
+        .allow_long_run(args.allow_long_run)
+        .cancel(cancel)
+        .build()?;
     let model = Blr::new(BlrConfig::new(dim)?.hyperprior(Hyperprior::Gamma {
         shape: args.a0,
         rate: args.b0,
@@ -239,10 +335,14 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let fit = blr::fit(&model, train, &svi)?;
     let seconds = start.elapsed().as_secs_f64();
     let (fitted, diagnostics) = (fit.result, fit.diagnostics);
-    let metrics = evaluate(fitted.global.posterior(), &test).ok_or("empty test set")?;
+    let metrics = evaluate(fitted.global.posterior(), &test).ok_or_else(|| {
+        usage(
+            "--test-fraction",
+            "the held-out set cannot be scored (empty or one class only)",
+        )
+    })?;
     let mut out = serde_json::json!({
         "epsilon": args.epsilon.map_or(serde_json::json!("inf"), |e| serde_json::json!(e)),
-        "delta": args.epsilon.map(|_| args.delta),
         "epsilon_spent": fitted.privacy.epsilon.map_or(serde_json::json!("inf"), |e| serde_json::json!(e)),
         "auc": metrics.auc,
         "accuracy": metrics.accuracy,
@@ -262,8 +362,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         "alpha_mean": fitted.global.alpha_mean(),
         "eigenvalues_raised_last_release": fitted.global.eigenvalues_raised(),
     });
-    if args.epsilon.is_none() {
-        out["epsilon_reason"] = serde_json::json!("non-private run: no noise");
+    match fitted.privacy.delta {
+        Some(delta) => out["delta"] = serde_json::json!(delta),
+        None => out["epsilon_reason"] = serde_json::json!("non-private run: no noise"),
     }
     if args.diagnostics {
         out["diagnostics"] = serde_json::json!({
@@ -276,10 +377,5 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             "realised_population": diagnostics.realised_population,
         });
     }
-    if args.json {
-        println!("{out}");
-    } else {
-        println!("{}", serde_json::to_string_pretty(&out)?);
-    }
-    Ok(())
+    emit(&out, args.json)
 }
