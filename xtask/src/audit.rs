@@ -1,112 +1,115 @@
-//! `cargo xtask audit`: empirical privacy audits of the mechanisms (a statistical lower bound on
-//! epsilon that must stay below the accountant's claim), a deliberately broken mechanism that
-//! must be caught, and the models' sensitivity checks; prints and writes a pass/fail table.
+//! `cargo xtask audit`: empirical privacy audits of the privacy wall through its real release
+//! path (lower bounds on `mu` of `mu`-GDP and on `delta(eps)` that must stay below the claims),
+//! planted noise bugs (x 0.5 and x 1/sqrt(2), a sqrt(2) sensitivity bug) that must be caught,
+//! for both neighbouring relations, and the models' sensitivity checks; prints and writes a
+//! pass/fail table.
 
-use dp_core::audit::{AuditConfig, AuditedMechanism, audit_with_noise_scale};
+use dp_core::audit::{AUDIT_EPSILONS, AuditConfig, AuditedWall, audit_wall};
 use serde_json::json;
+use std::f64::consts::FRAC_1_SQRT_2;
 
 use crate::context::Context;
 use crate::report::markdown_table;
 use crate::sensitivity;
 
-/// One audit case.
-struct Case {
-    name: &'static str,
-    mechanism: AuditedMechanism,
-    noise_scale: f64,
-    /// Whether the audit is expected to refute the accountant's claim (a planted bug).
-    expect_refuted: bool,
+/// The walls audited: each relation, full batch and subsampled.
+fn walls() -> anyhow::Result<Vec<AuditedWall>> {
+    Ok(vec![
+        AuditedWall::add_remove_gaussian(1.0)?,
+        AuditedWall::poisson_subsampled(0.8, 0.5)?,
+        AuditedWall::replace_one_gaussian(1.0)?,
+        AuditedWall::replace_one_single_draw(0.8, 2)?,
+    ])
 }
 
 /// Runs every audit, writes `audit.md` and `audit.json`; fails if any check fails.
 pub fn run(ctx: &Context) -> anyhow::Result<()> {
     let runs = if ctx.quick { 200_000 } else { 1_000_000 };
-    let delta = 1e-5;
     let config = AuditConfig {
         runs,
+        alpha: 1e-3,
         ..AuditConfig::default()
     };
-    let cases = [
-        Case {
-            name: "Gaussian, sigma = 1",
-            mechanism: AuditedMechanism::Gaussian {
-                noise_multiplier: 1.0,
-            },
-            noise_scale: 1.0,
-            expect_refuted: false,
-        },
-        Case {
-            name: "Poisson-subsampled Gaussian, sigma = 0.8, q = 0.5",
-            mechanism: AuditedMechanism::PoissonSubsampledGaussian {
-                noise_multiplier: 0.8,
-                sampling_rate: 0.5,
-            },
-            noise_scale: 1.0,
-            expect_refuted: false,
-        },
-        Case {
-            name: "BROKEN Gaussian (noise halved), sigma = 1",
-            mechanism: AuditedMechanism::Gaussian {
-                noise_multiplier: 1.0,
-            },
-            noise_scale: 0.5,
-            expect_refuted: true,
-        },
-        Case {
-            name: "BROKEN Poisson-subsampled Gaussian (noise halved), sigma = 0.8, q = 0.5",
-            mechanism: AuditedMechanism::PoissonSubsampledGaussian {
-                noise_multiplier: 0.8,
-                sampling_rate: 0.5,
-            },
-            noise_scale: 0.5,
-            expect_refuted: true,
-        },
-    ];
     let mut rows = Vec::new();
     let mut results = Vec::new();
     let mut all_pass = true;
-    for case in &cases {
-        eprintln!("xtask audit: {} ({runs} runs per dataset)", case.name);
-        let report = audit_with_noise_scale(case.mechanism, case.noise_scale, delta, &config)?;
-        let pass = report.refutes_claim() == case.expect_refuted;
-        all_pass &= pass;
-        rows.push(vec![
-            case.name.to_string(),
-            format!("{:.4}", report.claimed_epsilon),
-            format!("{:.4}", report.epsilon_lower_bound),
-            if case.expect_refuted {
-                "refuted"
-            } else {
-                "not refuted"
-            }
-            .to_string(),
-            if pass { "PASS" } else { "FAIL" }.to_string(),
-        ]);
-        results.push(json!({"case": case.name, "pass": pass, "report": report}));
+    for wall in walls()? {
+        for (scale, label) in [
+            (1.0, "as implemented"),
+            (FRAC_1_SQRT_2, "BUG: noise x 1/sqrt(2)"),
+            (0.5, "BUG: noise x 0.5"),
+        ] {
+            let expect_refuted = scale < 1.0;
+            let name = format!("{} ({label})", wall.describe());
+            eprintln!("xtask audit: {name} ({runs} releases per dataset)");
+            let report = audit_wall(&wall, scale, &config)?;
+            let refuted = report.refutes_claim();
+            let pass = refuted == expect_refuted;
+            all_pass &= pass;
+            let worst = report
+                .curve
+                .iter()
+                .max_by(|a, b| {
+                    (a.delta_lower_bound - a.claimed_delta)
+                        .total_cmp(&(b.delta_lower_bound - b.claimed_delta))
+                })
+                .copied();
+            rows.push(vec![
+                name.clone(),
+                report
+                    .claimed_mu
+                    .map_or("-".into(), |mu| format!("{mu:.4}")),
+                format!("{:.4}", report.mu_lower_bound),
+                worst.map_or("-".into(), |p| {
+                    format!(
+                        "eps {}: {:.5} vs {:.5}",
+                        p.epsilon, p.delta_lower_bound, p.claimed_delta
+                    )
+                }),
+                if expect_refuted {
+                    if refuted { "caught" } else { "MISSED" }
+                } else if refuted {
+                    "FALSE ALARM"
+                } else {
+                    "passes"
+                }
+                .to_string(),
+                if pass { "PASS" } else { "FAIL" }.to_string(),
+            ]);
+            results.push(json!({"case": name, "expect_refuted": expect_refuted, "pass": pass, "report": report}));
+        }
     }
     let table = markdown_table(
         &[
-            "mechanism",
-            "accountant eps",
-            "audit lower bound (95%)",
-            "expected",
+            "wall (planted bug)",
+            "claimed mu",
+            "mu lower bound",
+            "delta(eps): lower bound vs claim, closest",
+            "verdict",
             "result",
         ],
         &rows,
     );
     let (sensitivity_md, sensitivity_json, sensitivity_pass) = sensitivity::run(ctx)?;
     let md = format!(
-        "# Privacy audit\n\n## Mechanisms\n\nThreshold audit on a worst-case add/remove pair, {runs} \
-         runs per dataset, delta = {delta}, Clopper-Pearson at 95% with Bonferroni over thresholds \
-         (`dp_core::audit`). Seed {:#x}.\n\n{table}\n{sensitivity_md}",
-        config.seed
+        "# Privacy audit\n\n## Mechanisms\n\nThe privacy wall's own release path on worst-case \
+         neighbouring pairs (`dp_core::audit::audit_wall`), {runs} releases per dataset, seed \
+         {:#x}. Threshold tests on a grid fixed in advance; Clopper-Pearson bounds with Bonferroni \
+         over every threshold, tail and bound, all valid at once with probability 1 - alpha, \
+         alpha = {}: a correct wall is refuted with probability <= alpha (the false-alarm rate). \
+         A claim is refuted when the lower bound on mu (full batch: mu-GDP, claimed mu = \
+         1/sigma) or on delta(eps) at some eps in {:?} exceeds it (claims: PLD accountant for \
+         Gaussian and Poisson events, RDP for the fixed-size/single-draw bound).\n\n{table}\n\
+         {sensitivity_md}",
+        config.seed, config.alpha, AUDIT_EPSILONS
     );
     std::fs::write(ctx.output("audit.md"), &md)?;
     std::fs::write(
         ctx.output("audit.json"),
         serde_json::to_string_pretty(&json!({
             "runs": runs,
-            "delta": delta,
+            "alpha": config.alpha,
+            "epsilons": AUDIT_EPSILONS,
             "cases": results,
             "sensitivity_checks": sensitivity_json,
         }))?,

@@ -1,30 +1,36 @@
-//! Empirical privacy audit: a statistical *lower* bound on epsilon from running a mechanism many
-//! times on a worst-case pair of neighbouring datasets.
+//! Empirical privacy audit: statistical *lower* bounds on the privacy loss of the wall's own
+//! release path, run many times on a worst-case pair of neighbouring datasets, compared with
+//! what the accountant claims. An audit that can fail (DESIGN Sec. 3).
 //!
-//! For a threshold `t`, the test "output >= t" has false-positive rate `p0 = P[M(D) >= t]` and
-//! true-positive rate `p1 = P[M(D') >= t]`. If `M` is `(eps, delta)`-DP then `p1 <= e^eps p0 +
-//! delta`, so `eps >= ln((p1 - delta) / p0)`. With `n` runs on each dataset, Clopper-Pearson
-//! bounds (a lower bound on `p1`, an upper bound on `p0`) turn the counts into a lower bound on
-//! `eps` that holds with probability at least `1 - alpha`, simultaneously over a grid of
-//! thresholds fixed in advance and both tails (Bonferroni) — the approach of Jagielski, Ullman &
-//! Oprea 2020 and Nasr et al. 2021, with the threshold test of Ding et al. 2018.
+//! **The wall audit** ([`audit_wall`], used by `cargo xtask audit`): the mechanism is a real
+//! [`PrivacyWall`] built over each dataset of the pair ([`AuditedWall`]: add/remove-one with
+//! Poisson sampling, including the plain Gaussian at `q = 1`, and replace-one with fixed-size
+//! or single-draw sampling), released through [`PrivacyWall`]'s own sampling, clipping, noise
+//! and normalisation and charged to its ledger. Every threshold test of a grid fixed in advance
+//! gives Clopper-Pearson bounds on its false- and true-positive rates, all valid at once with
+//! probability `1 - alpha` (Bonferroni); from them a lower bound on `mu` of `mu`-GDP (sharp for
+//! the full-batch Gaussian) and on `delta(eps)` at several `eps`, against the claimed `mu` and
+//! the accountant's `delta(eps)`. A correct wall is refuted with probability at most `alpha`;
+//! a wall whose noise is `1/sqrt(2)` of the declared (a `sqrt(2)` sensitivity bug, planted with
+//! a hidden builder option) is refuted, for both relations, at `2 x 10^5` runs.
 //!
-//! An audit passes when the lower bound stays below the accountant's epsilon. It cannot prove a
-//! mechanism private, but it catches gross bugs: [`audit_with_noise_scale`] with scale `0.5` (noise
-//! halved, accountant unchanged) is refuted at the default settings.
-//!
-//! The mechanisms are run through the crate's own code: the [`GaussianMechanism`] for the plain
-//! Gaussian, and the wall's Poisson sampler, clipping and noise for the subsampled one.
+//! **The threshold audit** ([`audit`], [`threshold_audit`]; kept for comparison): for a
+//! threshold `t`, "output >= t" has rates `p0 = P[M(D) >= t]` and `p1 = P[M(D') >= t]`; `(eps,
+//! delta)`-DP gives `eps >= ln((p1 - delta) / p0)` at the accountant's small `delta`, whose tail
+//! events are rare: at `10^6` runs it does **not** refute a `1/sqrt(2)` noise bug (only a
+//! halved noise) — the reason for the wall audit (Jagielski, Ullman & Oprea 2020; Nasr et al.
+//! 2021; Ding et al. 2018; GDP: Dong, Roth & Su 2022).
 
-use dp_accountant::{AccountantConfig, PrivacyEvent, epsilon_for_event};
+use dp_accountant::{
+    AccountantConfig, AccountantKind, Budget, PrivacyEvent, delta_for_event, epsilon_for_event,
+};
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::clip::clip_l2;
 use crate::error::{CoreError, check_delta, check_positive};
-use crate::gaussian::GaussianMechanism;
 use crate::sampling::SamplingScheme;
+use crate::wall::{BlockSpec, PrivacyWall, ReleaseSpec};
 
 /// How much auditing to do.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -237,6 +243,25 @@ where
     };
     let without = outputs(false)?;
     let with = outputs(true)?;
+    Ok(threshold_bound(
+        &without,
+        &with,
+        thresholds,
+        claimed_epsilon,
+        delta,
+        config,
+    ))
+}
+
+/// The threshold audit's bound from sorted outputs on `D` (`without`) and `D'` (`with`).
+fn threshold_bound(
+    without: &[f64],
+    with: &[f64],
+    thresholds: &[f64],
+    claimed_epsilon: f64,
+    delta: f64,
+    config: &AuditConfig,
+) -> AuditReport {
     let n = config.runs;
     let at_or_above = |v: &[f64], t: f64| (v.len() - v.partition_point(|x| *x < t)) as u64;
     let tests = 2 * thresholds.len();
@@ -254,7 +279,7 @@ where
         count_other: 0,
     };
     for &t in thresholds {
-        let (up0, up1) = (at_or_above(&without, t), at_or_above(&with, t));
+        let (up0, up1) = (at_or_above(without, t), at_or_above(with, t));
         // upper tail: "output >= t" favours D' (bounds eps of D' against D);
         // lower tail: "output < t" favours D (bounds eps of D against D'); DP bounds both.
         for (upper, favoured, other) in [(true, up1, up0), (false, n - up0, n - up1)] {
@@ -272,7 +297,7 @@ where
             }
         }
     }
-    Ok(best)
+    best
 }
 
 /// Audits `mechanism` as declared: the accountant's epsilon at `delta` for its event against the
@@ -301,57 +326,525 @@ pub fn audit(
 /// declared one, while the claim stays the accountant's epsilon for the declared mechanism
 /// (`noise_scale = 0.5`: the noise-halving bug an audit must catch).
 ///
-/// Worst-case pair (add/remove-one, sensitivity 1): `D` holds one record contributing 0; `D'`
-/// adds a record whose contribution (`1e6`, clipped by the crate's [`clip_l2`] to the bound `1`)
-/// is at the bound. Thresholds: `1/2 + s z` for `z = 0, 0.25, ..., 5` and their mirror images,
-/// `s` the declared noise std (fixed before any output is seen).
+/// The mechanism runs through a real [`PrivacyWall`] (Poisson sampling, add/remove-one) on the
+/// pair of [`AuditedWall`]; outputs are standardised by the declared noise std, and the
+/// thresholds `1/(2 sigma) + z` for `z = 0, 0.25, ..., 5` and their mirror images are fixed
+/// before any output is seen. This `(eps, delta)` threshold test is weak at small `delta`: use
+/// [`audit_wall`] to catch a `1/sqrt(2)` noise bug.
 ///
 /// # Errors
 /// Parameter errors of the mechanism, `noise_scale` not finite and `> 0`, the accountant's
-/// errors, and [`threshold_audit`]'s.
+/// errors, the wall's, and [`threshold_audit`]'s.
 pub fn audit_with_noise_scale(
     mechanism: AuditedMechanism,
     noise_scale: f64,
     delta: f64,
     config: &AuditConfig,
 ) -> Result<AuditReport, CoreError> {
+    check_runs(config)?;
+    check_delta("delta", delta)?;
     check_positive("noise scale", noise_scale)?;
     let event = mechanism.event()?;
     let claimed = epsilon_for_event(&event, delta, &AccountantConfig::default())?.epsilon;
-    let declared_std = mechanism.noise_multiplier();
-    let actual = GaussianMechanism::from_std(declared_std * noise_scale, 1.0)?;
-    let rate = match mechanism {
-        AuditedMechanism::Gaussian { .. } => 1.0,
-        AuditedMechanism::PoissonSubsampledGaussian { sampling_rate, .. } => sampling_rate,
+    let sigma = mechanism.noise_multiplier();
+    let wall = match mechanism {
+        AuditedMechanism::Gaussian { noise_multiplier } => {
+            AuditedWall::add_remove_gaussian(noise_multiplier)?
+        }
+        AuditedMechanism::PoissonSubsampledGaussian {
+            noise_multiplier,
+            sampling_rate,
+        } => AuditedWall::poisson_subsampled(noise_multiplier, sampling_rate)?,
     };
-    let scheme = SamplingScheme::poisson(rate)?;
-    let records: [f64; 2] = [0.0, 1e6];
-    let mut batch = Vec::with_capacity(2);
-    let run = |with: bool, rng: &mut ChaCha20Rng| -> f64 {
-        let population = if with { 2 } else { 1 };
-        if scheme.sample_into(population, rng, &mut batch).is_err() {
-            return f64::NAN;
-        }
-        let mut sum = [0.0];
-        for &i in &batch {
-            let mut contribution = [records[i]];
-            if clip_l2(&mut contribution, 1.0).is_err() {
-                return f64::NAN;
-            }
-            sum[0] += contribution[0];
-        }
-        match actual.add_noise(&mut sum, rng) {
-            Ok(()) => sum[0],
-            Err(_) => f64::NAN,
-        }
-    };
+    let (without, with, _) = wall.standardised_outputs(noise_scale, config)?;
     let mut thresholds = Vec::new();
     for i in 0..=20 {
         let z = 0.25 * i as f64;
-        thresholds.push(0.5 + declared_std * z);
-        thresholds.push(0.5 - declared_std * z);
+        thresholds.push(0.5 / sigma + z);
+        thresholds.push(0.5 / sigma - z);
     }
-    threshold_audit(run, &thresholds, claimed, delta, config)
+    Ok(threshold_bound(
+        &without,
+        &with,
+        &thresholds,
+        claimed,
+        delta,
+        config,
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The wall audit: the wall's own release path on a worst-case neighbouring pair, both relations.
+// ---------------------------------------------------------------------------------------------
+
+/// A privacy wall to audit: its sampling scheme (which fixes the neighbouring relation), its
+/// declared noise multiplier, and the number of records of the smaller dataset of the pair.
+///
+/// The worst-case neighbouring pair, one vector block of length 1 with bound 1:
+/// * **add/remove-one** (Poisson, rate `q`): `D` = `population` records contributing `0`;
+///   `D'` = `D` plus one record writing `1e6` (clipped by the wall to the bound). Both walls
+///   declare the same public population size `population + 1`, so they divide by the same
+///   `qN`. At `q = 1` this is the plain Gaussian mechanism.
+/// * **replace-one** (fixed size `m` of `N`, or one uniform draw of `N`): `D` = `N` records
+///   writing `+1` (at the bound), `D'` = `D` with its first record replaced by one writing
+///   `-1e6` (clipped to `-1`): the sum moves by `2` (the relation's sensitivity `2B`) whenever
+///   that record is drawn, with probability `m / N`. At `m = N` this is the plain Gaussian.
+///
+/// In both, the output of `D` is Gaussian and that of `D'` a mixture with the shifted Gaussian
+/// of weight `q` (or `m / N`): the pair of Mironov, Talwar & Zhang (2019) and the one behind the
+/// fixed-size bound of Wang, Balle & Kasiviswanathan (2019).
+///
+/// # Example
+/// ```
+/// use dp_core::audit::AuditedWall;
+/// let gaussian = AuditedWall::add_remove_gaussian(1.0)?;
+/// assert_eq!(gaussian.inclusion_probability(), 1.0);
+/// let single = AuditedWall::replace_one_single_draw(0.8, 2)?;
+/// assert_eq!(single.inclusion_probability(), 0.5);
+/// # Ok::<(), dp_core::CoreError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuditedWall {
+    /// The sampling scheme of every release (and so the neighbouring relation).
+    pub scheme: SamplingScheme,
+    /// The declared noise multiplier (noise std / sensitivity under the scheme's relation).
+    pub noise_multiplier: f64,
+    /// Records of `D` (add/remove: `D'` has one more; replace-one: both have this many).
+    pub population: usize,
+}
+
+impl AuditedWall {
+    /// A wall of `scheme` with noise multiplier `noise_multiplier` over `population` records.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] for a noise multiplier that is not finite and `> 0`;
+    /// the scheme's population errors.
+    pub fn new(
+        scheme: SamplingScheme,
+        noise_multiplier: f64,
+        population: usize,
+    ) -> Result<Self, CoreError> {
+        check_positive("noise multiplier", noise_multiplier)?;
+        scheme.check_population(population)?;
+        Ok(Self {
+            scheme,
+            noise_multiplier,
+            population,
+        })
+    }
+
+    /// The plain Gaussian mechanism under add/remove-one (Poisson at `q = 1`, one record in `D`).
+    ///
+    /// # Errors
+    /// As [`Self::new`].
+    pub fn add_remove_gaussian(noise_multiplier: f64) -> Result<Self, CoreError> {
+        Self::new(SamplingScheme::poisson(1.0)?, noise_multiplier, 1)
+    }
+
+    /// The Poisson-subsampled Gaussian mechanism (add/remove-one) at rate `sampling_rate`.
+    ///
+    /// # Errors
+    /// As [`Self::new`] and [`SamplingScheme::poisson`].
+    pub fn poisson_subsampled(
+        noise_multiplier: f64,
+        sampling_rate: f64,
+    ) -> Result<Self, CoreError> {
+        Self::new(SamplingScheme::poisson(sampling_rate)?, noise_multiplier, 1)
+    }
+
+    /// The plain Gaussian mechanism under replace-one (fixed size `m = N = 2`: the full batch).
+    ///
+    /// # Errors
+    /// As [`Self::new`].
+    pub fn replace_one_gaussian(noise_multiplier: f64) -> Result<Self, CoreError> {
+        Self::new(SamplingScheme::fixed_size(2)?, noise_multiplier, 2)
+    }
+
+    /// Fixed-size sampling of `batch_size` of `population` records without replacement
+    /// (replace-one).
+    ///
+    /// # Errors
+    /// As [`Self::new`] and [`SamplingScheme::fixed_size`].
+    pub fn replace_one_fixed_size(
+        noise_multiplier: f64,
+        batch_size: usize,
+        population: usize,
+    ) -> Result<Self, CoreError> {
+        Self::new(
+            SamplingScheme::fixed_size(batch_size)?,
+            noise_multiplier,
+            population,
+        )
+    }
+
+    /// One uniform draw of `population` records per release (DP-SEP's sampler; replace-one).
+    ///
+    /// # Errors
+    /// As [`Self::new`].
+    pub fn replace_one_single_draw(
+        noise_multiplier: f64,
+        population: usize,
+    ) -> Result<Self, CoreError> {
+        Self::new(
+            SamplingScheme::uniform_single(),
+            noise_multiplier,
+            population,
+        )
+    }
+
+    /// Probability that the differing record is in a batch (`q`, `m / N` or `1 / N`).
+    pub fn inclusion_probability(&self) -> f64 {
+        match self.scheme {
+            SamplingScheme::Poisson { rate } => rate,
+            SamplingScheme::FixedSize { batch_size } => batch_size as f64 / self.population as f64,
+            SamplingScheme::UniformSingle => 1.0 / self.population as f64,
+        }
+    }
+
+    /// Whether every release is the plain (unsubsampled) Gaussian mechanism, `mu`-GDP with
+    /// `mu = 1 / noise multiplier` (Dong, Roth & Su 2022, Thm 2.7).
+    pub fn is_full_batch(&self) -> bool {
+        self.inclusion_probability() >= 1.0
+    }
+
+    /// A short description, e.g. `"add/remove-one, Poisson q = 0.5, sigma = 0.8"`.
+    pub fn describe(&self) -> String {
+        let relation = match self.scheme.neighbouring() {
+            dp_accountant::Neighbouring::AddRemoveOne => "add/remove-one",
+            dp_accountant::Neighbouring::ReplaceOne => "replace-one",
+        };
+        let sampling = match self.scheme {
+            SamplingScheme::Poisson { rate } if rate >= 1.0 => "full batch (Poisson q = 1)".into(),
+            SamplingScheme::Poisson { rate } => format!("Poisson q = {rate}"),
+            SamplingScheme::FixedSize { batch_size } if batch_size == self.population => {
+                format!(
+                    "full batch (fixed size {batch_size} of {})",
+                    self.population
+                )
+            }
+            SamplingScheme::FixedSize { batch_size } => {
+                format!("fixed size {batch_size} of {}", self.population)
+            }
+            SamplingScheme::UniformSingle => format!("single draw of {}", self.population),
+        };
+        format!("{relation}, {sampling}, sigma = {}", self.noise_multiplier)
+    }
+
+    /// The two walls of the pair (`D`, `D'`), built like a user's: the real builder, budget and
+    /// accountant, with the planted noise scale (1 = as implemented) and separate seeds.
+    fn walls(
+        &self,
+        noise_scale: f64,
+        runs: u64,
+        seed: u64,
+    ) -> Result<(PrivacyWall<f64>, PrivacyWall<f64>, PrivacyEvent), CoreError> {
+        let (d, d_prime, public_n): (Vec<f64>, Vec<f64>, Option<usize>) =
+            match self.scheme.neighbouring() {
+                dp_accountant::Neighbouring::AddRemoveOne => {
+                    let d = vec![0.0; self.population];
+                    let mut d_prime = d.clone();
+                    d_prime.push(1e6);
+                    (d, d_prime, Some(self.population + 1))
+                }
+                dp_accountant::Neighbouring::ReplaceOne => {
+                    let d = vec![1.0; self.population];
+                    let mut d_prime = d.clone();
+                    d_prime[0] = -1e6;
+                    (d, d_prime, None)
+                }
+            };
+        // The budget is whatever `runs` releases spend: the wall charges every one of them.
+        let event = self
+            .scheme
+            .event(self.noise_multiplier, self.population)?
+            .self_composed(runs)?;
+        let spent = epsilon_for_event(&event, 0.5, &AccountantConfig::default())?.epsilon;
+        let budget = Budget::new((2.0 * spent).max(1.0), 0.5)?;
+        let build = |records: Vec<f64>, seed: u64| {
+            let mut b = PrivacyWall::builder(records)
+                .sampling(self.scheme)
+                .budget(budget)
+                .noise_multiplier(self.noise_multiplier)
+                .seed(seed)
+                .planted_noise_scale(noise_scale);
+            if let Some(n) = public_n {
+                b = b.public_population_size(n).require_public_population();
+            }
+            b.build()
+        };
+        let wall_d = build(d, seed)?;
+        let wall_d_prime = build(d_prime, seed ^ 0x5EED_D1FF)?;
+        let per_release = wall_d
+            .event_per_release()
+            .cloned()
+            .ok_or(CoreError::Misconfigured("an audited wall must be private"))?;
+        Ok((wall_d, wall_d_prime, per_release))
+    }
+
+    /// Sorted standardised outputs of `config.runs` releases on `D` and on `D'` (see
+    /// [`wall_outputs`]), and the per-release event the walls charge.
+    fn standardised_outputs(
+        &self,
+        noise_scale: f64,
+        config: &AuditConfig,
+    ) -> Result<(Vec<f64>, Vec<f64>, PrivacyEvent), CoreError> {
+        let (mut wall_d, mut wall_d_prime, event) =
+            self.walls(noise_scale, config.runs, config.seed)?;
+        // D's noiseless sum is 0 (add/remove) or its batch size (replace-one: every record at
+        // +1); D' moves up (add/remove) or down by 2 (replace-one: flip the sign).
+        let (centre, sign) = match self.scheme.neighbouring() {
+            dp_accountant::Neighbouring::AddRemoveOne => (0.0, 1.0),
+            dp_accountant::Neighbouring::ReplaceOne => (wall_d.expected_batch_size(), -1.0),
+        };
+        let d = wall_outputs(&mut wall_d, config.runs, centre, sign)?;
+        let d_prime = wall_outputs(&mut wall_d_prime, config.runs, centre, sign)?;
+        Ok((d, d_prime, event))
+    }
+}
+
+/// The standardised outputs of `runs` releases of `wall` (sorted): `sign (value - centre) / s`
+/// with `s` the released block's declared noise std, so that `D` gives `N(0, r^2)` (`r` the
+/// planted noise scale) and `D'` a mixture with `N(1 / sigma, r^2)`.
+fn wall_outputs(
+    wall: &mut PrivacyWall<f64>,
+    runs: u64,
+    centre_sum: f64,
+    sign: f64,
+) -> Result<Vec<f64>, CoreError> {
+    let spec = ReleaseSpec::new(vec![BlockSpec::vector("audit", 1, 1.0)?])?;
+    let mut out = Vec::with_capacity(usize::try_from(runs).unwrap_or(0));
+    let expected = wall.expected_batch_size();
+    let centre = centre_sum / expected;
+    let mut failure = None;
+    wall.release_repeatedly(
+        "audit",
+        &spec,
+        runs,
+        |&x: &f64, buf| buf.dense(0)[0] = x,
+        |r| {
+            let block = &r.blocks()[0];
+            let y = sign * (block.value.as_slice()[0] - centre) / block.noise_std;
+            if y.is_nan() {
+                failure = Some(CoreError::NonFinite("audited release"));
+            }
+            out.push(y);
+        },
+    )?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    out.sort_by(f64::total_cmp);
+    Ok(out)
+}
+
+/// One point of the audited privacy curve.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeltaPoint {
+    /// The epsilon.
+    pub epsilon: f64,
+    /// The accountant's delta at `epsilon` for the declared per-release event (an upper bound).
+    pub claimed_delta: f64,
+    /// The audit's lower bound on the true delta at `epsilon`: `max_t TPR_lo - e^eps FPR_hi`
+    /// (`0` when no test is informative).
+    pub delta_lower_bound: f64,
+    /// The standardised threshold of the test that gave the bound.
+    pub threshold: f64,
+    /// Whether that test favoured `D'` (`output >= t`) rather than `D` (`output < t`).
+    pub upper_tail: bool,
+}
+
+/// The outcome of [`audit_wall`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WallAuditReport {
+    /// What was audited.
+    pub wall: AuditedWall,
+    /// The planted noise scale (`1` = the wall as implemented).
+    pub noise_scale: f64,
+    /// Releases per dataset.
+    pub runs: u64,
+    /// Probability that any lower bound of this report is wrong (the false-alarm rate of
+    /// [`Self::refutes_claim`] for a correct wall), shared by Bonferroni over every threshold,
+    /// tail and bound.
+    pub alpha: f64,
+    /// The claimed `mu` of `mu`-GDP, `1 / sigma` (full-batch walls only).
+    pub claimed_mu: Option<f64>,
+    /// Lower bound on `mu`: `max_t Phi^-1(TPR_lo) - Phi^-1(FPR_hi)` over every test (valid
+    /// for any mechanism; compared with the claim for full-batch walls only).
+    pub mu_lower_bound: f64,
+    /// The accountant's delta and the audit's lower bound at each epsilon of the grid.
+    pub curve: Vec<DeltaPoint>,
+    /// The accountant method of the claims (`"pld/..."` or `"rdp/..."`).
+    pub accountant: String,
+}
+
+impl WallAuditReport {
+    /// Whether the audit refutes the accountant: the `mu` lower bound exceeds the claimed `mu`,
+    /// or the delta lower bound exceeds the claimed delta at some epsilon of the grid.
+    pub fn refutes_claim(&self) -> bool {
+        self.claimed_mu.is_some_and(|mu| self.mu_lower_bound > mu)
+            || self
+                .curve
+                .iter()
+                .any(|p| p.delta_lower_bound > p.claimed_delta)
+    }
+
+    /// The largest `delta_lower_bound - claimed_delta` over the grid (positive: refuted).
+    pub fn worst_delta_excess(&self) -> f64 {
+        self.curve
+            .iter()
+            .map(|p| p.delta_lower_bound - p.claimed_delta)
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+}
+
+/// The epsilons at which the delta curve is audited (fixed in advance).
+pub const AUDIT_EPSILONS: [f64; 12] =
+    [0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0];
+
+/// `Phi^-1(p)` by bisection on `ln Phi` (`-inf` at `0`, `+inf` at `1`), to `1e-13` absolute.
+fn normal_quantile(p: f64) -> f64 {
+    if p <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if p >= 1.0 {
+        return f64::INFINITY;
+    }
+    if p > 0.5 {
+        return -normal_quantile(1.0 - p);
+    }
+    let target = p.ln();
+    let (mut lo, mut hi) = (-40.0f64, 0.0f64);
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if crate::normal::ln_ndtr(mid) < target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// Audits a wall through its own release path: `config.runs` releases on each dataset of the
+/// worst-case pair ([`AuditedWall`]), with the noise scaled by `noise_scale` (`1` = as
+/// implemented; `0.5` or `1/sqrt(2)` = planted bugs, the claim unchanged).
+///
+/// **The statistic.** Every threshold test `output >= t` (favouring `D'`) and `output < t`
+/// (favouring `D`) of a grid fixed in advance (standardised `t` from `-4` to `4 + 1/sigma` in
+/// steps of `0.2`; the likelihood ratio of the pair is monotone in the output, so these are the
+/// Neyman-Pearson tests) has a false-positive rate `FPR` and a true-positive rate `TPR`, bounded
+/// by one-sided Clopper-Pearson intervals, each at `alpha / (4 x thresholds)` (Bonferroni), so
+/// **every** bound holds at once with probability `>= 1 - alpha`. Then:
+/// * `mu`-GDP implies `TPR <= Phi(Phi^-1(FPR) + mu)` for every test (Dong, Roth & Su 2022), so
+///   `mu >= Phi^-1(TPR_lo) - Phi^-1(FPR_hi)`; for the full-batch Gaussian (`mu = 1/sigma`, the
+///   whole trade-off curve) this is a sharp estimate of the mean shift over the noise std;
+/// * `(eps, delta)`-DP implies `TPR <= e^eps FPR + delta`, so `delta(eps) >= TPR_lo - e^eps
+///   FPR_hi`, compared with the accountant's `delta(eps)` for the wall's per-release event at
+///   each epsilon of [`AUDIT_EPSILONS`] (the PLD accountant where it covers the event, else RDP).
+///
+/// A correct wall is refuted with probability at most `alpha` (the false-alarm rate).
+///
+/// # Errors
+/// [`CoreError::InvalidParameter`] for fewer than 100 runs, `alpha` outside `(0, 1)` or a
+/// noise scale that is not finite and `> 0`; the wall's and the accountant's errors.
+///
+/// # Example
+/// ```
+/// use dp_core::audit::{AuditConfig, AuditedWall, audit_wall};
+/// let config = AuditConfig { runs: 20_000, alpha: 1e-3, ..AuditConfig::default() };
+/// let wall = AuditedWall::add_remove_gaussian(1.0)?;
+/// assert!(!audit_wall(&wall, 1.0, &config)?.refutes_claim());
+/// assert!(audit_wall(&wall, std::f64::consts::FRAC_1_SQRT_2, &config)?.refutes_claim());
+/// # Ok::<(), dp_core::CoreError>(())
+/// ```
+pub fn audit_wall(
+    wall: &AuditedWall,
+    noise_scale: f64,
+    config: &AuditConfig,
+) -> Result<WallAuditReport, CoreError> {
+    check_runs(config)?;
+    check_positive("noise scale", noise_scale)?;
+    let sigma = wall.noise_multiplier;
+    let (d, d_prime, event) = wall.standardised_outputs(noise_scale, config)?;
+
+    let steps = ((8.0 + 1.0 / sigma) / 0.2).ceil() as usize;
+    let thresholds: Vec<f64> = (0..=steps).map(|k| -4.0 + 0.2 * k as f64).collect();
+    let a = config.alpha / (4.0 * thresholds.len() as f64);
+    let n = config.runs;
+    let at_or_above = |v: &[f64], t: f64| (v.len() - v.partition_point(|x| *x < t)) as u64;
+    // (threshold, upper tail, TPR_lo, FPR_hi)
+    let mut tests = Vec::with_capacity(2 * thresholds.len());
+    for &t in &thresholds {
+        let (up0, up1) = (at_or_above(&d, t), at_or_above(&d_prime, t));
+        for (upper, favoured, other) in [(true, up1, up0), (false, n - up0, n - up1)] {
+            tests.push((
+                t,
+                upper,
+                clopper_pearson_lower(favoured, n, a),
+                clopper_pearson_upper(other, n, a),
+            ));
+        }
+    }
+    let mu_lower_bound = tests
+        .iter()
+        .map(|&(_, _, tpr, fpr)| normal_quantile(tpr) - normal_quantile(fpr))
+        .filter(|m| m.is_finite())
+        .fold(0.0f64, f64::max);
+    let (claim_config, accountant) = claim_accountant(&event);
+    let mut curve = Vec::with_capacity(AUDIT_EPSILONS.len());
+    for eps in AUDIT_EPSILONS {
+        let claimed_delta = delta_for_event(&event, eps, &claim_config)?.delta;
+        let mut point = DeltaPoint {
+            epsilon: eps,
+            claimed_delta,
+            delta_lower_bound: 0.0,
+            threshold: thresholds[0],
+            upper_tail: true,
+        };
+        for &(t, upper, tpr, fpr) in &tests {
+            let bound = tpr - eps.exp() * fpr;
+            if bound > point.delta_lower_bound {
+                point.delta_lower_bound = bound;
+                point.threshold = t;
+                point.upper_tail = upper;
+            }
+        }
+        curve.push(point);
+    }
+    Ok(WallAuditReport {
+        wall: *wall,
+        noise_scale,
+        runs: n,
+        alpha: config.alpha,
+        claimed_mu: wall.is_full_batch().then(|| 1.0 / sigma),
+        mu_lower_bound,
+        curve,
+        accountant,
+    })
+}
+
+/// The tightest sound accountant for `event`: PLD for Gaussian and Poisson-subsampled
+/// Gaussian events, RDP (default orders and conversion) for the fixed-size bound.
+fn claim_accountant(event: &PrivacyEvent) -> (AccountantConfig, String) {
+    let pld = AccountantConfig::default().with_accountant(AccountantKind::Pld);
+    let config = match event {
+        PrivacyEvent::FixedSizeSubsampledGaussian { .. } => AccountantConfig::default(),
+        _ => pld,
+    };
+    let method = config.method();
+    (config, method)
+}
+
+fn check_runs(config: &AuditConfig) -> Result<(), CoreError> {
+    if config.runs < 100 {
+        return Err(CoreError::InvalidParameter {
+            name: "runs",
+            value: config.runs as f64,
+            reason: "an audit needs at least 100 runs",
+        });
+    }
+    check_delta("alpha", config.alpha)?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -280,6 +280,7 @@ pub(super) struct SegmentScratch {
 /// added, and the runs of one record are disjoint, so adding or removing one record moves the sum
 /// by at most `bound` in L2 norm. A replaced record's runs are dropped before anything of it is
 /// added.
+#[allow(clippy::too_many_arguments)]
 fn clipped_segment_sum<R, F>(
     records: &[R],
     indices: &[usize],
