@@ -7,16 +7,23 @@
 //! ```
 //! With `--noise-multiplier` instead of `--epsilon` the noise is fixed and the spent epsilon is
 //! reported (003 Fig. 7). Without either the run is non-private (same code path, no noise).
-//! Without `--idx` (or when the directory is absent) the embedded default is data from a known
-//! SBN (`--synthetic`).
+//! Without `--idx` the embedded default is data from a known SBN (`--synthetic`); a missing
+//! `--idx` directory is an error, never a switch to other data.
 //!
 //! A private run on `--idx` data needs `--population N`, a public figure for the number of
 //! training images (for `--synthetic` the generator's 4000 is public and the default). Numbers that
 //! are data-dependent and not noised (timings, clip counts, the training baseline accuracy, the
 //! SNR, the realised image count) are printed only with `--diagnostics`, in a
 //! `"diagnostics": {"private": false, ...}` object.
+//!
+//! Flags that would have no effect are refused (`--delta` without `--epsilon` or
+//! `--noise-multiplier`, `--hidden`/`--threshold` with `--synthetic`, `--snr` without
+//! `--diagnostics`, `--noise-seed` in a non-private full-batch run). More than 10^7 iterations
+//! need `--allow-long-run`. Exit codes: 0 success, 2 usage and input errors, 1 output errors,
+//! 130 Ctrl-C.
 
 use std::path::Path;
+use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
@@ -28,36 +35,45 @@ use vips_models::sbn::{
     block_snr, heldout_lower_bound, load_mnist_dir, pixel_accuracy,
 };
 
+mod common;
+use common::{CliError, count_usize, emit, finish, open_unit, positive, usage};
+
 #[derive(Parser, Debug)]
-#[command(about = "Private sigmoid belief network (VIPS, Pólya-Gamma augmentation)")]
+#[command(
+    about = "Private sigmoid belief network (VIPS, Pólya-Gamma augmentation)",
+    allow_negative_numbers = true
+)]
 struct Args {
     /// MNIST-style directory with train-/t10k-images-idx3-ubyte[.gz].
     #[arg(long)]
     idx: Option<String>,
     /// Use data from a known SBN (J = 64, K = 8) instead of --idx.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "idx")]
     synthetic: bool,
-    /// Binarisation threshold (pixel >= threshold is 1).
-    #[arg(long, default_value_t = 128)]
-    threshold: u8,
-    /// Hidden units K.
-    #[arg(long, default_value_t = 100)]
-    hidden: usize,
-    /// Expected (Poisson) batch size S.
-    #[arg(long, default_value_t = 400.0)]
+    /// Binarisation threshold (pixel >= threshold is 1; --idx only; default 128).
+    #[arg(long, conflicts_with = "synthetic")]
+    threshold: Option<u8>,
+    /// Hidden units K (--idx only; default 100; the synthetic SBN has K = 8).
+    #[arg(long, conflicts_with = "synthetic", value_parser = count_usize)]
+    hidden: Option<usize>,
+    /// Expected (Poisson) batch size S (capped at the population).
+    #[arg(long, default_value_t = 400.0, value_parser = positive)]
     batch_size: f64,
     /// Expected passes over the training data.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = positive)]
     passes: f64,
-    /// Total epsilon (omit for a non-private run).
+    /// Allow runs of more than 10^7 iterations (refused otherwise).
     #[arg(long)]
+    allow_long_run: bool,
+    /// Total epsilon (omit for a non-private run).
+    #[arg(long, value_parser = positive)]
     epsilon: Option<f64>,
-    /// Total delta.
-    #[arg(long, default_value_t = 1e-5)]
-    delta: f64,
+    /// Total delta (private runs; default 1e-5).
+    #[arg(long, value_parser = open_unit)]
+    delta: Option<f64>,
     /// A fixed noise multiplier instead of calibrating one to --epsilon (003 Fig. 7 fixes
     /// sigma = 1); the run reports the epsilon it spent at --delta.
-    #[arg(long, conflicts_with = "epsilon")]
+    #[arg(long, conflicts_with = "epsilon", value_parser = positive)]
     noise_multiplier: Option<f64>,
     /// SVI delay tau0.
     #[arg(long, default_value_t = 1.0)]
@@ -77,7 +93,7 @@ struct Args {
     #[arg(long, default_value_t = 0.25)]
     clip_fraction: f64,
     /// Test images used for the held-out bound (it costs J K^2 per image).
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = 500, value_parser = count_usize)]
     bound_images: usize,
     /// Seed the noise (reproducible; no privacy against whoever holds it).
     #[arg(long)]
@@ -98,38 +114,71 @@ struct Args {
     snr: bool,
     /// Public population size N of the training images (q = S / N, the M-step). Required for
     /// private runs on --idx; default for --synthetic: the generator's 4000 (public).
-    #[arg(long)]
+    #[arg(long, value_parser = count_usize)]
     population: Option<usize>,
     /// Add the non-private diagnostics as a "diagnostics" object marked "private": false.
     #[arg(long)]
     diagnostics: bool,
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = Args::parse();
-    let (train, test, source) = match (&args.idx, args.synthetic) {
-        (Some(dir), false) if Path::new(dir).is_dir() => {
-            let (tr, te) = load_mnist_dir(Path::new(dir), args.threshold)?;
+fn main() -> ExitCode {
+    finish(run(Args::parse()))
+}
+
+fn run(args: Args) -> Result<(), CliError> {
+    let private = args.epsilon.is_some() || args.noise_multiplier.is_some();
+    if !private && args.delta.is_some() {
+        return Err(usage(
+            "--delta",
+            "has no effect without --epsilon or --noise-multiplier",
+        ));
+    }
+    if args.snr && !args.diagnostics {
+        return Err(usage("--snr", "has no effect without --diagnostics"));
+    }
+    let cancel = common::ctrl_c_token()?;
+    let (train, test, source) = match &args.idx {
+        Some(dir) => {
+            if !Path::new(dir).is_dir() {
+                return Err(CliError::File {
+                    path: dir.clone(),
+                    reason: "not a directory (an MNIST-style directory with \
+                             train-/t10k-images-idx3-ubyte[.gz])"
+                        .into(),
+                });
+            }
+            let (tr, te) = load_mnist_dir(Path::new(dir), args.threshold.unwrap_or(128))?;
             (tr, te, format!("idx:{dir}"))
         }
-        (Some(dir), false) => {
-            eprintln!("{dir} is absent: using data from a known SBN (--synthetic)");
+        None => {
+            if args.hidden.is_some() || args.threshold.is_some() {
+                return Err(usage(
+                    if args.hidden.is_some() {
+                        "--hidden"
+                    } else {
+                        "--threshold"
+                    },
+                    "has no effect on the synthetic data (J = 64, K = 8): give --idx DIR",
+                ));
+            }
             synthetic()
         }
-        _ => synthetic(),
     };
-    let visible = train[0].pixels.len();
+    let visible = train.first().map_or(0, |im| im.pixels.len());
     let hidden = if source == "synthetic" {
         8
     } else {
-        args.hidden
+        args.hidden.unwrap_or(100)
     };
     let mut cfg = SbnConfig::new(visible, hidden)?;
     match args.g_release.as_deref() {
         Some("per-unit") => cfg.g_release = GRelease::PerUnit,
         Some("pooled") => cfg.g_release = GRelease::Pooled,
         Some(other) => {
-            return Err(format!("unknown --g-release {other} (per-unit | pooled)").into());
+            return Err(usage(
+                "--g-release",
+                format!("unknown `{}` (per-unit | pooled)", common::excerpt(other)),
+            ));
         }
         None => {}
     }
@@ -137,7 +186,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     cfg.statistics = match args.statistics.as_str() {
         "paper" => SbnStatistics::Paper,
         "residual" => SbnStatistics::Residual,
-        other => return Err(format!("unknown --statistics {other} (paper | residual)").into()),
+        other => {
+            return Err(usage(
+                "--statistics",
+                format!("unknown `{}` (paper | residual)", common::excerpt(other)),
+            ));
+        }
     };
     let model = Sbn::new(cfg)?;
     model.check_images(&train)?;
@@ -145,13 +199,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let privacy = match (args.epsilon, args.noise_multiplier) {
         (Some(epsilon), _) => Privacy::Target {
             epsilon,
-            delta: args.delta,
+            delta: args.delta.unwrap_or(1e-5),
         },
         // A budget no run reaches: the ledger reports what the fixed noise spent.
         (None, Some(noise_multiplier)) => Privacy::NoiseMultiplier {
             noise_multiplier,
             epsilon: 1e6,
-            delta: args.delta,
+            delta: args.delta.unwrap_or(1e-5),
         },
         (None, None) => Privacy::NonPrivate,
     };
@@ -162,6 +216,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     // Capping S at the public N (never at the number of images).
     let cap = population.unwrap_or(train.len()) as f64;
+    if !private && args.noise_seed.is_some() && args.batch_size >= cap {
+        return Err(usage(
+            "--noise-seed",
+            "has no effect in a non-private full-batch run (no noise, every record sampled)",
+        ));
+    }
     let svi = SviConfig::builder()
         .expected_batch_size(args.batch_size.min(cap))
         .population(population)
@@ -173,6 +233,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .noise_seed(args.noise_seed)
         .init_seed(args.init_seed)
         .progress(args.progress)
+        .progress_bar(true)
+        .allow_long_run(args.allow_long_run)
+        .cancel(cancel)
         .build()?;
     let baseline = args
         .diagnostics
@@ -214,7 +277,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .privacy
             .epsilon
             .map_or(serde_json::json!("inf"), |e| serde_json::json!(e)),
-        "delta": result.privacy.delta,
         "noise_multiplier": result.privacy.noise_multiplier.unwrap_or(0.0),
         "sampling_rate": result.privacy.sampling_rate,
         "expected_batch_size": result.privacy.expected_batch_size,
@@ -225,15 +287,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "heldout_bound_images": bound_set.len(),
         "iterations": result.iterations,
     });
-    if result.privacy.epsilon.is_none() {
-        out["epsilon_reason"] = serde_json::json!("non-private run: no noise");
+    match result.privacy.delta {
+        Some(delta) => out["delta"] = serde_json::json!(delta),
+        None => out["epsilon_reason"] = serde_json::json!("non-private run: no noise"),
     }
     if args.diagnostics {
         let mut d = serde_json::json!({
             "private": false,
             "train_images": n_train,
             "realised_population": diagnostics.realised_population,
-            "baseline_pixel_accuracy": baseline,
+            "baseline_pixel_accuracy": baseline.unwrap_or(f64::NAN),
             "seconds": seconds,
             "fit_seconds": diagnostics.seconds,
             "records_clipped": diagnostics.records_clipped,
@@ -242,16 +305,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             d["cpu_seconds"] = serde_json::json!(c);
         }
         if let Some(snr) = snr {
-            d["snr"] = serde_json::to_value(snr)?;
+            d["snr"] = serde_json::to_value(snr).map_err(|e| CliError::Output(e.into()))?;
         }
         out["diagnostics"] = d;
     }
-    if args.json {
-        println!("{out}");
-    } else {
-        println!("{}", serde_json::to_string_pretty(&out)?);
-    }
-    Ok(())
+    emit(&out, args.json)
 }
 
 /// Training images of the synthetic data set (the generator's configured size: public).
