@@ -154,11 +154,22 @@ fn read_ranges(path: &str, features: &[String]) -> Result<(Vec<f64>, Vec<f64>), 
             v.parse::<f64>()
                 .ok()
                 .filter(|x| x.is_finite())
-                .ok_or_else(|| err(line_no, format!("{what} `{}` is not a finite number", excerpt(v))))
+                .ok_or_else(|| {
+                    err(
+                        line_no,
+                        format!("{what} `{}` is not a finite number", excerpt(v)),
+                    )
+                })
         };
         let (lo, hi) = (num(f[1], "lower")?, num(f[2], "upper")?);
-        if by_name.insert(f[0].to_string(), (lo, hi, line_no)).is_some() {
-            return Err(err(line_no, format!("feature `{}` is listed twice", excerpt(f[0]))));
+        if by_name
+            .insert(f[0].to_string(), (lo, hi, line_no))
+            .is_some()
+        {
+            return Err(err(
+                line_no,
+                format!("feature `{}` is listed twice", excerpt(f[0])),
+            ));
         }
     }
     let missing: Vec<&str> = features
@@ -191,7 +202,10 @@ fn read_ranges(path: &str, features: &[String]) -> Result<(Vec<f64>, Vec<f64>), 
             ),
         ));
     }
-    Ok(features.iter().map(|n| (by_name[n].0, by_name[n].1)).unzip())
+    Ok(features
+        .iter()
+        .map(|n| (by_name[n].0, by_name[n].1))
+        .unzip())
 }
 
 fn load(args: &Args) -> Result<(Loaded, String), CliError> {

@@ -31,7 +31,10 @@ mod common;
 use common::{CliError, count_usize, emit, finish, open_unit, positive, usage};
 
 #[derive(Parser, Debug)]
-#[command(about = "VIPS private LDA (003 Algorithm 3)", allow_negative_numbers = true)]
+#[command(
+    about = "VIPS private LDA (003 Algorithm 3)",
+    allow_negative_numbers = true
+)]
 struct Args {
     /// Directory in UCI bag-of-words layout (docword.train.txt[.gz], docword.test.txt[.gz], vocab.txt).
     #[arg(long, conflicts_with = "synthetic")]
