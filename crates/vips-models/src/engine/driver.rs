@@ -118,6 +118,7 @@ pub fn fit<M: VipsModel>(
     let builder = PrivacyWall::builder(records)
         .sampling(SamplingScheme::poisson(rate)?)
         .public_population_size(population)
+        .require_public_population()
         .rng(policy);
     let builder = match config.privacy {
         Privacy::NonPrivate => builder.non_private(),
@@ -144,6 +145,7 @@ pub fn fit<M: VipsModel>(
     let mut trace = Vec::new();
     let mut diag_trace = Vec::new();
     let mut clipped_total = 0u64;
+    let mut replaced_total = 0u64;
     let processed = AtomicU64::new(0);
     let bar = if config.progress_bar && std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new(max_iterations);
@@ -189,7 +191,9 @@ pub fn fit<M: VipsModel>(
         let target = model.global_target(&release, population as f64);
         let rho = config.step.rho(t);
         model.blend(&mut global, &target, rho);
-        clipped_total += release.clipped_records();
+        let release_diagnostics = release.diagnostics();
+        clipped_total += release_diagnostics.clipped_records;
+        replaced_total += release_diagnostics.replaced_records;
         let report = IterationReport {
             iteration: t,
             rho,
@@ -201,7 +205,8 @@ pub fn fit<M: VipsModel>(
         };
         let diag = IterationDiagnostics {
             iteration: t,
-            clipped: release.clipped_records(),
+            clipped: release_diagnostics.clipped_records,
+            replaced: release_diagnostics.replaced_records,
             elapsed_seconds: start.elapsed().as_secs_f64(),
         };
         if config.progress {
@@ -271,6 +276,7 @@ pub fn fit<M: VipsModel>(
         diagnostics: FitDiagnostics {
             realised_population: realised,
             records_clipped: clipped_total,
+            records_replaced: replaced_total,
             trace: diag_trace,
             seconds,
             cpu_seconds,

@@ -69,6 +69,9 @@ pub struct IterationDiagnostics {
     pub iteration: u64,
     /// Records whose statistic was clipped in this batch.
     pub clipped: u64,
+    /// Records whose statistic was malformed or non-finite in this batch, replaced by zero by the
+    /// wall (the release still went ahead and was charged).
+    pub replaced: u64,
     /// Seconds since the start of the fit (reflects the realised batch sizes).
     pub elapsed_seconds: f64,
 }
@@ -85,6 +88,9 @@ pub struct FitDiagnostics {
     pub realised_population: usize,
     /// Records clipped over all iterations.
     pub records_clipped: u64,
+    /// Records replaced by zero over all iterations (a malformed or non-finite statistic inside
+    /// a private release; see dp-core's failure policy).
+    pub records_replaced: u64,
     /// Per-iteration clip counts and timings.
     pub trace: Vec<IterationDiagnostics>,
     /// Wall-clock seconds of the fit.
@@ -130,6 +136,7 @@ impl Serialize for FitDiagnostics {
             private: bool,
             realised_population: usize,
             records_clipped: u64,
+            records_replaced: u64,
             clipped_fraction: f64,
             seconds: f64,
             #[serde(skip_serializing_if = "Option::is_none")]
@@ -140,6 +147,7 @@ impl Serialize for FitDiagnostics {
             private: false,
             realised_population: self.realised_population,
             records_clipped: self.records_clipped,
+            records_replaced: self.records_replaced,
             clipped_fraction: self.clipped_fraction(),
             seconds: self.seconds,
             cpu_seconds: self.cpu_seconds,
