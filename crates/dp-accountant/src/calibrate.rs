@@ -174,7 +174,18 @@ pub fn calibrate_noise_multiplier_with_tolerance(
     // Bracket: f(t) = ln eps(t) - ln target, decreasing in t.
     // (eps = 0, e.g. by the total-variation shortcut, gives -inf: the safeguarded iteration
     // then bisects)
-    let f = |t: f64| eps_at(t).ln() - target.ln();
+    // The side of the bracket is decided by `eps <= target` itself, not by the sign of the log
+    // difference: near the target `ln eps - ln target` can round to 0 for an eps one ulp above
+    // it, which would accept a multiplier that misses the target.
+    let f = |t: f64| {
+        let eps = eps_at(t);
+        let v = eps.ln() - target.ln();
+        match (eps <= target, v <= 0.0) {
+            (false, true) => f64::MIN_POSITIVE,
+            (true, false) => 0.0,
+            _ => v,
+        }
+    };
     let (t_min, t_max) = (SIGMA_RANGE.0.ln(), SIGMA_RANGE.1.ln());
     let unreachable = || {
         AccountantError::Unreachable(format!(
