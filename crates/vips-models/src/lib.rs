@@ -14,4 +14,5 @@ pub mod data;
 pub mod engine;
 pub mod lda;
 pub mod limits;
+pub mod linreg;
 pub mod sbn;

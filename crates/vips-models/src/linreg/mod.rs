@@ -1,0 +1,23 @@
+//! Private Bayesian linear regression on the VIPS engine (003 Sec. 6 with Analyze-Gauss; issue
+//! 19). See `docs/linreg.md`.
+//!
+//! - [`RowMap`] / [`TargetMap`]: the public maps of a row (features already in the declared box
+//!   `[-1, 1]^d`, plus an intercept, into the unit ball) and of the target (declared range onto
+//!   `[-1, 1]`); [`LinregRecord`] enforces `||x|| <= 1`, `|y| <= 1`.
+//! - [`Linreg`] / [`LinregConfig`]: the [`crate::engine::VipsModel`]: statistics
+//!   `X^T X` (symmetric, Analyze-Gauss, PSD projection and a noise-scaled eigenvalue floor),
+//!   `X^T y` and `y^T y` in one release; a Normal-Gamma posterior ([`NormalGamma`]).
+//! - [`sensitivity`]: the per-record bounds (1, 1, 1) and why equal bounds are the split.
+//! - [`fit`], [`batch_config`]: one full-data release through the engine.
+//! - [`evaluate`]: test RMSE and Student-t log predictive density in original units.
+
+mod error;
+mod model;
+mod predict;
+mod record;
+pub mod sensitivity;
+
+pub use error::LinregError;
+pub use model::{Linreg, LinregConfig, LinregGlobal, NormalGamma};
+pub use predict::{Metrics, TargetMap, batch_config, evaluate, fit, student_t_ln_pdf};
+pub use record::{LinregRecord, RowMap};

@@ -1,0 +1,522 @@
+//! Bayesian linear regression as a [`VipsModel`]: one release of `(X^T X, X^T y, y^T y)`, a
+//! Normal-Gamma posterior computed from it (003 Sec. 6 with Analyze-Gauss).
+
+use std::sync::Arc;
+
+use dp_core::{BlockSpec, ContributionBuffer, Release, ReleaseSpec};
+use nalgebra::{DMatrix, DVector, SymmetricEigen};
+use rand::Rng;
+use serde::Serialize;
+
+use super::sensitivity::{XX_BOUND, XY_BOUND, YY_BOUND};
+use super::{LinregError, LinregRecord};
+use crate::engine::{EngineError, VipsModel};
+
+/// Eigenvalue floor the wall projects the released (normalised) `A / S` onto: a positive
+/// semi-definite projection in effect; the noise-scaled floor is applied afterwards
+/// ([`LinregConfig::floor_scale`]).
+const WALL_FLOOR: f64 = 1e-12;
+
+/// Settings of [`Linreg`]: dimension and the public prior.
+///
+/// Prior (Normal-Gamma, in the units of the mapped records): noise precision
+/// `tau ~ Gamma(noise_shape, noise_rate)`, weights `w | tau ~ N(0, (tau prior_precision)^-1 I)`.
+///
+/// # Example
+/// ```
+/// use vips_models::linreg::LinregConfig;
+/// let cfg = LinregConfig::new(12)?.prior_precision(0.5)?;
+/// assert_eq!(cfg.dim(), 12);
+/// # Ok::<(), vips_models::linreg::LinregError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LinregConfig {
+    dim: usize,
+    prior_precision: f64,
+    noise_shape: f64,
+    noise_rate: f64,
+    floor_scale: f64,
+    min_noise_variance: f64,
+}
+
+fn positive(name: &'static str, v: f64) -> Result<f64, LinregError> {
+    if v > 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err(LinregError::invalid(name, v, "must be finite and > 0"))
+    }
+}
+
+impl LinregConfig {
+    /// Defaults for `dim` features (intercept included): prior precision 1, noise precision
+    /// `Gamma(1, 0.01)` (a prior noise variance of the order of 1% of the squared target half
+    /// range), floor scale 1, minimum noise variance `1e-4`.
+    ///
+    /// # Errors
+    /// [`LinregError::Empty`] for `dim = 0`.
+    pub fn new(dim: usize) -> Result<Self, LinregError> {
+        if dim == 0 {
+            return Err(LinregError::Empty("no features"));
+        }
+        Ok(Self {
+            dim,
+            prior_precision: 1.0,
+            noise_shape: 1.0,
+            noise_rate: 0.01,
+            floor_scale: 1.0,
+            min_noise_variance: 1e-4,
+        })
+    }
+
+    /// Prior precision `lambda` of the weights relative to the noise (a ridge penalty).
+    ///
+    /// # Errors
+    /// [`LinregError::InvalidParameter`] unless finite and `> 0`.
+    pub fn prior_precision(mut self, lambda: f64) -> Result<Self, LinregError> {
+        self.prior_precision = positive("prior precision", lambda)?;
+        Ok(self)
+    }
+
+    /// Shape and rate of the Gamma prior on the noise precision.
+    ///
+    /// # Errors
+    /// [`LinregError::InvalidParameter`] unless both are finite and `> 0`.
+    pub fn noise_prior(mut self, shape: f64, rate: f64) -> Result<Self, LinregError> {
+        self.noise_shape = positive("noise prior shape", shape)?;
+        self.noise_rate = positive("noise prior rate", rate)?;
+        Ok(self)
+    }
+
+    /// `kappa` of the noise-scaled eigenvalue floor: after a private release, the eigenvalues of
+    /// `A` below `kappa s sqrt(dim)` are raised to it, where `s` is the noise standard deviation
+    /// of one entry of `A` (a public number: the wall reports it). `0` disables it. Non-private
+    /// releases have `s = 0`, so no floor.
+    ///
+    /// # Errors
+    /// [`LinregError::InvalidParameter`] unless finite and `>= 0`.
+    pub fn floor_scale(mut self, kappa: f64) -> Result<Self, LinregError> {
+        if !(kappa >= 0.0 && kappa.is_finite()) {
+            return Err(LinregError::invalid(
+                "floor scale",
+                kappa,
+                "must be finite and >= 0",
+            ));
+        }
+        self.floor_scale = kappa;
+        Ok(self)
+    }
+
+    /// Lower bound on the residual variance per record used when the noised `y^T y - m^T
+    /// Lambda m` is too small (a noisy release can make it negative).
+    ///
+    /// # Errors
+    /// [`LinregError::InvalidParameter`] unless finite and `> 0`.
+    pub fn min_noise_variance(mut self, v: f64) -> Result<Self, LinregError> {
+        self.min_noise_variance = positive("minimum noise variance", v)?;
+        Ok(self)
+    }
+
+    /// Dimension (features including the intercept).
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The prior precision `lambda`.
+    pub fn prior_precision_value(&self) -> f64 {
+        self.prior_precision
+    }
+
+    /// `(shape, rate)` of the noise-precision prior.
+    pub fn noise_prior_value(&self) -> (f64, f64) {
+        (self.noise_shape, self.noise_rate)
+    }
+
+    /// `kappa` of the noise-scaled floor.
+    pub fn floor_scale_value(&self) -> f64 {
+        self.floor_scale
+    }
+}
+
+/// A Normal-Gamma posterior: `tau ~ Gamma(shape, rate)`, `w | tau ~ N(mean, (tau
+/// precision)^-1)`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NormalGamma {
+    mean: DVector<f64>,
+    precision: DMatrix<f64>,
+    #[serde(skip)]
+    covariance: DMatrix<f64>,
+    shape: f64,
+    rate: f64,
+}
+
+impl NormalGamma {
+    /// The conjugate posterior from the sums `A = X^T X`, `b = X^T y`, `c = y^T y` of `n`
+    /// records (a public `n` for private runs) under the prior of `config`:
+    /// `Lambda = A + lambda I`, `m = Lambda^-1 b`, `a = a0 + n/2`,
+    /// `b' = b0 + (c - m^T Lambda m) / 2` (the residual term is floored at `n v_min / 2`).
+    ///
+    /// # Errors
+    /// [`LinregError::Dimension`] for mismatched sizes; [`LinregError::Posterior`] if
+    /// `A + lambda I` is not positive definite.
+    ///
+    /// # Example
+    /// ```
+    /// use nalgebra::{DMatrix, DVector};
+    /// use vips_models::linreg::{LinregConfig, NormalGamma};
+    /// let cfg = LinregConfig::new(1)?;
+    /// let post = NormalGamma::from_sums(&cfg, &DMatrix::from_element(1, 1, 9.0), &DVector::from_element(1, 18.0), 40.0, 10.0)?;
+    /// assert!((post.mean()[0] - 1.8).abs() < 1e-12);
+    /// # Ok::<(), vips_models::linreg::LinregError>(())
+    /// ```
+    pub fn from_sums(
+        config: &LinregConfig,
+        a: &DMatrix<f64>,
+        b: &DVector<f64>,
+        c: f64,
+        n: f64,
+    ) -> Result<Self, LinregError> {
+        let d = config.dim;
+        if a.nrows() != d || a.ncols() != d || b.len() != d {
+            return Err(LinregError::Dimension {
+                what: "statistics vs model dimension",
+                expected: d,
+                found: b.len(),
+            });
+        }
+        let mut precision = a.clone();
+        for i in 0..d {
+            precision[(i, i)] += config.prior_precision;
+        }
+        let chol = precision.clone().cholesky().ok_or(LinregError::Posterior(
+            "A + lambda I is not positive definite",
+        ))?;
+        let mean = chol.solve(b);
+        let covariance = chol.inverse();
+        let residual = (c - mean.dot(b)).max(n * config.min_noise_variance);
+        Ok(Self {
+            mean,
+            precision,
+            covariance,
+            shape: config.noise_shape + n / 2.0,
+            rate: config.noise_rate + residual / 2.0,
+        })
+    }
+
+    /// Posterior mean of the weights.
+    pub fn mean(&self) -> &DVector<f64> {
+        &self.mean
+    }
+
+    /// `Lambda` (the weights' precision is `tau Lambda`).
+    pub fn precision(&self) -> &DMatrix<f64> {
+        &self.precision
+    }
+
+    /// `Lambda^-1`.
+    pub fn covariance(&self) -> &DMatrix<f64> {
+        &self.covariance
+    }
+
+    /// `(shape, rate)` of `q(tau)`.
+    pub fn noise_precision(&self) -> (f64, f64) {
+        (self.shape, self.rate)
+    }
+
+    /// The posterior predictive at `x`, a Student-t: `(location, scale^2, degrees of
+    /// freedom)` with `location = m^T x`, `scale^2 = (rate / shape) (1 + x^T Lambda^-1 x)`,
+    /// `dof = 2 shape`.
+    pub fn predictive_t(&self, x: &[f64]) -> (f64, f64, f64) {
+        let xv = DVector::from_column_slice(x);
+        let loc = self.mean.dot(&xv);
+        let quad = (self.covariance.clone() * &xv).dot(&xv).max(0.0);
+        (loc, self.rate / self.shape * (1.0 + quad), 2.0 * self.shape)
+    }
+
+    /// Predictive mean and variance at `x` (the Student-t's variance `scale^2 dof / (dof - 2)`).
+    pub fn predict(&self, x: &[f64]) -> (f64, f64) {
+        let (loc, s2, dof) = self.predictive_t(x);
+        let var = if dof > 2.0 {
+            s2 * dof / (dof - 2.0)
+        } else {
+            f64::INFINITY
+        };
+        (loc, var)
+    }
+}
+
+/// Private Bayesian linear regression on the VIPS engine.
+///
+/// The statistic has three blocks, released together (003 Eq. 63, bounds in
+/// [`super::sensitivity`]): `A = sum x x^T` (symmetric, Frobenius bound 1, Analyze-Gauss noise,
+/// projected onto the positive semi-definite cone by the wall, then raised to the noise-scaled
+/// floor of [`LinregConfig::floor_scale`]), `b = sum y x` (vector, bound 1) and `c = sum y^2`
+/// (scalar, bound 1). The E-step does not depend on the current parameters, so one release of
+/// the full data (Poisson rate `q = 1`, one iteration) already holds everything the conjugate
+/// posterior needs: more releases would only split the budget. The M-step is the Normal-Gamma
+/// posterior [`NormalGamma::from_sums`] with the public population in place of the count.
+///
+/// # Example
+/// ```
+/// use vips_models::engine::Privacy;
+/// use vips_models::linreg::{Linreg, LinregConfig, LinregRecord, batch_config, fit};
+/// let records: Vec<LinregRecord> = (0..200)
+///     .map(|i| {
+///         let t = (i as f64 * 0.37).sin();
+///         LinregRecord::new(vec![0.7 * t, 0.5], 0.6 * t).unwrap().0
+///     })
+///     .collect();
+/// let model = Linreg::new(LinregConfig::new(2)?.prior_precision(1e-3)?);
+/// let fitted = fit(&model, records, &batch_config(200, Privacy::NonPrivate, None)?)?.result;
+/// assert!((fitted.global.posterior().mean()[0] - 0.6 / 0.7).abs() < 1e-3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Linreg {
+    config: LinregConfig,
+}
+
+/// The global parameters: the (blended) sums, the floor applied, and the posterior.
+#[derive(Clone, Debug)]
+pub struct LinregGlobal {
+    a: DMatrix<f64>,
+    b: DVector<f64>,
+    c: f64,
+    population: f64,
+    floor: f64,
+    floor_raised: usize,
+    posterior: Option<Arc<NormalGamma>>,
+    failed_updates: u64,
+}
+
+#[derive(Serialize)]
+struct GlobalView<'a> {
+    dim: usize,
+    mean: &'a [f64],
+    noise_shape: f64,
+    noise_rate: f64,
+    eigenvalue_floor: f64,
+    eigenvalues_raised: usize,
+}
+
+impl Serialize for LinregGlobal {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let post = self.posterior.as_deref();
+        GlobalView {
+            dim: self.b.len(),
+            mean: post.map_or(&[][..], |p| p.mean.as_slice()),
+            noise_shape: post.map_or(0.0, |p| p.shape),
+            noise_rate: post.map_or(0.0, |p| p.rate),
+            eigenvalue_floor: self.floor,
+            eigenvalues_raised: self.floor_raised,
+        }
+        .serialize(s)
+    }
+}
+
+impl LinregGlobal {
+    /// The posterior.
+    ///
+    /// # Panics
+    /// Never for a global produced by [`Linreg`]'s `init_global` or `blend`.
+    pub fn posterior(&self) -> &NormalGamma {
+        self.posterior
+            .as_deref()
+            .expect("a fitted LinregGlobal always carries its posterior")
+    }
+
+    /// The released `A = X^T X` after the projections (sum units).
+    pub fn xx(&self) -> &DMatrix<f64> {
+        &self.a
+    }
+
+    /// The released `b = X^T y` (sum units).
+    pub fn xy(&self) -> &DVector<f64> {
+        &self.b
+    }
+
+    /// The released `c = y^T y` (sum units).
+    pub fn yy(&self) -> f64 {
+        self.c
+    }
+
+    /// The noise-scaled eigenvalue floor applied to `A` (0 when non-private).
+    pub fn eigenvalue_floor(&self) -> f64 {
+        self.floor
+    }
+
+    /// How many eigenvalues of `A` the noise-scaled floor raised.
+    pub fn eigenvalues_raised(&self) -> usize {
+        self.floor_raised
+    }
+
+    /// M-steps whose precision could not be factorised (the previous posterior was kept).
+    pub fn failed_updates(&self) -> u64 {
+        self.failed_updates
+    }
+}
+
+/// Raises the eigenvalues of the symmetric `a` below `floor` to `floor`; returns how many.
+fn raise_eigenvalues(a: &mut DMatrix<f64>, floor: f64) -> usize {
+    if floor <= 0.0 {
+        return 0;
+    }
+    let eig = SymmetricEigen::new(a.clone());
+    let raised = eig.eigenvalues.iter().filter(|&&l| l < floor).count();
+    if raised > 0 {
+        let vals = eig.eigenvalues.map(|l| l.max(floor));
+        *a = &eig.eigenvectors * DMatrix::from_diagonal(&vals) * eig.eigenvectors.transpose();
+        *a = (&*a + a.transpose()) * 0.5;
+    }
+    raised
+}
+
+impl Linreg {
+    /// The model with the given settings.
+    pub fn new(config: LinregConfig) -> Self {
+        Self { config }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &LinregConfig {
+        &self.config
+    }
+
+    /// Checks that every record has the model's dimension.
+    ///
+    /// # Errors
+    /// [`LinregError::Empty`] for no records; [`LinregError::Dimension`] for a record of another
+    /// length.
+    pub fn check_records(&self, records: &[LinregRecord]) -> Result<(), LinregError> {
+        if records.is_empty() {
+            return Err(LinregError::Empty("no records"));
+        }
+        let d = self.config.dim;
+        if let Some(r) = records.iter().find(|r| r.features().len() != d) {
+            return Err(LinregError::Dimension {
+                what: "record features vs model dimension",
+                expected: d,
+                found: r.features().len(),
+            });
+        }
+        Ok(())
+    }
+
+    fn update_posterior(&self, g: &mut LinregGlobal) {
+        let mut a = g.a.clone();
+        g.floor_raised = raise_eigenvalues(&mut a, g.floor);
+        match NormalGamma::from_sums(&self.config, &a, &g.b, g.c, g.population) {
+            Ok(p) => {
+                g.a = a;
+                g.posterior = Some(Arc::new(p));
+            }
+            Err(_) => g.failed_updates += 1,
+        }
+    }
+}
+
+impl VipsModel for Linreg {
+    type Record = LinregRecord;
+    type Global = LinregGlobal;
+    type Natural = ();
+    type Scratch = ();
+
+    fn name(&self) -> &str {
+        "linreg"
+    }
+
+    /// Rejects records whose dimension does not match the model's (before any release).
+    fn check_records(&self, records: &[LinregRecord]) -> Result<(), EngineError> {
+        Linreg::check_records(self, records).map_err(|e| EngineError::InvalidRecords {
+            model: "linreg".into(),
+            reason: e.to_string(),
+        })
+    }
+
+    fn release_spec(&self) -> Result<ReleaseSpec, EngineError> {
+        let d = self.config.dim;
+        Ok(ReleaseSpec::new(vec![
+            BlockSpec::symmetric("xx", d, XX_BOUND)?.with_eigenvalue_floor(WALL_FLOOR)?,
+            BlockSpec::vector("xy", d, XY_BOUND)?,
+            BlockSpec::vector("yy", 1, YY_BOUND)?,
+        ])?)
+    }
+
+    fn init_global(&self, _rng: &mut dyn Rng) -> LinregGlobal {
+        let d = self.config.dim;
+        let mut g = LinregGlobal {
+            a: DMatrix::zeros(d, d),
+            b: DVector::zeros(d),
+            c: 0.0,
+            population: 0.0,
+            floor: 0.0,
+            floor_raised: 0,
+            posterior: None,
+            failed_updates: 0,
+        };
+        // The prior: A = 0, b = 0, c = 0, n = 0 (lambda > 0 keeps it proper).
+        self.update_posterior(&mut g);
+        g
+    }
+
+    fn expected_natural(&self, _global: &LinregGlobal) {}
+
+    fn new_scratch(&self) {}
+
+    fn record_statistic(
+        &self,
+        _natural: &(),
+        record: &LinregRecord,
+        _scratch: &mut (),
+        out: &mut ContributionBuffer,
+    ) {
+        let x = record.features();
+        if x.len() != self.config.dim {
+            // Unreachable through `fit` (records are checked before any release); contributes
+            // zero rather than failing inside a release.
+            return;
+        }
+        let y = record.target();
+        out.add_outer_product(0, 1.0, x);
+        out.dense(1)
+            .iter_mut()
+            .zip(x)
+            .for_each(|(o, xv)| *o = y * xv);
+        out.push(2, 0, y * y);
+    }
+
+    fn global_target(&self, release: &Release, population: f64) -> LinregGlobal {
+        let blocks = release.blocks();
+        let a = blocks[0].as_matrix().expect("block 0 is the symmetric xx") * population;
+        let b = blocks[1].as_vector().expect("block 1 is the vector xy") * population;
+        let c = blocks[2].as_vector().expect("block 2 is the scalar yy")[0] * population;
+        // Noise std of one entry of A in sum units (public: bound, noise multiplier, sqrt(k)).
+        let s = blocks[0].noise_std * population;
+        LinregGlobal {
+            a,
+            b,
+            c,
+            population,
+            floor: self.config.floor_scale * s * (self.config.dim as f64).sqrt(),
+            floor_raised: 0,
+            posterior: None,
+            failed_updates: 0,
+        }
+    }
+
+    fn blend(&self, global: &mut LinregGlobal, target: &LinregGlobal, rho: f64) {
+        global
+            .a
+            .iter_mut()
+            .zip(target.a.iter())
+            .for_each(|(g, t)| *g = (1.0 - rho) * *g + rho * t);
+        global
+            .b
+            .iter_mut()
+            .zip(target.b.iter())
+            .for_each(|(g, t)| *g = (1.0 - rho) * *g + rho * t);
+        global.c = (1.0 - rho) * global.c + rho * target.c;
+        global.population = target.population;
+        global.floor = target.floor;
+        self.update_posterior(global);
+    }
+}

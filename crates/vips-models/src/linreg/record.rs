@@ -1,0 +1,179 @@
+//! One record `(x_n, y_n)` with `||x_n||_2 <= 1` and `|y_n| <= 1` enforced at construction, and
+//! the public map from a row in the declared box to such a record.
+
+use serde::{Deserialize, Serialize};
+
+use super::LinregError;
+
+/// A regression record in the form the statistics' bounds assume: `||x||_2 <= 1`, `|y| <= 1`.
+///
+/// # Privacy
+/// [`LinregRecord::new`] enforces both bounds using this record only: if `||x|| > 1`, `x` and `y`
+/// are scaled *together* by `1 / ||x||` (a row-wise rescaling keeps `y = w^T x + e` exactly, with
+/// the noise scaled too, instead of biasing the slope as clipping `x` alone would), then `y` is
+/// clamped to `[-1, 1]`. So every record that exists contributes at most the bounds of
+/// [`super::sensitivity`].
+///
+/// # Example
+/// ```
+/// use vips_models::linreg::LinregRecord;
+/// let (r, clipped) = LinregRecord::new(vec![3.0, 4.0], 10.0)?;
+/// assert!(clipped);
+/// assert!((r.features()[0] - 0.6).abs() < 1e-12 && r.target() == 1.0);
+/// # Ok::<(), vips_models::linreg::LinregError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinregRecord {
+    x: Vec<f64>,
+    y: f64,
+}
+
+impl LinregRecord {
+    /// A record clipped into `||x|| <= 1`, `|y| <= 1` (returns whether anything was changed).
+    ///
+    /// # Errors
+    /// [`LinregError::NonFinite`] for a NaN or infinite feature or target;
+    /// [`LinregError::Empty`] for no features.
+    pub fn new(mut x: Vec<f64>, mut y: f64) -> Result<(Self, bool), LinregError> {
+        if x.is_empty() {
+            return Err(LinregError::Empty("a record needs at least one feature"));
+        }
+        if x.iter().any(|v| !v.is_finite()) {
+            return Err(LinregError::NonFinite("record features"));
+        }
+        if !y.is_finite() {
+            return Err(LinregError::NonFinite("record target"));
+        }
+        // Scale before squaring so that finite values near f64::MAX do not overflow the norm.
+        let big = x.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+        let norm = if big > 0.0 {
+            big * x.iter().map(|v| (v / big).powi(2)).sum::<f64>().sqrt()
+        } else {
+            0.0
+        };
+        let mut clipped = false;
+        if norm > 1.0 {
+            x.iter_mut().for_each(|v| *v /= norm);
+            y /= norm;
+            clipped = true;
+        }
+        if y.abs() > 1.0 {
+            y = y.clamp(-1.0, 1.0);
+            clipped = true;
+        }
+        Ok((Self { x, y }, clipped))
+    }
+
+    /// The features (`||x|| <= 1`; the intercept is one of them when the record came from a
+    /// [`RowMap`]).
+    pub fn features(&self) -> &[f64] {
+        &self.x
+    }
+
+    /// The target (`|y| <= 1`).
+    pub fn target(&self) -> f64 {
+        self.y
+    }
+}
+
+/// The public map from a row already in the declared box `[-1, 1]^d` (features mapped by public
+/// ranges, e.g. dp-sep's `Standardizer::from_public_ranges`) to a record: append the intercept
+/// `1`, divide by the public `radius`, and enforce `||x|| <= 1` (see [`LinregRecord::new`]).
+///
+/// The default radius `sqrt(d + 1)` is the largest norm of `(z, 1)` over the box, so no row in
+/// the box is ever rescaled; a smaller radius puts more signal per record into the statistics at
+/// the price of rescaling the rows of largest norm.
+///
+/// # Privacy
+/// Public: `d` and `radius` are declared, never computed from the data; each row is mapped using
+/// that row only.
+///
+/// # Example
+/// ```
+/// use vips_models::linreg::RowMap;
+/// let map = RowMap::new(3, None)?;
+/// let x = map.features(&[1.0, -1.0, 5.0])?; // 5 is clamped to 1
+/// assert!((x.iter().map(|v| v * v).sum::<f64>() - 1.0).abs() < 1e-12);
+/// # Ok::<(), vips_models::linreg::LinregError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RowMap {
+    d: usize,
+    radius: f64,
+}
+
+impl RowMap {
+    /// The map for `d` features (the model's dimension is `d + 1`) with the given public radius
+    /// (default `sqrt(d + 1)`).
+    ///
+    /// # Errors
+    /// [`LinregError::Empty`] for `d = 0`; [`LinregError::InvalidParameter`] for a radius that
+    /// is not finite and `> 0`.
+    pub fn new(d: usize, radius: Option<f64>) -> Result<Self, LinregError> {
+        if d == 0 {
+            return Err(LinregError::Empty("no features"));
+        }
+        let radius = radius.unwrap_or(((d + 1) as f64).sqrt());
+        if !(radius > 0.0 && radius.is_finite()) {
+            return Err(LinregError::invalid(
+                "radius",
+                radius,
+                "must be finite and > 0",
+            ));
+        }
+        Ok(Self { d, radius })
+    }
+
+    /// Number of features before the intercept.
+    pub fn features_in(&self) -> usize {
+        self.d
+    }
+
+    /// The model's dimension `d + 1`.
+    pub fn dim(&self) -> usize {
+        self.d + 1
+    }
+
+    /// The public radius.
+    pub fn radius(&self) -> f64 {
+        self.radius
+    }
+
+    fn raw(&self, z: &[f64]) -> Result<Vec<f64>, LinregError> {
+        if z.len() != self.d {
+            return Err(LinregError::Dimension {
+                what: "row vs declared features",
+                expected: self.d,
+                found: z.len(),
+            });
+        }
+        if z.iter().any(|v| !v.is_finite()) {
+            return Err(LinregError::NonFinite("row features"));
+        }
+        Ok(z.iter()
+            .map(|v| v.clamp(-1.0, 1.0))
+            .chain([1.0])
+            .map(|v| v / self.radius)
+            .collect())
+    }
+
+    /// The feature vector of a row (for prediction): clamp into the box, intercept, divide by
+    /// the radius, and scale into the unit ball.
+    ///
+    /// # Errors
+    /// [`LinregError::Dimension`] for a row of the wrong length; [`LinregError::NonFinite`].
+    pub fn features(&self, z: &[f64]) -> Result<Vec<f64>, LinregError> {
+        Ok(LinregRecord::new(self.raw(z)?, 0.0)?.0.x)
+    }
+
+    /// The training record of a row with target `t` (already mapped by the target's public range;
+    /// clamped to `[-1, 1]`). Returns whether the row was clamped or rescaled.
+    ///
+    /// # Errors
+    /// As [`RowMap::features`]; [`LinregError::NonFinite`] for a non-finite target.
+    pub fn record(&self, z: &[f64], t: f64) -> Result<(LinregRecord, bool), LinregError> {
+        let boxed = z.iter().any(|v| v.abs() > 1.0);
+        let (r, clipped) = LinregRecord::new(self.raw(z)?, t)?;
+        Ok((r, clipped || boxed))
+    }
+}
