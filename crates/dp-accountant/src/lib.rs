@@ -40,6 +40,7 @@ mod optimize;
 mod orders;
 pub mod pld;
 pub mod rdp;
+mod running;
 pub mod zcdp;
 
 pub use accounting::{
