@@ -175,6 +175,26 @@ impl NormalGamma {
         c: f64,
         n: f64,
     ) -> Result<Self, LinregError> {
+        Self::from_sums_with_noise(config, a, b, c, n, 0.0, 0.0)
+    }
+
+    /// As [`NormalGamma::from_sums`] for released sums whose entries of `b` and `c` carry
+    /// Gaussian noise of standard deviations `b_noise_std` and `c_noise_std` (public numbers).
+    /// The residual `c - m^T b` is debiased for the noise in `b` (`m^T b = b^T Lambda^-1 b`
+    /// grows by `b_noise_std^2 tr(Lambda^-1)` in expectation) and floored at `c_noise_std`, so
+    /// that the noise cannot make the noise variance collapse. Post-processing only.
+    ///
+    /// # Errors
+    /// As [`NormalGamma::from_sums`].
+    pub fn from_sums_with_noise(
+        config: &LinregConfig,
+        a: &DMatrix<f64>,
+        b: &DVector<f64>,
+        c: f64,
+        n: f64,
+        b_noise_std: f64,
+        c_noise_std: f64,
+    ) -> Result<Self, LinregError> {
         let d = config.dim;
         if a.nrows() != d || a.ncols() != d || b.len() != d {
             return Err(LinregError::Dimension {
@@ -192,7 +212,9 @@ impl NormalGamma {
         ))?;
         let mean = chol.solve(b);
         let covariance = chol.inverse();
-        let residual = (c - mean.dot(b)).max(n * config.min_noise_variance);
+        let residual = (c - mean.dot(b) + b_noise_std.powi(2) * covariance.trace())
+            .max(n * config.min_noise_variance)
+            .max(c_noise_std);
         Ok(Self {
             mean,
             precision,
@@ -283,6 +305,8 @@ pub struct LinregGlobal {
     c: f64,
     population: f64,
     floor: f64,
+    xy_noise_std: f64,
+    yy_noise_std: f64,
     floor_raised: usize,
     posterior: Option<Arc<NormalGamma>>,
     failed_updates: u64,
@@ -404,7 +428,15 @@ impl Linreg {
     fn update_posterior(&self, g: &mut LinregGlobal) {
         let mut a = g.a.clone();
         g.floor_raised = raise_eigenvalues(&mut a, g.floor);
-        match NormalGamma::from_sums(&self.config, &a, &g.b, g.c, g.population) {
+        match NormalGamma::from_sums_with_noise(
+            &self.config,
+            &a,
+            &g.b,
+            g.c,
+            g.population,
+            g.xy_noise_std,
+            g.yy_noise_std,
+        ) {
             Ok(p) => {
                 g.a = a;
                 g.posterior = Some(Arc::new(p));
@@ -449,6 +481,8 @@ impl VipsModel for Linreg {
             c: 0.0,
             population: 0.0,
             floor: 0.0,
+            xy_noise_std: 0.0,
+            yy_noise_std: 0.0,
             floor_raised: 0,
             posterior: None,
             failed_updates: 0,
@@ -497,6 +531,8 @@ impl VipsModel for Linreg {
             c,
             population,
             floor: self.config.floor_scale * s * (self.config.dim as f64).sqrt(),
+            xy_noise_std: blocks[1].noise_std * population,
+            yy_noise_std: blocks[2].noise_std * population,
             floor_raised: 0,
             posterior: None,
             failed_updates: 0,
@@ -517,6 +553,8 @@ impl VipsModel for Linreg {
         global.c = (1.0 - rho) * global.c + rho * target.c;
         global.population = target.population;
         global.floor = target.floor;
+        global.xy_noise_std = target.xy_noise_std;
+        global.yy_noise_std = target.yy_noise_std;
         self.update_posterior(global);
     }
 }

@@ -20,6 +20,7 @@ use super::LinregError;
 /// let (r, clipped) = LinregRecord::new(vec![3.0, 4.0], 10.0)?;
 /// assert!(clipped);
 /// assert!((r.features()[0] - 0.6).abs() < 1e-12 && r.target() == 1.0);
+/// assert!(r.features().iter().map(|v| v * v).sum::<f64>() <= 1.0);
 /// # Ok::<(), vips_models::linreg::LinregError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -53,8 +54,10 @@ impl LinregRecord {
         };
         let mut clipped = false;
         if norm > 1.0 {
-            x.iter_mut().for_each(|v| *v /= norm);
-            y /= norm;
+            // A hair above the norm, so that rounding never leaves ||x||^2 above 1.
+            let s = norm * (1.0 + 4.0 * f64::EPSILON);
+            x.iter_mut().for_each(|v| *v /= s);
+            y /= s;
             clipped = true;
         }
         if y.abs() > 1.0 {
@@ -80,9 +83,11 @@ impl LinregRecord {
 /// ranges, e.g. dp-sep's `Standardizer::from_public_ranges`) to a record: append the intercept
 /// `1`, divide by the public `radius`, and enforce `||x|| <= 1` (see [`LinregRecord::new`]).
 ///
-/// The default radius `sqrt(d + 1)` is the largest norm of `(z, 1)` over the box, so no row in
-/// the box is ever rescaled; a smaller radius puts more signal per record into the statistics at
-/// the price of rescaling the rows of largest norm.
+/// The default radius `sqrt(1 + d/3)` is the root-mean-square norm of `(z, 1)` for `z` uniform
+/// on the box: a data-independent figure. Rows of larger norm are rescaled, `x` and `y`
+/// together ([`LinregRecord::new`]), which down-weights them without biasing the linear
+/// relation; `sqrt(d + 1)` (the largest norm over the box) rescales no row but puts up to
+/// `(d + 1) / (1 + d/3)` times less signal into `X^T X` against the same noise.
 ///
 /// # Privacy
 /// Public: `d` and `radius` are declared, never computed from the data; each row is mapped using
@@ -92,8 +97,9 @@ impl LinregRecord {
 /// ```
 /// use vips_models::linreg::RowMap;
 /// let map = RowMap::new(3, None)?;
-/// let x = map.features(&[1.0, -1.0, 5.0])?; // 5 is clamped to 1
+/// let x = map.features(&[1.0, -1.0, 5.0])?; // 5 is clamped to 1, the row rescaled
 /// assert!((x.iter().map(|v| v * v).sum::<f64>() - 1.0).abs() < 1e-12);
+/// assert_eq!(map.radius(), 2.0_f64.sqrt());
 /// # Ok::<(), vips_models::linreg::LinregError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -104,7 +110,7 @@ pub struct RowMap {
 
 impl RowMap {
     /// The map for `d` features (the model's dimension is `d + 1`) with the given public radius
-    /// (default `sqrt(d + 1)`).
+    /// (default `sqrt(1 + d/3)`).
     ///
     /// # Errors
     /// [`LinregError::Empty`] for `d = 0`; [`LinregError::InvalidParameter`] for a radius that
@@ -113,7 +119,7 @@ impl RowMap {
         if d == 0 {
             return Err(LinregError::Empty("no features"));
         }
-        let radius = radius.unwrap_or(((d + 1) as f64).sqrt());
+        let radius = radius.unwrap_or((1.0 + d as f64 / 3.0).sqrt());
         if !(radius > 0.0 && radius.is_finite()) {
             return Err(LinregError::invalid(
                 "radius",
