@@ -7,8 +7,8 @@ use dp_accountant::calibrate::{Sampling, calibrate_noise_multiplier};
 use dp_accountant::conversion::epsilon_from_rdp_curve;
 use dp_accountant::rdp::rdp_curve;
 use dp_accountant::{
-    AccountantConfig, Budget, Conversion, Orders, PrivacyEvent, dp_accounting_default_orders,
-    epsilon_for_event,
+    Accountant, AccountantConfig, Budget, Conversion, Orders, PrivacyEvent,
+    dp_accounting_default_orders, epsilon_for_event,
 };
 use std::hint::black_box;
 
@@ -59,9 +59,36 @@ fn benches(c: &mut Criterion) {
     });
 }
 
+/// A 430,000-release run (DP-SEP on Naval) through the ledger: `record_within` and
+/// `epsilon_tracked` after every release, the optimised `epsilon_report` after the last
+/// (`examples/long_run.rs` prints the same loop's time; docs/accountant.md, section 10).
+fn long_run(c: &mut Criterion) {
+    let step = PrivacyEvent::poisson_subsampled_gaussian(1.0, 1e-4).unwrap();
+    let budget = Budget::new(10.0, 1e-5).unwrap();
+    c.bench_function("ledger_430k_releases_record_within_tracked", |b| {
+        b.iter(|| {
+            let mut ledger = Accountant::new();
+            let mut sum = 0.0;
+            for _ in 0..430_000 {
+                ledger
+                    .record_within("step", black_box(step.clone()), &budget)
+                    .unwrap();
+                sum += ledger.epsilon_tracked(budget.delta()).unwrap();
+            }
+            sum + ledger.epsilon_report(budget.delta()).unwrap().epsilon
+        })
+    });
+}
+
+criterion_group! {
+    name = ledger;
+    config = Criterion::default().sample_size(10).measurement_time(std::time::Duration::from_secs(5));
+    targets = long_run
+}
+
 criterion_group! {
     name = accountant;
     config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(3));
     targets = benches
 }
-criterion_main!(accountant);
+criterion_main!(accountant, ledger);

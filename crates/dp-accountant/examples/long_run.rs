@@ -11,7 +11,7 @@
 //! or nothing (`none`). Defaults: 430,000 releases (DP-SEP on the Naval data set) of a
 //! Poisson-subsampled Gaussian with `q = 1/10,000` and `sigma = 1.0`, RDP accountant, budget
 //! `(10, 1e-5)`. Prints the total wall-clock time of the loop (including the final report) and
-//! the cost per release; figures are in docs/accountant.md, section 9.
+//! the cost per release; figures are in docs/accountant.md, section 10.
 use std::time::Instant;
 
 use dp_accountant::{

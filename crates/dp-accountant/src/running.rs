@@ -1,5 +1,5 @@
 //! The ledger's running state: the distinct recorded events with their counts, in order of first
-//! appearance, updated on every record (docs/accountant.md, section 9).
+//! appearance, updated on every record (docs/accountant.md, section 10).
 //!
 //! The composed event built from it is the one the recomposition of every entry built (same
 //! grouping by `==`, same order, same `SelfComposed`/plain parts), so every answer is
