@@ -2,13 +2,15 @@
 //! corpus, printing held-out scores.
 //!
 //! ```text
-//! cargo run --release -p vips-models --example lda -- --corpus ../shared/data/news --topics 50 \
-//!     --batch-size 256 --tau0 1024 --kappa 0.7 --epsilon 1 --delta 1e-5 --json
+//! cargo run --release -p vips-models --example lda -- --corpus ../shared/data/news --population 3441 \
+//!     --vocab-public --topics 50 --batch-size 256 --tau0 1024 --kappa 0.7 --epsilon 1 --delta 1e-5 --json
 //! cargo run --release -p vips-models --example lda -- --synthetic --json     # embedded default
 //! ```
 //! Omit `--epsilon` for a non-private run (same code path, no noise). A private run on a corpus
 //! needs `--population N`, a public figure for the number of training documents (for
-//! `--synthetic` the generator's configured `--synthetic-docs` is public and is the default).
+//! `--synthetic` the generator's configured `--synthetic-docs` is public and is the default) and
+//! `--vocab-public`, the assertion that the corpus's vocabulary was chosen independently of the
+//! private documents (it sets the model's dimension and the words topics show).
 //! Non-private, data-dependent numbers (timings, clip counts, the realised document count) are
 //! printed only with `--diagnostics`, in a `"diagnostics": {"private": false, ...}` object.
 //!
@@ -113,6 +115,13 @@ struct Args {
     /// construction); non-private runs default to the document count.
     #[arg(long, value_parser = count_usize)]
     population: Option<usize>,
+    /// Assert that the corpus's vocabulary (its vocab.txt and the header's W) is public: chosen
+    /// independently of the private documents (a published corpus's word list, a standard
+    /// dictionary). The vocabulary sets the model's dimension K x V and the words a topic can
+    /// show, so a private run on --corpus requires this assertion. Has no effect on --synthetic
+    /// or non-private runs.
+    #[arg(long)]
+    vocab_public: bool,
     /// Add the non-private diagnostics (timings, clip counts, realised document count) as a
     /// "diagnostics" object marked "private": false. Do not publish them.
     #[arg(long)]
@@ -155,6 +164,23 @@ fn run(args: Args) -> Result<(), CliError> {
             ));
         }
     }
+    match (&args.corpus, private, args.vocab_public) {
+        (Some(_), true, false) => {
+            return Err(usage(
+                "--vocab-public",
+                "a private run on --corpus needs it: the vocabulary (vocab.txt) sets the model's \
+                 dimension and the words topics show, so it must be public; assert that it was \
+                 chosen independently of the private documents",
+            ));
+        }
+        (None, _, true) | (_, false, true) => {
+            return Err(usage(
+                "--vocab-public",
+                "has no effect without --corpus and --epsilon",
+            ));
+        }
+        _ => {}
+    }
     let cancel = common::ctrl_c_token()?;
     common::threads(args.threads)?;
     let k = args.topics;
@@ -179,7 +205,7 @@ fn run(args: Args) -> Result<(), CliError> {
             (
                 s.train,
                 s.test,
-                json!({"corpus": dir.display().to_string()}),
+                json!({"corpus": dir.display().to_string(), "vocabulary": "declared public (--vocab-public)"}),
             )
         }
         None => {

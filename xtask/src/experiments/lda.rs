@@ -73,6 +73,11 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
     for eps in epsilons {
         let mut args = base.clone();
         if let Some(e) = eps {
+            if news.is_some() {
+                // The news corpus's vocab.txt is published with it, independently of any one
+                // private run: declared public.
+                args.push("--vocab-public".into());
+            }
             args.extend([
                 "--epsilon".into(),
                 e.to_string(),
