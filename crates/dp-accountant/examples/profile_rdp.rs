@@ -7,11 +7,20 @@ use dp_accountant::conversion::epsilon_from_rdp_curve;
 use dp_accountant::rdp::rdp_curve;
 use dp_accountant::{Conversion, PrivacyEvent, dp_accounting_default_orders};
 use std::hint::black_box;
-fn main() {
-    let n: usize = std::env::args()
-        .nth(1)
-        .map(|s| s.parse().unwrap())
-        .unwrap_or(20);
+use std::io::Write;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let n: usize = match std::env::args().nth(1).map(|s| s.parse::<usize>()) {
+        None => 20,
+        Some(Ok(n)) => n,
+        Some(Err(e)) => {
+            eprintln!(
+                "error: the first argument (repetitions) must be a count: {e}\nusage: profile_rdp [N] [curves]"
+            );
+            return ExitCode::from(2);
+        }
+    };
     let curves_only = std::env::args().nth(2).as_deref() == Some("curves");
     let orders = dp_accounting_default_orders();
     let step = PrivacyEvent::poisson_subsampled_gaussian(1.1, 0.01).unwrap();
@@ -31,5 +40,7 @@ fn main() {
             .unwrap()
             .0;
     }
-    println!("{s}");
+    // A closed stdout is not an error for a profiling driver.
+    let _ = writeln!(std::io::stdout(), "{s}");
+    ExitCode::SUCCESS
 }

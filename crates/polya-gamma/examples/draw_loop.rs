@@ -5,40 +5,55 @@
 //! the `z_i` generated before the draws); `draw_loop gibbs N skip` generates the `z_i` only.
 //! Instructions per draw = (total - total at `N = 0`, resp. with `skip`) / `N`.
 
+use std::io::Write;
+use std::process::ExitCode;
+
 use polya_gamma::{PolyaGamma, PolyaGammaShape};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-fn main() {
+const USAGE: &str = "usage: draw_loop B Z N | draw_loop gibbs N [skip]";
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut rng = SmallRng::seed_from_u64(1);
     if args.first().map(String::as_str) == Some("gibbs") {
-        let n: usize = args[1].parse().expect("usage: draw_loop gibbs N");
+        let n: usize = args.get(1).ok_or("gibbs needs N")?.parse()?;
         let z: Vec<f64> = (0..n).map(|_| 20.0 * rng.random::<f64>() - 10.0).collect();
         let mut out = vec![0.0; n];
-        let shape = PolyaGammaShape::new(1.0).unwrap();
+        let shape = PolyaGammaShape::new(1.0)?;
         if args.get(2).map(String::as_str) != Some("skip") {
-            shape.fill_for_tilts(&mut rng, &z, &mut out).unwrap();
+            shape.fill_for_tilts(&mut rng, &z, &mut out)?;
         }
-        println!(
+        // A closed stdout is not an error for a profiling driver.
+        let _ = writeln!(
+            std::io::stdout(),
             "gibbs: mean of {n} draws {:.6}",
             out.iter().sum::<f64>() / n.max(1) as f64
         );
-        return;
+        return Ok(());
     }
-    let args: Vec<f64> = args
-        .iter()
-        .map(|a| a.parse().expect("usage: draw_loop B Z N"))
-        .collect();
-    let (b, z, n) = match args[..] {
-        [b, z, n] => (b, z, n as usize),
-        _ => panic!("usage: draw_loop B Z N"),
+    let (b, z, n) = match &args[..] {
+        [b, z, n] => (b.parse::<f64>()?, z.parse::<f64>()?, n.parse::<usize>()?),
+        _ => return Err("expected three arguments".into()),
     };
-    let pg = PolyaGamma::new(b, z).unwrap();
+    let pg = PolyaGamma::new(b, z)?;
     let mut out = vec![0.0; n];
     pg.fill(&mut rng, &mut out);
-    println!(
+    let _ = writeln!(
+        std::io::stdout(),
         "PG({b}, {z}): mean of {n} draws {:.6}",
         out.iter().sum::<f64>() / n.max(1) as f64
     );
+    Ok(())
 }

@@ -9,7 +9,14 @@ use std::time::Instant;
 fn main() {
     let mut rng = SmallRng::seed_from_u64(1);
     let mut out = vec![0.0; 1_000_000];
-    let only: Option<f64> = std::env::args().nth(1).map(|a| a.parse().unwrap());
+    let only: Option<f64> = match std::env::args().nth(1).map(|a| a.parse::<f64>()) {
+        None => None,
+        Some(Ok(b)) => Some(b),
+        Some(Err(e)) => {
+            eprintln!("error: the optional argument is a shape B: {e}\nusage: quick_timing [B]");
+            std::process::exit(2);
+        }
+    };
     let all = [
         (1.0, 0.0),
         (1.0, 2.0),

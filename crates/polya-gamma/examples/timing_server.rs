@@ -27,28 +27,47 @@ fn best_rate(n: usize, reps: usize, mut f: impl FnMut()) -> f64 {
     n as f64 / best / 1e6
 }
 
-fn main() {
+const USAGE: &str = "usage (one request per stdin line): 'B Z N REPS' or 'gibbs N REPS'";
+
+fn main() -> std::process::ExitCode {
+    match serve() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}\n{USAGE}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let mut rng = SmallRng::seed_from_u64(1);
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout();
     for line in stdin.lock().lines() {
-        let line = line.expect("stdin");
+        let line = line?;
         let words: Vec<&str> = line.split_whitespace().collect();
         let rate = match words[..] {
             ["gibbs", n, reps] => {
-                let (n, reps): (usize, usize) = (n.parse().unwrap(), reps.parse().unwrap());
+                let (n, reps): (usize, usize) = (n.parse()?, reps.parse()?);
                 let z: Vec<f64> = (0..n).map(|_| 20.0 * rng.random::<f64>() - 10.0).collect();
-                let shape = PolyaGammaShape::new(1.0).unwrap();
+                let shape = PolyaGammaShape::new(1.0)?;
                 let mut out = vec![0.0; n];
-                best_rate(n, reps, || {
-                    shape.fill_for_tilts(&mut rng, &z, &mut out).unwrap();
+                let mut failed = None;
+                let rate = best_rate(n, reps, || {
+                    if let Err(e) = shape.fill_for_tilts(&mut rng, &z, &mut out) {
+                        failed = Some(e);
+                    }
                     std::hint::black_box(&out);
-                })
+                });
+                if let Some(e) = failed {
+                    return Err(e.into());
+                }
+                rate
             }
             [b, z, n, reps] => {
-                let (b, z): (f64, f64) = (b.parse().unwrap(), z.parse().unwrap());
-                let (n, reps): (usize, usize) = (n.parse().unwrap(), reps.parse().unwrap());
-                let pg = PolyaGamma::new(b, z).unwrap();
+                let (b, z): (f64, f64) = (b.parse()?, z.parse()?);
+                let (n, reps): (usize, usize) = (n.parse()?, reps.parse()?);
+                let pg = PolyaGamma::new(b, z)?;
                 let mut out = vec![0.0; n];
                 best_rate(n, reps, || {
                     pg.fill(&mut rng, &mut out);
@@ -56,9 +75,15 @@ fn main() {
                 })
             }
             [] => break,
-            _ => panic!("usage: 'B Z N REPS' or 'gibbs N REPS'"),
+            _ => return Err(format!("cannot read the request {:.40?}", line).into()),
         };
-        writeln!(stdout, "{rate}").unwrap();
-        stdout.flush().unwrap();
+        // The driver went away: stop quietly.
+        if writeln!(stdout, "{rate}")
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            break;
+        }
     }
+    Ok(())
 }
