@@ -418,7 +418,8 @@ impl AuditedWall {
     ///
     /// # Errors
     /// [`CoreError::InvalidParameter`] for a noise multiplier that is not finite and `> 0`;
-    /// the scheme's population errors.
+    /// the scheme's population errors; [`CoreError::Misconfigured`] for
+    /// [`SamplingScheme::ShuffledEpoch`] (accounted per epoch, not per release).
     pub fn new(
         scheme: SamplingScheme,
         noise_multiplier: f64,
@@ -426,6 +427,12 @@ impl AuditedWall {
     ) -> Result<Self, CoreError> {
         check_positive("noise multiplier", noise_multiplier)?;
         scheme.check_population(population)?;
+        if let SamplingScheme::ShuffledEpoch = scheme {
+            return Err(CoreError::Misconfigured(
+                "the audit releases one accounted event at a time; a shuffled epoch is \
+                 accounted per epoch (planned accounting only)",
+            ));
+        }
         Ok(Self {
             scheme,
             noise_multiplier,
@@ -498,6 +505,8 @@ impl AuditedWall {
             SamplingScheme::Poisson { rate } => rate,
             SamplingScheme::FixedSize { batch_size } => batch_size as f64 / self.population as f64,
             SamplingScheme::UniformSingle => 1.0 / self.population as f64,
+            // No amplification is claimed (and `new` refuses the scheme).
+            SamplingScheme::ShuffledEpoch => 1.0,
         }
     }
 
@@ -526,6 +535,7 @@ impl AuditedWall {
                 format!("fixed size {batch_size} of {}", self.population)
             }
             SamplingScheme::UniformSingle => format!("single draw of {}", self.population),
+            SamplingScheme::ShuffledEpoch => format!("shuffled epoch of {}", self.population),
         };
         format!("{relation}, {sampling}, sigma = {}", self.noise_multiplier)
     }

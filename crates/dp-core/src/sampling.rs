@@ -5,10 +5,15 @@
 //! | Poisson, rate `q` | add/remove-one | `PoissonSubsampledGaussian` (Mironov, Talwar & Zhang 2019) | `B` |
 //! | fixed size `m` of `n`, without replacement | replace-one | `FixedSizeSubsampledGaussian` (Wang, Balle & Kasiviswanathan 2019) | `2B` |
 //! | one uniform record per step (DP-SEP) | replace-one | `FixedSizeSubsampledGaussian` with `m = 1` | `2B` |
+//! | shuffled epoch: one record per step, each record exactly once per epoch of `N` steps | replace-one | `Gaussian { ReplaceOne }` **per epoch** (no amplification) | `2B` |
 //!
-//! A shuffled epoch (each record exactly once) or a batch cut from a permutation is deliberately
-//! absent: the papers' code draws batches that way and accounts them as Poisson, which the bounds
-//! do not cover.
+//! The shuffled epoch claims **no** amplification by subsampling: a record influences exactly
+//! one release per epoch, so an epoch of `N` releases is one replace-one Gaussian mechanism on
+//! that record (parallel composition over the disjoint releases), and the epochs compose. It is
+//! accounted per epoch, so a wall with this scheme must use planned accounting
+//! ([`crate::wall::WallBuilder::planned_run`]) over whole epochs. Batches cut from a permutation
+//! and accounted as Poisson (what the papers' code did) are deliberately absent: no bound covers
+//! them.
 
 use dp_accountant::{Neighbouring, PrivacyEvent};
 use rand::{Rng, RngExt};
@@ -44,6 +49,11 @@ pub enum SamplingScheme {
     /// One record drawn uniformly and independently at every release (replace-one): DP-SEP's
     /// per-step draw, a size-1 fixed-size subsample.
     UniformSingle,
+    /// One record per release, visiting every record exactly once per epoch of `N` releases in
+    /// a fresh uniformly random order (replace-one). No amplification is claimed: an epoch of
+    /// `N` releases is one replace-one Gaussian on each record (parallel composition), charged
+    /// per epoch by planned accounting ([`crate::wall::WallBuilder::planned_run`]).
+    ShuffledEpoch,
 }
 
 impl SamplingScheme {
@@ -87,7 +97,9 @@ impl SamplingScheme {
     pub fn neighbouring(&self) -> Neighbouring {
         match self {
             Self::Poisson { .. } => Neighbouring::AddRemoveOne,
-            Self::FixedSize { .. } | Self::UniformSingle => Neighbouring::ReplaceOne,
+            Self::FixedSize { .. } | Self::UniformSingle | Self::ShuffledEpoch => {
+                Neighbouring::ReplaceOne
+            }
         }
     }
 
@@ -121,7 +133,8 @@ impl SamplingScheme {
         Ok(())
     }
 
-    /// The public expected batch size: `q N` (Poisson), `m` (fixed size), `1` (single draw).
+    /// The public expected batch size: `q N` (Poisson), `m` (fixed size), `1` (single draw,
+    /// shuffled epoch).
     /// Releases are normalised by this number, never by the realised batch size.
     ///
     /// # Errors
@@ -131,12 +144,16 @@ impl SamplingScheme {
         Ok(match self {
             Self::Poisson { rate } => rate * population as f64,
             Self::FixedSize { batch_size } => *batch_size as f64,
-            Self::UniformSingle => 1.0,
+            Self::UniformSingle | Self::ShuffledEpoch => 1.0,
         })
     }
 
     /// The accountant event of one release with noise multiplier `noise_multiplier`
     /// (noise std / sensitivity under [`Self::neighbouring`]).
+    ///
+    /// For [`Self::ShuffledEpoch`] this is the event of one whole **epoch** of `population`
+    /// releases (a replace-one Gaussian, no amplification), which also bounds any single release
+    /// of it; its runs are charged per epoch by [`Self::run_event`].
     ///
     /// # Errors
     /// As [`Self::check_population`], and the accountant's parameter errors.
@@ -160,19 +177,106 @@ impl SamplingScheme {
                 1,
                 population as u64,
             )?,
+            Self::ShuffledEpoch => {
+                PrivacyEvent::gaussian(noise_multiplier, Neighbouring::ReplaceOne)?
+            }
         })
+    }
+
+    /// How many times [`Self::event`] a run of `releases` releases over `population` records
+    /// composes: `releases` itself, or the number of epochs for [`Self::ShuffledEpoch`].
+    ///
+    /// # Errors
+    /// As [`Self::check_population`]; [`CoreError::InvalidParameter`] for `releases == 0` or a
+    /// shuffled run that is not whole epochs.
+    pub fn accounted_steps(&self, population: usize, releases: u64) -> Result<u64, CoreError> {
+        self.check_population(population)?;
+        if releases == 0 {
+            return Err(CoreError::InvalidParameter {
+                name: "planned releases",
+                value: 0.0,
+                reason: "must be >= 1",
+            });
+        }
+        match self {
+            Self::ShuffledEpoch => {
+                if !releases.is_multiple_of(population as u64) {
+                    return Err(CoreError::InvalidParameter {
+                        name: "planned releases",
+                        value: releases as f64,
+                        reason: "a shuffled-epoch run must consist of whole epochs of N releases",
+                    });
+                }
+                Ok(releases / population as u64)
+            }
+            _ => Ok(releases),
+        }
+    }
+
+    /// The accountant event of a whole run of `releases` releases: [`Self::event`] composed
+    /// [`Self::accounted_steps`] times (one event per release, or per epoch for a shuffled
+    /// epoch). This is what planned accounting charges up front.
+    ///
+    /// # Errors
+    /// As [`Self::event`] and [`Self::accounted_steps`].
+    ///
+    /// # Example
+    /// ```
+    /// use dp_accountant::{Neighbouring, PrivacyEvent};
+    /// use dp_core::SamplingScheme;
+    /// // 3 epochs of 100 shuffled releases: 3 replace-one Gaussians, no amplification
+    /// let run = SamplingScheme::ShuffledEpoch.run_event(2.0, 100, 300)?;
+    /// let expected = PrivacyEvent::gaussian(2.0, Neighbouring::ReplaceOne)?.self_composed(3)?;
+    /// assert_eq!(run, expected);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn run_event(
+        &self,
+        noise_multiplier: f64,
+        population: usize,
+        releases: u64,
+    ) -> Result<PrivacyEvent, CoreError> {
+        let steps = self.accounted_steps(population, releases)?;
+        Ok(self
+            .event(noise_multiplier, population)?
+            .self_composed(steps)?)
+    }
+
+    /// The accountant's sampling model of one accounted step (see [`Self::accounted_steps`]).
+    pub(crate) fn accountant_sampling(
+        &self,
+        population: usize,
+    ) -> dp_accountant::calibrate::Sampling {
+        use dp_accountant::calibrate::Sampling;
+        match *self {
+            Self::Poisson { rate } => Sampling::Poisson { rate },
+            Self::FixedSize { batch_size } => Sampling::FixedSize {
+                sample_size: batch_size as u64,
+                population: population as u64,
+            },
+            Self::UniformSingle => Sampling::FixedSize {
+                sample_size: 1,
+                population: population as u64,
+            },
+            Self::ShuffledEpoch => Sampling::FullBatch {
+                neighbouring: Neighbouring::ReplaceOne,
+            },
+        }
     }
 
     /// Draws a batch of indices into `out` (cleared first), in increasing order.
     ///
     /// Poisson sampling uses geometric skips: `P(gap >= k) = (1 - q)^k` exactly as independent
     /// coins, in `O(q N)` draws. Removing the *last* record leaves the draws for the others
-    /// unchanged (the coupling the neighbouring tests use).
+    /// unchanged (the coupling the neighbouring tests use). A shuffled epoch takes the next
+    /// index of `order`, refilled with a fresh uniformly random permutation of `0..population`
+    /// when empty (so `order` is the sampler's state between releases).
     pub(crate) fn sample_into<R: Rng + ?Sized>(
         &self,
         population: usize,
         rng: &mut R,
         out: &mut Vec<usize>,
+        order: &mut Vec<usize>,
     ) -> Result<(), CoreError> {
         self.check_population(population)?;
         out.clear();
@@ -200,6 +304,13 @@ impl SamplingScheme {
                 out.sort_unstable();
             }
             Self::UniformSingle => out.push(rng.random_range(0..population)),
+            Self::ShuffledEpoch => {
+                if order.is_empty() {
+                    order.extend(0..population);
+                    rand::seq::SliceRandom::shuffle(order.as_mut_slice(), rng);
+                }
+                out.extend(order.pop());
+            }
         }
         Ok(())
     }
@@ -257,7 +368,8 @@ mod tests {
         let mut counts = [0u32; 20];
         let mut out = Vec::new();
         for _ in 0..20_000 {
-            s.sample_into(20, &mut rng, &mut out).unwrap();
+            s.sample_into(20, &mut rng, &mut out, &mut Vec::new())
+                .unwrap();
             assert!(out.windows(2).all(|w| w[0] < w[1]));
             for &i in &out {
                 counts[i] += 1;
@@ -267,6 +379,52 @@ mod tests {
         for c in counts {
             assert!((c as f64 - 6000.0).abs() < 5.5 * sd, "count {c}");
         }
+    }
+
+    /// A shuffled epoch visits every index exactly once per epoch, in a different order each
+    /// epoch (two equal orders of 50 indices have probability 1/50!).
+    #[test]
+    fn shuffled_epoch_visits_each_record_once() {
+        let mut rng = ChaCha20Rng::seed_from_u64(13);
+        let (mut out, mut order) = (Vec::new(), Vec::new());
+        let mut epochs = Vec::new();
+        for _ in 0..2 {
+            let mut epoch = Vec::new();
+            for _ in 0..50 {
+                SamplingScheme::ShuffledEpoch
+                    .sample_into(50, &mut rng, &mut out, &mut order)
+                    .unwrap();
+                assert_eq!(out.len(), 1);
+                epoch.push(out[0]);
+            }
+            let mut sorted = epoch.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..50).collect::<Vec<_>>());
+            epochs.push(epoch);
+        }
+        assert_ne!(epochs[0], epochs[1]);
+        let e = SamplingScheme::ShuffledEpoch.event(1.5, 50).unwrap();
+        assert_eq!(
+            e,
+            PrivacyEvent::gaussian(1.5, Neighbouring::ReplaceOne).unwrap()
+        );
+        assert_eq!(
+            SamplingScheme::ShuffledEpoch
+                .accounted_steps(50, 150)
+                .unwrap(),
+            3
+        );
+        assert!(
+            SamplingScheme::ShuffledEpoch
+                .accounted_steps(50, 149)
+                .is_err()
+        );
+        assert_eq!(
+            SamplingScheme::uniform_single()
+                .accounted_steps(50, 149)
+                .unwrap(),
+            149
+        );
     }
 
     /// Fixed-size and single draws: exact sizes, distinct indices, uniform inclusion
@@ -281,7 +439,9 @@ mod tests {
         ] {
             let mut counts = [0u32; 10];
             for _ in 0..20_000 {
-                scheme.sample_into(10, &mut rng, &mut out).unwrap();
+                scheme
+                    .sample_into(10, &mut rng, &mut out, &mut Vec::new())
+                    .unwrap();
                 assert_eq!(out.len(), m);
                 assert!(out.windows(2).all(|w| w[0] < w[1]));
                 for &i in &out {

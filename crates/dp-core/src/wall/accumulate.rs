@@ -46,11 +46,11 @@ impl Worker {
         records: &[R],
         indices: &[usize],
         spec: &ReleaseSpec,
-        statistic: &F,
+        mut statistic: F,
         replace_invalid: bool,
     ) -> Result<(), CoreError>
     where
-        F: Fn(&R, &mut ContributionBuffer),
+        F: FnMut(&R, &mut ContributionBuffer),
     {
         for &i in indices {
             statistic(&records[i], &mut self.buffer);
@@ -83,11 +83,16 @@ pub(crate) struct DenseScratch {
 
 impl DenseScratch {
     /// Fits the scratch to `spec` (rebuilt if the block shapes changed) with a zeroed total.
+    /// Allocates nothing when the shapes are those of the last spec.
     fn prepare(&mut self, spec: &ReleaseSpec) -> &mut Worker {
-        let shapes: Vec<BlockShape> = spec.blocks().iter().map(|b| b.shape()).collect();
-        if shapes != self.shapes {
+        let same = self
+            .shapes
+            .iter()
+            .copied()
+            .eq(spec.blocks().iter().map(|b| b.shape()));
+        if !same {
             *self = Self {
-                shapes,
+                shapes: spec.blocks().iter().map(|b| b.shape()).collect(),
                 total: None,
                 workers: Vec::new(),
             };
@@ -101,6 +106,29 @@ impl DenseScratch {
     pub(crate) fn sums(&self) -> &[Vec<f64>] {
         self.total.as_ref().map_or(&[], |t| &t.sums)
     }
+}
+
+/// The per-block sums of the clipped contributions of `records[indices]`, on the calling
+/// thread (no rayon), left in [`DenseScratch::sums`]: the wall's cheap path for tiny batches.
+/// The same record-by-record additions as [`clipped_sums`] makes for a batch of at most
+/// [`CHUNK`] records, so the two agree bit for bit there.
+///
+/// # Privacy
+/// As [`clipped_sums`].
+pub(crate) fn sequential_sums<R, F>(
+    records: &[R],
+    indices: &[usize],
+    spec: &ReleaseSpec,
+    statistic: F,
+    scratch: &mut DenseScratch,
+    replace_invalid: bool,
+) -> Result<(u64, u64), CoreError>
+where
+    F: FnMut(&R, &mut ContributionBuffer),
+{
+    let total = scratch.prepare(spec);
+    total.run(records, indices, spec, statistic, replace_invalid)?;
+    Ok((total.clipped, total.replaced))
 }
 
 /// Adds every part into `total`, part by part in order, and zeroes the parts; in parallel over

@@ -1,6 +1,5 @@
 //! Choosing the noise multiplier of a run from its budget, sampler and number of releases.
 
-use dp_accountant::calibrate::Sampling;
 use dp_accountant::{AccountantConfig, Budget};
 
 use crate::error::CoreError;
@@ -12,14 +11,16 @@ use crate::sampling::SamplingScheme;
 ///
 /// Delegates to `dp_accountant::calibrate::calibrate_noise_multiplier` with the accountant
 /// sampling that matches `scheme` (Poisson; fixed size `m` of `N`; a single draw is fixed size
-/// `1` of `N`). The search returns the upper end of its bracket (errs on the private side).
+/// `1` of `N`; a shuffled epoch is one replace-one Gaussian per epoch of `N` releases, so
+/// `planned_releases` must then be whole epochs). The search returns the upper end of its bracket (errs on the private side).
 ///
 /// # Privacy
 /// With the returned `sigma`, the planned number of releases fits the budget; the wall still
 /// checks every release against the ledger.
 ///
 /// # Errors
-/// [`CoreError::InvalidParameter`] for `planned_releases == 0`; the scheme's population errors;
+/// [`CoreError::InvalidParameter`] for `planned_releases == 0` or a shuffled run that is not
+/// whole epochs; the scheme's population errors;
 /// [`CoreError::Accountant`] if the accountant fails or no multiplier up to `1e7` fits.
 ///
 /// # Example
@@ -50,21 +51,10 @@ pub fn calibrate_noise_multiplier(
             reason: "must be >= 1",
         });
     }
-    scheme.check_population(population)?;
-    let sampling = match *scheme {
-        SamplingScheme::Poisson { rate } => Sampling::Poisson { rate },
-        SamplingScheme::FixedSize { batch_size } => Sampling::FixedSize {
-            sample_size: batch_size as u64,
-            population: population as u64,
-        },
-        SamplingScheme::UniformSingle => Sampling::FixedSize {
-            sample_size: 1,
-            population: population as u64,
-        },
-    };
+    let steps = scheme.accounted_steps(population, planned_releases)?;
     let calibration = dp_accountant::calibrate::calibrate_noise_multiplier(
-        sampling,
-        planned_releases,
+        scheme.accountant_sampling(population),
+        steps,
         budget,
         config,
     )?;

@@ -22,6 +22,7 @@
 mod accumulate;
 mod buffer;
 mod calibrate;
+mod planned;
 mod release;
 pub mod segments;
 mod spec;
@@ -93,6 +94,8 @@ pub struct WallBuilder<R> {
     noise_scale: f64,
     config: AccountantConfig,
     invalid: Option<CoreError>,
+    plan: Option<(String, u64)>,
+    slots: Option<usize>,
 }
 
 impl<R> WallBuilder<R> {
@@ -194,6 +197,55 @@ impl<R> WallBuilder<R> {
         self
     }
 
+    /// **Planned accounting**: the whole run of `releases` releases is charged up front, at
+    /// [`Self::build`], as **one** ledger entry labelled `label` (the per-release event composed
+    /// over the run: [`SamplingScheme::run_event`]), before any record is touched; the wall then
+    /// makes up to `releases` releases without touching the ledger and refuses release
+    /// `releases + 1` with [`CoreError::BudgetExhausted`]. Without a noise setting the noise
+    /// multiplier is calibrated for the run. The alternative (the default) is per-release
+    /// accounting: each release is checked against the ledger and recorded as its own entry.
+    ///
+    /// Use it for long runs of small releases (DP-SEP's one record per step): the accounting
+    /// cost is paid once instead of per release. [`SamplingScheme::ShuffledEpoch`] requires it
+    /// (it is accounted per epoch).
+    ///
+    /// # Privacy
+    /// The ledger holds the cost of the **planned** run from the start, whether or not every
+    /// release is made: [`PrivacyWall::spent_epsilon`] is the run's epsilon from the first
+    /// release on. A run stopped early has paid for all of it.
+    pub fn planned_run(mut self, label: impl Into<String>, releases: u64) -> Self {
+        self.plan = Some((label.into(), releases));
+        self
+    }
+
+    /// **Replace-one schemes** (fixed size, single draw, shuffled epoch): the wall's data set is
+    /// exactly `n` **slots**, `n` declared public (never computed from the records). With fewer
+    /// records than `n` the spare slots hold nothing and contribute zero when drawn (a record
+    /// whose statistic is zero; the release is made and noised as any other); with more, a
+    /// secret uniformly random subset of `n` records, chosen once at [`Self::build`] from the
+    /// sampling stream, fills the slots and the rest are never used. The sampler draws from the
+    /// `n` slots, and `n` is the population of the accounting, the normaliser and the notes, so
+    /// the realised record count shapes nothing that leaves the wall.
+    ///
+    /// # Privacy
+    /// The guarantee is stated for the slot data set under replace-one: replacing one record
+    /// that fills a slot changes one slot.
+    pub fn population_slots(mut self, n: usize) -> Self {
+        self.slots = Some(n);
+        self
+    }
+
+    /// **Tests only: no noise.** Everything else stays the private wall's (sampling, clipping,
+    /// replacement of failing records, accounting, notes); the noise actually drawn is zero
+    /// (recorded in the notes). The seam end-to-end neighbouring tests use to compare the
+    /// noise-free released values of two neighbouring data sets with all other randomness
+    /// equal.
+    #[doc(hidden)]
+    pub fn noise_free_for_tests(mut self) -> Self {
+        self.noise_scale = 0.0;
+        self
+    }
+
     /// The accountant's configuration (orders, conversion); default: the accountant's default.
     pub fn accountant_config(mut self, config: AccountantConfig) -> Self {
         self.config = config;
@@ -214,10 +266,40 @@ impl<R> WallBuilder<R> {
         let scheme = self
             .scheme
             .ok_or(CoreError::Misconfigured("no sampling scheme given"))?;
-        let n = self.records.len();
-        let declared = self.public_population;
-        if declared == Some(0) {
+        let mut n = self.records.len();
+        let mut declared = self.public_population;
+        if declared == Some(0) || self.slots == Some(0) {
             return Err(CoreError::Empty("public population size is zero"));
+        }
+        if let Some(slots) = self.slots {
+            if let SamplingScheme::Poisson { .. } = scheme {
+                return Err(CoreError::Misconfigured(
+                    "population slots are for replace-one schemes; under Poisson sampling \
+                     declare the public population size instead",
+                ));
+            }
+            if declared.is_some_and(|d| d != slots) {
+                return Err(CoreError::Misconfigured(
+                    "a declared public population size must equal the population slots",
+                ));
+            }
+            if self.records.is_empty() {
+                return Err(CoreError::Empty("the wall holds no records"));
+            }
+            n = slots;
+            declared = Some(slots);
+        }
+        if let SamplingScheme::ShuffledEpoch = scheme
+            && !self.non_private
+            && self.plan.is_none()
+        {
+            return Err(CoreError::Misconfigured(
+                "a shuffled epoch is accounted per epoch: a private shuffled-epoch wall needs \
+                 planned accounting (planned_run) over whole epochs",
+            ));
+        }
+        if let Some((_, releases)) = &self.plan {
+            scheme.accounted_steps(declared.unwrap_or(n), *releases)?;
         }
         if let SamplingScheme::Poisson { .. } = scheme {
             if self.require_public_population && !self.non_private && declared.is_none() {
@@ -253,7 +335,18 @@ impl<R> WallBuilder<R> {
             (true, None) => Mode::NonPrivate,
             (false, None) => return Err(CoreError::Misconfigured("no budget given")),
             (false, Some(budget)) => {
-                let sigma = match self.noise {
+                let noise = match (self.noise, &self.plan) {
+                    (None, Some((_, t))) => Some(NoiseSetting::CalibrateForReleases(*t)),
+                    (Some(NoiseSetting::CalibrateForReleases(t)), Some((_, planned)))
+                        if t != *planned =>
+                    {
+                        return Err(CoreError::Misconfigured(
+                            "calibrate_for_releases differs from the planned run's releases",
+                        ));
+                    }
+                    (noise, _) => noise,
+                };
+                let sigma = match noise {
                     None => return Err(CoreError::Misconfigured("no noise setting given")),
                     Some(NoiseSetting::NoiseMultiplier(s)) => {
                         crate::error::check_positive("noise multiplier", s)?
@@ -270,8 +363,11 @@ impl<R> WallBuilder<R> {
                 }
             }
         };
-        let (sampling_rng, noise_rng) = self.rng.streams()?;
-        Ok(PrivacyWall {
+        let (mut sampling_rng, noise_rng) = self.rng.streams()?;
+        let slots = self
+            .slots
+            .map(|slots| fill_slots(self.records.len(), slots, &mut sampling_rng));
+        let mut wall = PrivacyWall {
             records: self.records,
             scheme,
             mode,
@@ -287,8 +383,39 @@ impl<R> WallBuilder<R> {
             releases: 0,
             segment_scratch: segments::SegmentScratch::default(),
             dense_scratch: accumulate::DenseScratch::default(),
-        })
+            planned: None,
+            slots,
+            epoch_order: Vec::new(),
+            fast: FastScratch::default(),
+        };
+        if let Some((label, releases)) = self.plan {
+            wall.charge_plan(label, releases)?;
+        }
+        Ok(wall)
     }
+}
+
+/// The record index of each of `slots` slots: the first records in order when there are at
+/// most `slots` records (the rest empty), else a uniformly random subset of `slots` records
+/// drawn from `rng` (see [`WallBuilder::population_slots`]).
+fn fill_slots(records: usize, slots: usize, rng: &mut ChaCha20Rng) -> Vec<Option<usize>> {
+    if records <= slots {
+        (0..slots).map(|i| (i < records).then_some(i)).collect()
+    } else {
+        rand::seq::index::sample(rng, records, slots)
+            .into_iter()
+            .map(Some)
+            .collect()
+    }
+}
+
+/// Memory of the cheap path ([`PrivacyWall::release_into`]) reused between releases.
+#[derive(Debug, Default)]
+struct FastScratch {
+    sums: accumulate::DenseScratch,
+    noise: Vec<f64>,
+    /// The notes of the last spec released per release (built once per spec).
+    notes: Option<(ReleaseSpec, BTreeMap<String, String>)>,
 }
 
 #[derive(Clone)]
@@ -372,6 +499,14 @@ pub struct PrivacyWall<R> {
     segment_scratch: segments::SegmentScratch,
     /// Memory of the general path reused between releases (never exposed).
     dense_scratch: accumulate::DenseScratch,
+    /// Planned accounting: the number of releases charged up front.
+    planned: Option<u64>,
+    /// Population slots (replace-one with a declared `N`): the record of each slot, if any.
+    slots: Option<Vec<Option<usize>>>,
+    /// The shuffled epoch's remaining order (sampler state; never exposed).
+    epoch_order: Vec<usize>,
+    /// Memory of the cheap path reused between releases (never exposed).
+    fast: FastScratch,
 }
 
 impl<R> std::fmt::Debug for WallBuilder<R> {
@@ -418,6 +553,8 @@ impl<R> PrivacyWall<R> {
             noise_scale: 1.0,
             config: AccountantConfig::default(),
             invalid: None,
+            plan: None,
+            slots: None,
         }
     }
 
@@ -475,6 +612,9 @@ impl<R> PrivacyWall<R> {
     /// The population size that may be shown: the record count under replace-one (public),
     /// the declared `N` under Poisson (`None` if none was declared: the count is private).
     fn public_population_shown(&self) -> Option<usize> {
+        if let Some(slots) = &self.slots {
+            return Some(slots.len());
+        }
         match self.scheme {
             SamplingScheme::Poisson { .. } => self.public_population,
             _ => Some(self.records.len()),
@@ -540,11 +680,15 @@ impl<R> PrivacyWall<R> {
         }
     }
 
-    /// Whether one more release fits the budget (always `true` in non-private mode).
+    /// Whether one more release fits the budget (always `true` in non-private mode without a
+    /// plan; under planned accounting, whether fewer than the planned releases were made).
     ///
     /// # Errors
     /// [`CoreError::Accountant`] if the accountant fails.
     pub fn can_release(&self) -> Result<bool, CoreError> {
+        if let Some(planned) = self.planned {
+            return Ok(self.releases < planned);
+        }
         match &self.mode {
             Mode::Private { budget, event, .. } => Ok(!self.ledger.would_exceed(event, budget)?),
             Mode::NonPrivate => Ok(true),
@@ -597,11 +741,11 @@ impl<R> PrivacyWall<R> {
         R: Sync,
         F: Fn(&R, &mut ContributionBuffer) + Sync,
     {
-        self.check_budget(self.event_per_release())?;
+        self.check_budget(self.event_per_release(), 1)?;
         let (blocks, diagnostics) = self.noised_blocks(spec, &statistic)?;
         let sigma = self.noise_multiplier();
         let rescaled = spec.rescaled_sensitivity() * self.scheme.sensitivity_factor();
-        let notes = self.notes(spec, sigma, rescaled, &blocks);
+        let notes = self.notes(spec, sigma, rescaled);
         let event = self.event_per_release().cloned();
         self.finish_release(label.into(), notes, event, blocks, diagnostics, sigma, 1)
     }
@@ -642,7 +786,7 @@ impl<R> PrivacyWall<R> {
             Some(e) => Some(e.clone().self_composed(runs)?),
             None => None,
         };
-        self.check_budget(event.as_ref())?;
+        self.check_budget(event.as_ref(), runs)?;
         let sigma = self.noise_multiplier();
         let mut total = ReleaseDiagnostics::default();
         let mut last = Vec::new();
@@ -660,7 +804,7 @@ impl<R> PrivacyWall<R> {
             last = release.blocks;
         }
         let rescaled = spec.rescaled_sensitivity() * self.scheme.sensitivity_factor();
-        let mut notes = self.notes(spec, sigma, rescaled, &last);
+        let mut notes = self.notes(spec, sigma, rescaled);
         notes.insert("releases".into(), format!("{runs} (one entry)"));
         self.finish_release(label.into(), notes, event, last, total, sigma, runs)?;
         Ok(())
@@ -673,8 +817,29 @@ impl<R> PrivacyWall<R> {
             self.batch.clear();
             return Ok(());
         }
-        self.scheme
-            .sample_into(self.records.len(), &mut self.sampling_rng, &mut self.batch)
+        let Some(slots) = &self.slots else {
+            return self.scheme.sample_into(
+                self.records.len(),
+                &mut self.sampling_rng,
+                &mut self.batch,
+                &mut self.epoch_order,
+            );
+        };
+        self.scheme.sample_into(
+            slots.len(),
+            &mut self.sampling_rng,
+            &mut self.batch,
+            &mut self.epoch_order,
+        )?;
+        // Drawn slots to records; an empty slot contributes nothing (as a zero statistic).
+        self.batch.retain_mut(|i| match slots[*i] {
+            Some(record) => {
+                *i = record;
+                true
+            }
+            None => false,
+        });
+        Ok(())
     }
 
     /// Whether malformed records are replaced by zero (private mode) or fail the release.
@@ -753,8 +918,16 @@ impl<R> PrivacyWall<R> {
         ))
     }
 
-    /// Refuses a release that would exceed the budget (nothing sampled, nothing charged).
-    fn check_budget(&self, event: Option<&PrivacyEvent>) -> Result<(), CoreError> {
+    /// Refuses `count` more releases that would exceed the budget (nothing sampled, nothing
+    /// charged): under planned accounting, more than the planned number; otherwise `event`
+    /// (their cost) against the ledger.
+    fn check_budget(&self, event: Option<&PrivacyEvent>, count: u64) -> Result<(), CoreError> {
+        if let Some(planned) = self.planned {
+            if self.releases.saturating_add(count) > planned {
+                return Err(self.exhausted());
+            }
+            return Ok(());
+        }
         if let (Mode::Private { budget, .. }, Some(event)) = (&self.mode, event)
             && self.ledger.would_exceed(event, budget)?
         {
@@ -781,6 +954,18 @@ impl<R> PrivacyWall<R> {
         count: u64,
     ) -> Result<Release, CoreError> {
         let index = self.releases;
+        if self.planned.is_some() {
+            // Charged up front: the plan's one log record gathers the diagnostics.
+            self.add_to_plan_log(diagnostics);
+            self.releases += count;
+            return Ok(Release {
+                index,
+                blocks,
+                diagnostics,
+                expected_batch_size: self.normaliser,
+                noise_multiplier: sigma,
+            });
+        }
         if let (Mode::Private { .. }, Some(event)) = (&self.mode, event) {
             self.ledger.record_entry(LedgerEntry {
                 label,
@@ -879,7 +1064,6 @@ impl<R> PrivacyWall<R> {
         spec: &ReleaseSpec,
         sigma: Option<f64>,
         rescaled: f64,
-        blocks: &[ReleasedBlock],
     ) -> BTreeMap<String, String> {
         let mut notes = BTreeMap::new();
         notes.insert(
@@ -940,17 +1124,19 @@ impl<R> PrivacyWall<R> {
             }
             .into(),
         );
-        let described: Vec<String> = blocks
+        let factor = self.scheme.sensitivity_factor();
+        let described: Vec<String> = spec
+            .blocks()
             .iter()
-            .zip(spec.blocks())
-            .map(|(b, s)| {
+            .map(|s| {
+                let sum_std = sigma.map_or(0.0, |sigma| s.bound() * sigma * rescaled);
                 format!(
                     "{}: {:?}, bound {:e}, sensitivity {:e}, noise std {:e}{}",
-                    b.name,
+                    s.name(),
                     s.shape(),
-                    b.bound,
-                    b.sensitivity,
-                    b.noise_std,
+                    s.bound(),
+                    factor * s.bound() / self.normaliser,
+                    sum_std / self.normaliser,
                     s.eigenvalue_floor()
                         .map_or(String::new(), |f| format!(", eigenvalue floor {f:e}"))
                 )

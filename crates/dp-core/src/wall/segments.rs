@@ -423,7 +423,7 @@ impl<R> PrivacyWall<R> {
                 "a segment release needs a vector or matrix block",
             ));
         }
-        self.check_budget(self.event_per_release())?;
+        self.check_budget(self.event_per_release(), 1)?;
         self.sample_batch()?;
         let replace = self.replaces_invalid();
         let factor = self.scheme.sensitivity_factor();
@@ -475,7 +475,7 @@ impl<R> PrivacyWall<R> {
             sensitivity: factor * block.bound() / expected,
             projection: None,
         }];
-        let mut notes = self.notes(spec, sigma, rescaled, &blocks);
+        let mut notes = self.notes(spec, sigma, rescaled);
         notes.insert(
             "contribution".into(),
             "disjoint runs per record (segment release), clipped jointly in L2 norm".into(),

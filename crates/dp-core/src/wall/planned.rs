@@ -1,0 +1,267 @@
+//! Planned accounting (one ledger entry for a whole planned run) and the cheap release path for
+//! tiny batches ([`PrivacyWall::release_into`]).
+
+use std::collections::BTreeMap;
+
+use dp_accountant::LedgerEntry;
+
+use super::{
+    BlockShape, ContributionBuffer, Mode, PrivacyWall, ReleaseDiagnostics, ReleaseRecord,
+    ReleaseSpec, accumulate, draw_noise,
+};
+use crate::error::CoreError;
+
+impl<R> PrivacyWall<R> {
+    /// The error of a refused release.
+    pub(super) fn exhausted(&self) -> CoreError {
+        match &self.mode {
+            Mode::Private { budget, .. } => CoreError::BudgetExhausted {
+                total_epsilon: budget.epsilon(),
+                total_delta: budget.delta(),
+            },
+            Mode::NonPrivate => CoreError::BudgetExhausted {
+                total_epsilon: f64::INFINITY,
+                total_delta: 1.0,
+            },
+        }
+    }
+
+    /// Charges the planned run (see [`super::WallBuilder::planned_run`]) as one ledger entry
+    /// within the budget and opens its one log record. Called once, by the builder.
+    pub(super) fn charge_plan(&mut self, label: String, releases: u64) -> Result<(), CoreError> {
+        let public_n = self.public_population.unwrap_or(self.records.len());
+        let steps = self.scheme.accounted_steps(public_n, releases)?;
+        let sigma = self.noise_multiplier();
+        let mut notes = BTreeMap::new();
+        notes.insert(
+            "mechanism".into(),
+            match sigma {
+                Some(_) => "Gaussian on the clipped sum of each release, rescale-noise-rescale \
+                            over the release's blocks (VIPS 003 Eq. 63)"
+                    .to_string(),
+                None => "non-private (epsilon = infinity): clipped sums, no noise".into(),
+            },
+        );
+        notes.insert(
+            "accounting".into(),
+            format!(
+                "planned: {releases} releases charged up front as one entry \
+                 (the per-release event composed {steps} times)"
+            ),
+        );
+        notes.insert("sampling".into(), format!("{:?}", self.scheme));
+        notes.insert(
+            "neighbouring".into(),
+            format!("{:?}", self.scheme.neighbouring()),
+        );
+        notes.insert(
+            "noise_multiplier".into(),
+            sigma.map_or("none".into(), |s| format!("{s:e}")),
+        );
+        notes.insert(
+            "normaliser".into(),
+            format!("{:e} (public expected batch size)", self.normaliser),
+        );
+        notes.insert(
+            "population".into(),
+            match (&self.slots, self.public_population) {
+                (Some(slots), _) => format!("{} (declared public population slots)", slots.len()),
+                (None, Some(n)) => format!("{n} (declared public)"),
+                (None, None) => format!("{} (record count)", self.records.len()),
+            },
+        );
+        if self.noise_scale != 1.0 && sigma.is_some() {
+            notes.insert(
+                "planted_bug".into(),
+                format!(
+                    "TESTS/AUDIT ONLY: noise drawn at {:e} x the declared std",
+                    self.noise_scale
+                ),
+            );
+        }
+        notes.insert(
+            "invalid_records".into(),
+            if sigma.is_some() {
+                "replaced by zero and counted (non-private diagnostic); the release is charged"
+            } else {
+                "fail the release (non-private mode)"
+            }
+            .into(),
+        );
+        notes.insert("rng".into(), self.rng_policy.describe());
+        if let Mode::Private { budget, .. } = &self.mode {
+            let event = self.scheme.run_event(
+                sigma.expect("private mode has a noise multiplier"),
+                public_n,
+                releases,
+            )?;
+            if self.ledger.would_exceed(&event, budget)? {
+                return Err(self.exhausted());
+            }
+            self.ledger.record_entry(LedgerEntry {
+                label,
+                event,
+                notes: notes.clone(),
+            })?;
+        }
+        self.log.push(ReleaseRecord {
+            index: 0,
+            private: sigma.is_some(),
+            notes,
+            clipped_records: 0,
+            replaced_records: 0,
+        });
+        self.planned = Some(releases);
+        Ok(())
+    }
+
+    /// Adds one release's diagnostics to the planned run's log record.
+    pub(super) fn add_to_plan_log(&mut self, diagnostics: ReleaseDiagnostics) {
+        if let Some(record) = self.log.first_mut() {
+            record.clipped_records += diagnostics.clipped_records;
+            record.replaced_records += diagnostics.replaced_records;
+        }
+    }
+
+    /// The number of releases charged up front by planned accounting
+    /// ([`super::WallBuilder::planned_run`]); `None` under per-release accounting.
+    pub fn planned_releases(&self) -> Option<u64> {
+        self.planned
+    }
+
+    /// The cheap release path for **tiny batches** (DP-SEP's one record per step): the same
+    /// release as [`Self::release`] (same sampling, clipping, replacement of failing records,
+    /// noise and normalisation, the same draws from the same streams), written into `out`
+    /// instead of a [`super::Release`]: the blocks' entries concatenated in spec order
+    /// (column-major for matrices). The statistic runs on the calling thread (no rayon), the
+    /// wall's buffers are reused (no allocation per release once the spec's shapes are known),
+    /// and no notes are formatted per release: under planned accounting nothing is written to
+    /// the ledger or the log per release (the diagnostics are summed into the plan's log
+    /// record); under per-release accounting the notes are built once per spec and the ledger
+    /// entry is labelled `release <index>`.
+    ///
+    /// For a batch of at most 64 records the output is bit-identical to [`Self::release`]'s
+    /// at the same seed.
+    ///
+    /// # Privacy
+    /// As [`Self::release`]: one release costs [`Self::event_per_release`] (or one of the
+    /// planned releases). The returned diagnostics are **not private**.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] for a spec with a symmetric block (use
+    /// [`Self::release`]); [`CoreError::DimensionMismatch`] if `out` is not as long as the
+    /// spec's entries; [`CoreError::BudgetExhausted`] as [`Self::release`] (nothing sampled,
+    /// `out` unchanged); in non-private mode, [`CoreError::InvalidContribution`].
+    ///
+    /// # Example
+    /// ```
+    /// use dp_core::{BlockSpec, PrivacyWall, ReleaseSpec, SamplingScheme};
+    /// let records: Vec<f64> = (0..100).map(f64::from).collect();
+    /// let mut wall = PrivacyWall::builder(records)
+    ///     .sampling(SamplingScheme::uniform_single())
+    ///     .epsilon_delta(1.0, 1e-5)
+    ///     .planned_run("DP-SEP run", 200)   // one ledger entry for all 200 releases
+    ///     .seed(3)
+    ///     .build()?;
+    /// let spec = ReleaseSpec::new(vec![BlockSpec::vector("factor", 2, 1.0)?])?;
+    /// let mut out = [0.0; 2];
+    /// for _ in 0..200 {
+    ///     wall.release_into(&spec, |x: &f64, buf| buf.dense(0).copy_from_slice(&[*x, 1.0]), &mut out)?;
+    /// }
+    /// assert_eq!(wall.ledger().len(), 1);
+    /// assert!(wall.release_into(&spec, |_: &f64, _| {}, &mut out).is_err()); // release 201
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn release_into<F>(
+        &mut self,
+        spec: &ReleaseSpec,
+        statistic: F,
+        out: &mut [f64],
+    ) -> Result<ReleaseDiagnostics, CoreError>
+    where
+        F: FnMut(&R, &mut ContributionBuffer),
+    {
+        let mut len = 0;
+        for block in spec.blocks() {
+            if let BlockShape::Symmetric { .. } = block.shape() {
+                return Err(CoreError::InvalidParameter {
+                    name: "release_into spec",
+                    value: block.stored_len() as f64,
+                    reason: "symmetric blocks are released by release(), not release_into()",
+                });
+            }
+            len += block.stored_len();
+        }
+        if out.len() != len {
+            return Err(CoreError::DimensionMismatch {
+                what: "release_into output",
+                expected: len,
+                found: out.len(),
+            });
+        }
+        self.check_budget(self.event_per_release(), 1)?;
+        self.sample_batch()?;
+        let mut fast = std::mem::take(&mut self.fast);
+        let replace = self.replaces_invalid();
+        let summed = accumulate::sequential_sums(
+            &self.records,
+            &self.batch,
+            spec,
+            statistic,
+            &mut fast.sums,
+            replace,
+        );
+        self.batch.clear();
+        // After an error the scratch is dropped (its sums may hold part of a batch).
+        let (clipped_records, replaced_records) = summed?;
+        let sigma = self.noise_multiplier();
+        let rescaled = spec.rescaled_sensitivity() * self.scheme.sensitivity_factor();
+        let expected = self.normaliser;
+        let mut offset = 0;
+        for (block, sum) in spec.blocks().iter().zip(fast.sums.sums()) {
+            let sum_std = sigma.map_or(0.0, |s| block.bound() * s * rescaled);
+            let drawn = self.drawn_std(sum_std);
+            draw_noise(&mut self.noise_rng, &mut fast.noise, sum.len(), drawn);
+            let dst = &mut out[offset..offset + sum.len()];
+            for ((o, s), z) in dst.iter_mut().zip(sum).zip(&fast.noise) {
+                *o = (s + drawn * z) / expected;
+            }
+            offset += sum.len();
+        }
+        let diagnostics = ReleaseDiagnostics {
+            clipped_records,
+            replaced_records,
+        };
+        if self.planned.is_some() {
+            self.add_to_plan_log(diagnostics);
+        } else {
+            if fast.notes.as_ref().is_none_or(|(s, _)| s != spec) {
+                fast.notes = Some((spec.clone(), self.notes(spec, sigma, rescaled)));
+            }
+            let notes = fast
+                .notes
+                .as_ref()
+                .map(|(_, n)| n.clone())
+                .unwrap_or_default();
+            let index = self.releases;
+            if let Mode::Private { event, .. } = &self.mode {
+                let event = event.clone();
+                self.ledger.record_entry(LedgerEntry {
+                    label: format!("release {index}"),
+                    event,
+                    notes: notes.clone(),
+                })?;
+            }
+            self.log.push(ReleaseRecord {
+                index,
+                private: sigma.is_some(),
+                notes,
+                clipped_records,
+                replaced_records,
+            });
+        }
+        self.releases += 1;
+        self.fast = fast;
+        Ok(diagnostics)
+    }
+}
