@@ -29,7 +29,7 @@ use dp_sep::limits;
 use dp_sep::mog::{Family, GibbsConfig, MogModel, Moments, compare, gibbs_posterior, try_generate};
 use dp_sep::sep::run_sep_observed;
 use dp_sep::{
-    DpSepConfig, Sampling, SepConfig, SepError, SepState, SepWall, WallPlan, run_dp_sep_observed,
+    DpSepConfig, FactorWall, Sampling, SepConfig, SepError, SepState, WallPlan, run_dp_sep_observed,
 };
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
@@ -258,11 +258,10 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
                 sampling: Sampling::IndependentUniform,
                 rng: rng_policy,
             };
-            let mut wall =
-                SepWall::new(data.points.clone(), &plan).map_err(flagged("--epsilon / --delta"))?;
+            let mut wall = FactorWall::new(data.points.clone(), &plan)
+                .map_err(flagged("--epsilon / --delta"))?;
             let config = DpSepConfig {
                 gamma,
-                clip,
                 epochs: args.epochs,
             };
             let (report, diagnostics) =

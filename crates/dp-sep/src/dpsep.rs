@@ -1,5 +1,5 @@
 //! DP-SEP (002 Algorithm 3): SEP whose posterior update is released through a
-//! [`FactorRelease`] and **written back**: the noised `theta_new` becomes the new factor
+//! [`FactorWall`] (`dp_core`'s privacy wall) and **written back**: the noised `theta_new` becomes the new factor
 //! `(theta_new - theta_0) / N` (clipped), so the noise reaches every later cavity and the final
 //! posterior. (The authors' PBP code computed the noised parameters and discarded them.)
 //!
@@ -17,24 +17,22 @@
 //! wall's: `(epsilon, delta)`-DP under replace-one neighbours for the whole run, with the sampler
 //! the accountant assumed.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use serde::{Deserialize, Serialize};
 
 use crate::error::{SepError, check_positive};
+use crate::factor::FactorWall;
 use crate::model::SepModel;
 use crate::sep::{
     SepState, StepCounts, check_fit, end_of_epoch, posterior_update, refresh_factor, usable_cavity,
 };
-use crate::wall::FactorRelease;
 
-/// Step size, clipping and length of a DP-SEP run.
+/// Step size and length of a DP-SEP run. The clip norm `C` is the wall's
+/// ([`crate::WallPlan::clip`], [`FactorWall::clip`]): one number, so the clip of the release
+/// and of the refreshed factor cannot disagree.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DpSepConfig {
     /// `gamma` of 002 Eq. 4.
     pub gamma: f64,
-    /// Clip norm `C` (must equal the wall's).
-    pub clip: f64,
     /// Epochs of `N` steps each (the wall must be planned for `epochs * N` releases).
     pub epochs: usize,
 }
@@ -79,46 +77,46 @@ pub struct DpSepDiagnostics {
 /// or skips a release, and no error carries a record-derived value.
 ///
 /// # Errors
-/// The wall's errors (budget used up); a released vector of the wrong length (a wall bug).
-pub fn dp_sep_step<M, W>(
+/// The wall's errors ([`dp_core::CoreError::BudgetExhausted`] after the planned releases); a
+/// wall whose statistic length is not the state's.
+pub fn dp_sep_step<M>(
     model: &M,
     state: &mut SepState,
-    wall: &mut W,
+    wall: &mut FactorWall<M::Record>,
     config: &DpSepConfig,
     counts: &mut StepCounts,
 ) -> Result<(), SepError>
 where
-    M: SepModel + Sync,
-    W: FactorRelease<M::Record> + ?Sized,
+    M: SepModel,
 {
-    let cavity = usable_cavity(model, state, counts);
-    let failed = AtomicU64::new(0);
-    let dim = cavity.len();
-    // The clipped statistic of one record. A record whose tilted moments cannot be computed or
-    // are non-finite contributes the zero vector (counted); the release still goes ahead and was
-    // accounted, and nothing about the record leaves this closure but the vector.
-    let statistic = |record: &M::Record| {
-        let mut tilted = vec![0.0; dim];
-        let ok = model.tilted(&cavity, record, &mut tilted);
-        let f: Vec<f64> = tilted.iter().zip(&cavity).map(|(t, c)| t - c).collect();
-        if ok && f.iter().all(|v| v.is_finite()) {
-            f
-        } else {
-            failed.fetch_add(1, Ordering::Relaxed);
-            vec![0.0; dim]
-        }
-    };
-    let noised = wall.release(&statistic)?;
-    if noised.len() != state.prior().len() {
+    if wall.dim() != state.prior().len() {
         return Err(SepError::DimensionMismatch {
             context: "released factor length",
             expected: state.prior().len(),
-            got: noised.len(),
+            got: wall.dim(),
         });
     }
-    counts.failed_tilted += failed.load(Ordering::Relaxed);
-    let theta_new = posterior_update(state, &noised, config.gamma);
-    if refresh_factor(state, &theta_new, Some(config.clip)) {
+    let cavity = usable_cavity(model, state, counts);
+    let mut failed = 0u64;
+    // One record's intermediate factor, written into the wall's zeroed buffer (the wall clips
+    // it). A record whose tilted moments cannot be computed contributes the zero vector
+    // (counted); a non-finite one is replaced by zero by the wall (counted there); either way
+    // the release goes ahead and was accounted, and nothing about the record leaves this
+    // closure but the vector.
+    let statistic = |record: &M::Record, out: &mut [f64]| {
+        if model.tilted(&cavity, record, out) {
+            out.iter_mut().zip(&cavity).for_each(|(t, c)| *t -= c);
+        } else {
+            out.iter_mut().for_each(|v| *v = 0.0);
+            failed += 1;
+        }
+    };
+    let clip = wall.clip();
+    let (noised, diagnostics) = wall.release(statistic)?;
+    counts.failed_tilted += failed + diagnostics.replaced_records;
+    counts.clipped_intermediate += diagnostics.clipped_records;
+    let theta_new = posterior_update(state, noised, config.gamma);
+    if refresh_factor(state, &theta_new, Some(clip)) {
         counts.clipped_factor += 1;
     }
     counts.steps += 1;
@@ -132,15 +130,14 @@ where
 /// # Errors
 /// [`SepError::InvalidParameter`] for `gamma` or `clip` out of range; dimension errors; the
 /// wall's errors (e.g. planned for fewer releases).
-pub fn run_dp_sep<M, W>(
+pub fn run_dp_sep<M>(
     model: &mut M,
     state: &mut SepState,
-    wall: &mut W,
+    wall: &mut FactorWall<M::Record>,
     config: &DpSepConfig,
 ) -> Result<(DpSepReport, DpSepDiagnostics), SepError>
 where
-    M: SepModel + Sync,
-    W: FactorRelease<M::Record> + ?Sized,
+    M: SepModel,
 {
     run_dp_sep_observed(model, state, wall, config, &mut |_, _| true)
 }
@@ -151,16 +148,15 @@ where
 /// # Errors
 /// As [`run_dp_sep`]; [`SepError::Interrupted`] when `observer` returns `false` (the releases
 /// made so far were accounted; nothing is returned).
-pub fn run_dp_sep_observed<M, W>(
+pub fn run_dp_sep_observed<M>(
     model: &mut M,
     state: &mut SepState,
-    wall: &mut W,
+    wall: &mut FactorWall<M::Record>,
     config: &DpSepConfig,
     observer: &mut crate::sep::EpochObserver<'_>,
 ) -> Result<(DpSepReport, DpSepDiagnostics), SepError>
 where
-    M: SepModel + Sync,
-    W: FactorRelease<M::Record> + ?Sized,
+    M: SepModel,
 {
     let n = state.n();
     check_fit(&*model, state, n)?;
@@ -171,14 +167,13 @@ where
             got: wall.population(),
         });
     }
-    check_positive("clip", config.clip)?;
+    let clip = check_positive("clip", wall.clip())?;
     crate::sep::SepConfig {
         gamma: config.gamma,
-        clip: Some(config.clip),
+        clip: Some(clip),
     }
     .validate(n)?;
     let mut counts = StepCounts::default();
-    let clipped_before = wall.clipped();
     for epoch in 0..config.epochs {
         for _ in 0..n {
             dp_sep_step(&*model, state, wall, config, &mut counts)?;
@@ -191,12 +186,11 @@ where
             });
         }
     }
-    counts.clipped_intermediate = wall.clipped() - clipped_before;
     let sigma = wall.noise_multiplier();
     Ok((
         DpSepReport {
             noise_multiplier: sigma,
-            theta_noise_std: sigma * 2.0 * config.gamma * config.clip / n as f64,
+            theta_noise_std: sigma * 2.0 * config.gamma * clip / n as f64,
             epsilon: wall.epsilon_spent()?,
             releases: wall.releases(),
             population: n,

@@ -74,6 +74,10 @@ pub enum SepError {
     /// An error from the privacy layer (wall, budget, noise).
     #[error("privacy: {0}")]
     Privacy(String),
+    /// An error from `dp_core`'s privacy wall, kept typed (e.g.
+    /// [`dp_core::CoreError::BudgetExhausted`] stays matchable).
+    #[error("privacy wall: {0}")]
+    Wall(#[from] dp_core::CoreError),
     /// A size implied by a flag, a header or a file exceeds a documented limit
     /// ([`crate::limits`]); refused before anything is allocated.
     #[error("{what} {detail}")]
@@ -108,6 +112,7 @@ impl SepError {
             self,
             Self::Interrupted { .. }
                 | Self::NoUsableStep { .. }
+                | Self::Wall(dp_core::CoreError::BudgetExhausted { .. })
                 | Self::InvalidNaturalParameters(_)
         )
     }

@@ -14,7 +14,7 @@
 //! ```
 //! use dp_core::RngPolicy;
 //! use dp_sep::mog::{Family, MogModel, generate};
-//! use dp_sep::{DpSepConfig, Sampling, SepState, SepWall, WallPlan, run_dp_sep};
+//! use dp_sep::{DpSepConfig, FactorWall, Sampling, SepState, WallPlan, run_dp_sep};
 //! use rand::SeedableRng;
 //!
 //! let mut rng = rand::rngs::ChaCha20Rng::seed_from_u64(0);
@@ -26,13 +26,14 @@
 //! factor[0] = -1.0 / 200.0;
 //! factor[4] = 1.0 / 200.0;
 //! let mut state = SepState::new(prior, factor, 200)?;
-//! let config = DpSepConfig { gamma: 1.0, clip: 1.0, epochs: 2 };
-//! // The wall owns the records; the whole run is accounted before any data is touched.
-//! // N = 200 is the generator's configured (public) size, not a count of the records.
-//! let plan = WallPlan { population: 200, dim: 8, epsilon: 1.0, delta: 1e-5, clip: config.clip,
+//! let config = DpSepConfig { gamma: 1.0, epochs: 2 };
+//! // dp-core's wall owns the records; the whole run is accounted before any data is touched.
+//! // N = 200 is the generator's configured (public) size, not a count of the records; the
+//! // clip norm C = 1 is the wall's and the run's.
+//! let plan = WallPlan { population: 200, dim: 8, epsilon: 1.0, delta: 1e-5, clip: 1.0,
 //!                       steps: 400, sampling: Sampling::IndependentUniform,
 //!                       rng: RngPolicy::OsEntropy };
-//! let mut wall = SepWall::new(data.points, &plan)?;
+//! let mut wall = FactorWall::new(data.points, &plan)?;
 //! // The report is publishable; the diagnostics (clip counts, ...) are not.
 //! let (report, _diagnostics) = run_dp_sep(&mut model, &mut state, &mut wall, &config)?;
 //! assert!(report.epsilon <= 1.0);
@@ -45,6 +46,7 @@ pub mod data;
 pub mod dpsep;
 pub mod ep;
 mod error;
+pub mod factor;
 pub mod limits;
 pub mod model;
 pub mod mog;
@@ -52,11 +54,10 @@ pub mod natural;
 pub mod pbp;
 pub mod sampling;
 pub mod sep;
-pub mod wall;
 
 pub use dpsep::{DpSepConfig, DpSepDiagnostics, DpSepReport, run_dp_sep, run_dp_sep_observed};
 pub use error::SepError;
+pub use factor::{FactorWall, WallPlan};
 pub use model::SepModel;
 pub use sampling::Sampling;
 pub use sep::{SepConfig, SepState, StepCounts};
-pub use wall::{CoreWall, FactorRelease, SepWall, WallPlan};

@@ -8,7 +8,9 @@ use dp_sep::ep::{EpState, run_adf, run_ep};
 use dp_sep::mog::{Family, GibbsConfig, MogModel, compare, generate, gibbs_posterior};
 use dp_sep::pbp::{Method, PbpConfig, run_pbp};
 use dp_sep::sep::run_sep;
-use dp_sep::{DpSepConfig, Sampling, SepConfig, SepError, SepState, SepWall, WallPlan, run_dp_sep};
+use dp_sep::{
+    DpSepConfig, FactorWall, Sampling, SepConfig, SepError, SepState, WallPlan, run_dp_sep,
+};
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
 
@@ -206,7 +208,7 @@ fn bad_configurations_are_typed_errors() {
         (1.0, 1e-5, 1.0, 0),
     ] {
         assert!(
-            SepWall::new(
+            FactorWall::new(
                 recs.clone(),
                 &WallPlan {
                     population: 10,
@@ -224,7 +226,7 @@ fn bad_configurations_are_typed_errors() {
         );
     }
     assert!(matches!(
-        SepWall::new(
+        FactorWall::new(
             Vec::<Vec<f64>>::new(),
             &WallPlan {
                 population: 10,
@@ -241,7 +243,7 @@ fn bad_configurations_are_typed_errors() {
     ));
     // A shuffled schedule must be whole epochs.
     assert!(
-        SepWall::new(
+        FactorWall::new(
             recs.clone(),
             &WallPlan {
                 population: 10,
@@ -257,7 +259,7 @@ fn bad_configurations_are_typed_errors() {
         .is_err()
     );
     // A wall planned for fewer releases than the run refuses to continue.
-    let mut wall = SepWall::new(
+    let mut wall = FactorWall::new(
         recs.clone(),
         &WallPlan {
             population: 10,
@@ -273,12 +275,11 @@ fn bad_configurations_are_typed_errors() {
     .unwrap();
     let dp = DpSepConfig {
         gamma: 1.0,
-        clip: 1.0,
         epochs: 1,
     };
     assert!(matches!(
         run_dp_sep(&mut model, &mut state, &mut wall, &dp),
-        Err(SepError::Privacy(_))
+        Err(SepError::Wall(dp_core::CoreError::BudgetExhausted { .. }))
     ));
 }
 
@@ -288,7 +289,7 @@ fn bad_configurations_are_typed_errors() {
 fn shuffled_epochs_are_accounted_without_amplification() {
     let recs = vec![0.0f64; 1000];
     let seeded = RngPolicy::Seeded { seed: 1 };
-    let uniform = SepWall::new(
+    let uniform = FactorWall::new(
         recs.clone(),
         &WallPlan {
             population: 1000,
@@ -302,7 +303,7 @@ fn shuffled_epochs_are_accounted_without_amplification() {
         },
     )
     .unwrap();
-    let shuffled = SepWall::new(
+    let shuffled = FactorWall::new(
         recs,
         &WallPlan {
             population: 1000,
@@ -316,7 +317,6 @@ fn shuffled_epochs_are_accounted_without_amplification() {
         },
     )
     .unwrap();
-    use dp_sep::FactorRelease;
     assert!(
         shuffled.noise_multiplier() > 3.0 * uniform.noise_multiplier(),
         "{} vs {}",

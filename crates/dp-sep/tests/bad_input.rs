@@ -245,7 +245,7 @@ fn step_counts_and_tiny_budgets_are_bounded() {
         sampling: dp_sep::Sampling::IndependentUniform,
         rng: dp_core::RngPolicy::Seeded { seed: 1 },
     };
-    let e = dp_sep::SepWall::new(vec![0u8; 10], &plan).unwrap_err();
+    let e = dp_sep::FactorWall::new(vec![0u8; 10], &plan).unwrap_err();
     assert!(
         matches!(
             e,
@@ -262,7 +262,7 @@ fn step_counts_and_tiny_budgets_are_bounded() {
         ..plan
     };
     assert!(matches!(
-        dp_sep::SepWall::new(vec![0u8; 10], &huge),
+        dp_sep::FactorWall::new(vec![0u8; 10], &huge),
         Err(SepError::TooLarge { .. })
     ));
 }

@@ -1,7 +1,7 @@
 //! End-to-end neighbouring tests (issue 16): from the public entry point a user calls (files on
 //! disk -> loading -> preprocessing -> the DP-SEP step's release), two neighbouring data sets
 //! under replace-one, the noise switched off through the wall's test seam
-//! (`SepWall::noise_free`) with every other source of randomness equal. Each release must move by
+//! (`FactorWall::noise_free`) with every other source of randomness equal. Each release must move by
 //! at most its declared sensitivity `2 gamma C / N` when the changed record is drawn, and not at
 //! all when it is not (the subsampling amplification relies on exactly that).
 
@@ -14,8 +14,7 @@ use dp_sep::data::uci::UciDataset;
 use dp_sep::dpsep::dp_sep_step;
 use dp_sep::natural::l2_norm;
 use dp_sep::pbp::{Labelled, PbpConfig, Prepared, Privacy, Scaling, prepare};
-use dp_sep::wall::FactorRelease;
-use dp_sep::{DpSepConfig, Sampling, SepModel, SepState, SepWall, StepCounts, WallPlan};
+use dp_sep::{DpSepConfig, FactorWall, Sampling, SepModel, SepState, StepCounts, WallPlan};
 
 const N: usize = 40;
 const N_TRAIN: usize = 32;
@@ -116,6 +115,7 @@ fn coupled_steps<M: SepModel + Sync>(
     b: Vec<M::Record>,
     changed: usize,
     config: &DpSepConfig,
+    clip: f64,
     steps: u64,
     seed: u64,
 ) -> (u64, f64)
@@ -123,7 +123,7 @@ where
     M::Record: Clone + std::fmt::Debug + Send,
 {
     let n = state.n();
-    let bound = 2.0 * config.gamma * config.clip / n as f64;
+    let bound = 2.0 * config.gamma * clip / n as f64;
     // Compared by its printed form, so that a NaN record is recognised too.
     let marker = format!("{:?}", b[changed]);
     let plan = WallPlan {
@@ -131,25 +131,24 @@ where
         dim: model.dim(),
         epsilon: 1.0,
         delta: 1e-5,
-        clip: config.clip,
+        clip,
         steps,
         sampling: Sampling::IndependentUniform,
         rng: RngPolicy::Seeded { seed },
     };
-    let mut wall_a = SepWall::noise_free(a, &plan).unwrap();
-    let mut wall_b = SepWall::noise_free(b.clone(), &plan).unwrap();
+    let mut wall_a = FactorWall::noise_free(a, &plan).unwrap();
+    let mut wall_b = FactorWall::noise_free(b.clone(), &plan).unwrap();
     // Same seed and records as `wall_b`: draws the same record at every step, and tells us which.
-    let mut probe = SepWall::noise_free(b, &plan).unwrap();
+    let mut probe = FactorWall::noise_free(b, &plan).unwrap();
     let mut state = state;
     let (mut drawn_changed, mut largest) = (0, 0.0f64);
     for step in 0..steps {
         let hit = AtomicBool::new(false);
         probe
-            .release(&|r: &M::Record| {
+            .release(|r: &M::Record, _| {
                 if format!("{r:?}") == marker {
                     hit.store(true, Ordering::Relaxed);
                 }
-                vec![0.0; model.dim()]
             })
             .unwrap();
         let mut sa = state.clone();
@@ -188,12 +187,11 @@ fn pbp_neighbours(tag: &str, edit: impl Fn(&mut Vec<[f64; 4]>)) {
     let (a, b): (Vec<Labelled>, Vec<Labelled>) = (pa.records, pb.records);
     let config = DpSepConfig {
         gamma: 5.0,
-        clip: 1.0,
         epochs: 1,
     };
     // 200 steps with q = 1/32: record 5 is drawn at least once except with probability
     // (31/32)^200 < 0.2%; the seed is fixed, so the test is deterministic.
-    let (drawn, largest) = coupled_steps(&model, state, a, b, 5, &config, 200, 11);
+    let (drawn, largest) = coupled_steps(&model, state, a, b, 5, &config, 1.0, 200, 11);
     assert!(drawn > 0, "the changed record was never drawn");
     assert!(largest > 0.0, "the changed record never changed a release");
 }
@@ -264,9 +262,9 @@ fn declared_population_alone_sets_sampling_and_accounting() {
         sampling: Sampling::IndependentUniform,
         rng: RngPolicy::Seeded { seed: 5 },
     };
-    let walls: Vec<SepWall<f64>> = [3usize, 10, 25]
+    let walls: Vec<FactorWall<f64>> = [3usize, 10, 25]
         .iter()
-        .map(|&n| SepWall::new((1..=n).map(|i| i as f64).collect(), &plan).unwrap())
+        .map(|&n| FactorWall::new((1..=n).map(|i| i as f64).collect(), &plan).unwrap())
         .collect();
     for w in &walls {
         assert_eq!(w.population(), 10);
@@ -277,11 +275,11 @@ fn declared_population_alone_sets_sampling_and_accounting() {
         );
     }
     for (n, seen_max) in [(3usize, 3), (25, 10)] {
-        let mut w = SepWall::noise_free((1..=n).map(|i| i as f64).collect(), &plan).unwrap();
+        let mut w = FactorWall::noise_free((1..=n).map(|i| i as f64).collect(), &plan).unwrap();
         let mut seen = std::collections::BTreeSet::new();
         let mut zeros = 0;
         for _ in 0..plan.steps {
-            let v = w.release(&|x: &f64| vec![*x]).unwrap()[0];
+            let v = w.release(|x: &f64, out| out[0] = *x).unwrap().0[0];
             if v == 0.0 {
                 zeros += 1;
             } else {
@@ -322,12 +320,12 @@ fn mog_neighbours(adversarial: Vec<f64>) {
     other[7] = adversarial;
     let config = DpSepConfig {
         gamma: 3.0,
-        clip: 0.5,
         epochs: 1,
     };
     // 300 steps with q = 1/60: record 7 is drawn at least once except with probability
     // (59/60)^300 < 0.7%; fixed seed, so deterministic.
-    let (drawn, largest) = coupled_steps(&model, state, data.points, other, 7, &config, 300, 4);
+    let (drawn, largest) =
+        coupled_steps(&model, state, data.points, other, 7, &config, 0.5, 300, 4);
     assert!(
         drawn > 0 && largest > 0.0,
         "drawn {drawn}, largest {largest}"

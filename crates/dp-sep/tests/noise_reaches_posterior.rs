@@ -8,11 +8,17 @@ use dp_core::RngPolicy;
 use dp_sep::dpsep::dp_sep_step;
 use dp_sep::mog::Family;
 use dp_sep::sep::sep_step;
-use dp_sep::{CoreWall, DpSepConfig, FactorRelease, SepConfig, SepWall, StepCounts, WallPlan};
+use dp_sep::{DpSepConfig, FactorWall, SepConfig, StepCounts, WallPlan};
 
-fn wall(records: Vec<Vec<f64>>, dim: usize, clip: f64, seed: u64, steps: u64) -> SepWall<Vec<f64>> {
+fn wall(
+    records: Vec<Vec<f64>>,
+    dim: usize,
+    clip: f64,
+    seed: u64,
+    steps: u64,
+) -> FactorWall<Vec<f64>> {
     let population = records.len();
-    SepWall::new(
+    FactorWall::new(
         records,
         &WallPlan {
             population,
@@ -35,11 +41,7 @@ fn noised_posterior_is_the_private_posterior() {
     let records = vec![vec![0.4, -0.7]; n];
     let (model, state) = common::mog_state(n, &[0.5, -0.3, 1.0, 0.2], Family::Full);
     let (gamma, clip) = (10.0, 100.0); // C large: nothing is clipped, the algebra is exact
-    let config = DpSepConfig {
-        gamma,
-        clip,
-        epochs: 1,
-    };
+    let config = DpSepConfig { gamma, epochs: 1 };
     let mut private = state.clone();
     let mut w = wall(records.clone(), 12, clip, 9, 1);
     dp_sep_step(
@@ -66,9 +68,7 @@ fn noised_posterior_is_the_private_posterior() {
 
     // The same wall seed with a zero statistic yields the noise alone.
     let mut noise_wall = wall(records, 12, clip, 9, 1);
-    let noise = noise_wall
-        .release(&|_: &Vec<f64>| vec![0.0; state.prior().len()])
-        .unwrap();
+    let noise = noise_wall.release(|_: &Vec<f64>, _| {}).unwrap().0.to_vec();
 
     let (p, q) = (private.posterior(), plain.posterior());
     let mut max_err = 0.0f64;
@@ -96,18 +96,11 @@ fn noise_persists_and_depends_on_the_noise_seed() {
     let records: Vec<Vec<f64>> = (0..n).map(|i| vec![(i % 5) as f64 * 0.3, -0.4]).collect();
     let config = DpSepConfig {
         gamma: 2.0,
-        clip: 1.0,
         epochs: 2,
     };
     let run = |seed: u64| {
         let (mut model, mut state) = common::mog_state(n, &[0.5, -0.3, 1.0, 0.2], Family::Diagonal);
-        let mut w = wall(
-            records.clone(),
-            8,
-            config.clip,
-            seed,
-            (config.epochs * n) as u64,
-        );
+        let mut w = wall(records.clone(), 8, 1.0, seed, (config.epochs * n) as u64);
         dp_sep::run_dp_sep(&mut model, &mut state, &mut w, &config).unwrap();
         state.posterior()
     };
@@ -125,37 +118,34 @@ fn noise_persists_and_depends_on_the_noise_seed() {
     );
 }
 
-/// `SepWall` and `dp_core::PrivacyWall` (via `CoreWall`) add noise of the same std `2 C sigma`:
-/// the sample variance of 200 x 20 pure-noise coordinates is within a 99.9% chi-square band.
+/// The wall adds noise of std `2 C sigma`: the sample variance of 200 x 20 pure-noise
+/// coordinates is within a 99.9% chi-square band, for both samplers.
 #[test]
-fn sep_wall_and_core_wall_add_the_same_noise() {
-    let records = vec![vec![0.0]; 30];
+fn the_wall_adds_noise_of_std_two_c_sigma() {
     let (clip, steps, dim) = (0.7, 200u64, 20);
-    let mut a = wall(records.clone(), dim, clip, 3, steps);
-    let mut b = CoreWall::new(
-        records,
-        dim,
-        1.0,
-        1e-5,
-        clip,
-        steps,
-        RngPolicy::Seeded { seed: 3 },
-    )
-    .unwrap();
-    let sigma_a = a.noise_multiplier();
-    let sigma_b = b.noise_multiplier();
-    assert!(
-        (sigma_a - sigma_b).abs() / sigma_a < 0.02,
-        "{sigma_a} vs {sigma_b}"
-    );
-    for (w, sigma) in [
-        (&mut a as &mut dyn FactorRelease<Vec<f64>>, sigma_a),
-        (&mut b, sigma_b),
+    for sampling in [
+        dp_sep::Sampling::IndependentUniform,
+        dp_sep::Sampling::ShuffledEpoch,
     ] {
+        let mut w = FactorWall::new(
+            vec![vec![0.0]; 40],
+            &WallPlan {
+                population: 40,
+                dim,
+                epsilon: 1.0,
+                delta: 1e-5,
+                clip,
+                steps,
+                sampling,
+                rng: RngPolicy::Seeded { seed: 3 },
+            },
+        )
+        .unwrap();
+        let sigma = w.noise_multiplier();
         let mut ss = 0.0;
         let mut count = 0.0;
         for _ in 0..steps {
-            for v in w.release(&|_: &Vec<f64>| vec![0.0; dim]).unwrap() {
+            for v in w.release(|_: &Vec<f64>, _| {}).unwrap().0 {
                 ss += v * v;
                 count += 1.0;
             }
@@ -164,13 +154,18 @@ fn sep_wall_and_core_wall_add_the_same_noise() {
         // 4000 dof: chi2/dof lies in [0.93, 1.07] with probability > 99.9%.
         assert!((0.93..1.07).contains(&ratio), "variance ratio {ratio}");
         assert!(w.epsilon_spent().unwrap() <= 1.0 + 1e-9);
+        // A planned wall refuses release T + 1, typed.
+        assert!(matches!(
+            w.release(|_: &Vec<f64>, _| {}),
+            Err(dp_sep::SepError::Wall(
+                dp_core::CoreError::BudgetExhausted { .. }
+            ))
+        ));
     }
-    // A planned wall refuses release T + 1.
-    assert!(a.release(&|_: &Vec<f64>| vec![0.0; dim]).is_err());
 }
 
-/// The whole DP-SEP run also works through `dp_core::PrivacyWall` (one ledger entry per step),
-/// and the run's epsilon stays within the budget.
+/// The whole DP-SEP run goes through `dp_core::PrivacyWall`: one labelled ledger entry for the
+/// planned run, every release made, the run's epsilon within the budget.
 #[test]
 fn full_run_through_the_core_wall() {
     let n = 20;
@@ -179,23 +174,32 @@ fn full_run_through_the_core_wall() {
     let before = state.posterior();
     let config = DpSepConfig {
         gamma: 1.0,
-        clip: 1.0,
         epochs: 2,
     };
-    let mut w = CoreWall::new(
+    let mut w = FactorWall::new(
         records,
-        before.len(),
-        2.0,
-        1e-5,
-        config.clip,
-        (config.epochs * n) as u64,
-        RngPolicy::Seeded { seed: 4 },
+        &WallPlan {
+            population: n,
+            dim: before.len(),
+            epsilon: 2.0,
+            delta: 1e-5,
+            clip: 1.0,
+            steps: (config.epochs * n) as u64,
+            sampling: dp_sep::Sampling::IndependentUniform,
+            rng: RngPolicy::Seeded { seed: 4 },
+        },
     )
     .unwrap();
     let (report, _) = dp_sep::run_dp_sep(&mut model, &mut state, &mut w, &config).unwrap();
     assert_eq!(report.releases, 40);
     assert!(report.epsilon <= 2.0 + 1e-9, "{}", report.epsilon);
-    assert!(w.ledger_json().unwrap().contains("release 39"));
+    let ledger = w.core().ledger();
+    assert_eq!(ledger.len(), 1);
+    assert!(
+        ledger.entries()[0]
+            .label
+            .starts_with("DP-SEP run: 40 releases")
+    );
     assert_ne!(state.posterior(), before);
 }
 

@@ -10,7 +10,7 @@ use dp_sep::mog::Family;
 use dp_sep::natural::l2_norm;
 use dp_sep::pbp::{Labelled, PbpModel};
 use dp_sep::sep::{intermediate_factor, posterior_update};
-use dp_sep::{DpSepConfig, SepModel, SepWall, StepCounts, WallPlan};
+use dp_sep::{DpSepConfig, FactorWall, SepModel, StepCounts, WallPlan};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
@@ -94,19 +94,18 @@ fn neighbouring_datasets_through_the_wall() {
         other[3] = vec![40.0, -70.0];
         let config = DpSepConfig {
             gamma: 4.0,
-            clip: 0.5,
             epochs: 1,
         };
         let mut out = Vec::new();
         for data in [base, other] {
-            let mut wall = SepWall::new(
+            let mut wall = FactorWall::new(
                 data,
                 &WallPlan {
                     population: n,
                     dim: model.dim(),
                     epsilon: 1.0,
                     delta: 1e-5,
-                    clip: config.clip,
+                    clip: 0.5,
                     steps: 1,
                     sampling: dp_sep::Sampling::IndependentUniform,
                     rng: RngPolicy::Seeded { seed },
@@ -140,7 +139,7 @@ fn neighbouring_datasets_through_the_wall() {
                 .map(|(a, b)| a - b)
                 .collect::<Vec<_>>(),
         );
-        let bound = 2.0 * config.gamma * config.clip / n as f64;
+        let bound = 2.0 * config.gamma * 0.5 / n as f64;
         assert!(
             moved <= bound * (1.0 + 1e-9),
             "posterior moved {moved} > {bound}"

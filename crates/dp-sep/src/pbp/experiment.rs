@@ -14,10 +14,10 @@ use crate::data::{BoxClipCounts, Dataset, PublicRanges, Standardizer};
 use crate::dpsep::{DpSepConfig, DpSepReport, run_dp_sep_observed};
 use crate::ep::{EpState, run_adf, run_ep};
 use crate::error::SepError;
+use crate::factor::{FactorWall, WallPlan};
 use crate::sampling::Sampling;
 use crate::sep::SepState;
 use crate::sep::{SepConfig, StepCounts, run_sep_observed};
-use crate::wall::{SepWall, WallPlan};
 
 /// The inference method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -268,7 +268,6 @@ pub fn run_pbp_observed(
             })?;
             let dp = DpSepConfig {
                 gamma: config.gamma.unwrap_or(n as f64),
-                clip,
                 epochs: config.epochs,
             };
             let plan = WallPlan {
@@ -281,7 +280,7 @@ pub fn run_pbp_observed(
                 sampling: config.sampling,
                 rng: privacy.rng,
             };
-            let mut wall = SepWall::new(recs, &plan)?;
+            let mut wall = FactorWall::new(recs, &plan)?;
             let mut state = state0;
             let (r, diagnostics) =
                 run_dp_sep_observed(&mut model, &mut state, &mut wall, &dp, observer)?;

@@ -1,0 +1,282 @@
+//! DP-SEP's release on `dp_core`'s privacy wall: one record's intermediate factor, clipped to
+//! `C` and noised by [`dp_core::PrivacyWall`], for a planned run.
+//!
+//! A [`FactorWall`] is a [`dp_core::PrivacyWall`] built from a public [`WallPlan`] plus the one
+//! release spec DP-SEP uses (a vector block of the model's natural-parameter length with bound
+//! `C = plan.clip`). Everything private happens in the wall: the sampler
+//! ([`dp_core::SamplingScheme::UniformSingle`] or [`dp_core::SamplingScheme::ShuffledEpoch`]),
+//! the declared population ([`dp_core::WallBuilder::population_slots`]), the clipping, the
+//! replacement of a failing statistic by zero, the noise, and the accounting (planned:
+//! [`dp_core::WallBuilder::planned_run`], one ledger entry charged before any record is
+//! touched). This module only forwards; it has no sampler, RNG, clip or noise of its own. The
+//! clip `C` exists once, in the plan: the DP-SEP step reads it from the wall.
+//!
+//! # Privacy
+//! Under **replace-one** neighbours of the `N = plan.population` slots: each release is the
+//! Gaussian mechanism on one record's statistic clipped to L2 norm `C` (sensitivity `2C`),
+//! noise std `sigma * 2C`. [`Sampling::IndependentUniform`] is a size-1 fixed-size subsample,
+//! accounted as `FixedSizeSubsampledGaussian { m: 1, n: N }` (Wang, Balle & Kasiviswanathan
+//! 2019) composed `T` times; [`Sampling::ShuffledEpoch`] uses every slot exactly once per epoch
+//! and is accounted **without amplification** as one replace-one Gaussian per epoch, composed
+//! over the epochs. See [`dp_core::PrivacyWall`] for what is not covered (the diagnostics, a
+//! seeded RNG, floating-point noise).
+
+use dp_core::wall::ReleaseDiagnostics;
+use dp_core::{BlockSpec, PrivacyWall, ReleaseSpec, RngPolicy, SamplingScheme};
+
+use crate::error::SepError;
+use crate::sampling::Sampling;
+
+/// The public plan of a [`FactorWall`]: everything it needs besides the records. All of it is
+/// declared by the caller, none of it is computed from the records.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WallPlan {
+    /// Declared public population size `N`: the accountant's `q = 1/N` (and the epoch length of
+    /// a shuffled schedule). Never the realised number of records (see [`FactorWall::new`]).
+    pub population: usize,
+    /// Length of the released statistic (the model's natural-parameter length).
+    pub dim: usize,
+    /// Budget epsilon.
+    pub epsilon: f64,
+    /// Budget delta.
+    pub delta: f64,
+    /// Clip norm `C`: the wall's per-record bound and DP-SEP's factor clip (one number).
+    pub clip: f64,
+    /// Planned releases `T`.
+    pub steps: u64,
+    /// The sampler.
+    pub sampling: Sampling,
+    /// Noise and sampling RNG.
+    pub rng: RngPolicy,
+}
+
+impl Sampling {
+    /// The wall's sampling scheme for this sampler.
+    pub fn scheme(self) -> SamplingScheme {
+        match self {
+            Self::IndependentUniform => SamplingScheme::UniformSingle,
+            Self::ShuffledEpoch => SamplingScheme::ShuffledEpoch,
+        }
+    }
+}
+
+fn check_plan<R>(records: &[R], plan: &WallPlan) -> Result<(), SepError> {
+    if records.is_empty() {
+        return Err(SepError::EmptyData("the wall needs at least one record"));
+    }
+    crate::error::check_positive("clip", plan.clip)?;
+    for (name, v) in [
+        ("steps", plan.steps),
+        ("population", plan.population as u64),
+        ("dim", plan.dim as u64),
+    ] {
+        if v == 0 {
+            return Err(SepError::InvalidParameter {
+                name,
+                value: 0.0,
+                reason: "must be >= 1",
+            });
+        }
+    }
+    if plan.sampling == Sampling::ShuffledEpoch
+        && !plan.steps.is_multiple_of(plan.population as u64)
+    {
+        return Err(SepError::InvalidParameter {
+            name: "steps",
+            value: plan.steps as f64,
+            reason: "a shuffled schedule must consist of whole epochs",
+        });
+    }
+    // The wall keeps one slot index per member of the declared population.
+    crate::limits::check_bytes(
+        &format!("population N = {}", plan.population),
+        "the wall's population slots",
+        (plan.population as u128).saturating_mul(std::mem::size_of::<Option<usize>>() as u128),
+        crate::limits::MAX_DATA_BYTES,
+    )?;
+    crate::limits::check_bytes(
+        &format!("statistic length {}", plan.dim),
+        "the released statistic",
+        crate::limits::f64_bytes(plan.dim as u128)
+            .saturating_mul(u128::from(crate::limits::PARAMETER_COPIES)),
+        crate::limits::MAX_MODEL_BYTES,
+    )?;
+    Ok(())
+}
+
+/// Refuses a budget below [`crate::limits::MIN_EPSILON`] (and anything not finite and `> 0`).
+fn check_epsilon(epsilon: f64) -> Result<(), SepError> {
+    crate::error::check_positive("epsilon", epsilon)?;
+    if epsilon < crate::limits::MIN_EPSILON {
+        return Err(SepError::InvalidParameter {
+            name: "epsilon",
+            value: epsilon,
+            reason: "below the smallest budget a private run accepts (1e-4, dp_sep::limits::MIN_EPSILON): the noise would drown every release",
+        });
+    }
+    Ok(())
+}
+
+/// DP-SEP's planned run on a [`dp_core::PrivacyWall`] (see the [module documentation](self)).
+///
+/// # Example
+/// ```
+/// use dp_core::RngPolicy;
+/// use dp_sep::{FactorWall, Sampling, WallPlan};
+/// let records: Vec<f64> = (0..100).map(|i| i as f64).collect();
+/// let plan = WallPlan { population: 100, dim: 2, epsilon: 1.0, delta: 1e-5, clip: 1.0, steps: 200,
+///                       sampling: Sampling::IndependentUniform, rng: RngPolicy::Seeded { seed: 1 } };
+/// let mut wall = FactorWall::new(records, &plan)?;
+/// // The statistic writes one record's factor into a zeroed slice; the wall clips it to
+/// // norm 1 and adds noise.
+/// let (noised, _diagnostics) = wall.release(|x: &f64, out| out[0] = *x)?;
+/// assert_eq!(noised.len(), 2);
+/// assert!(wall.epsilon_spent()? <= 1.0);
+/// assert_eq!(wall.core().ledger().len(), 1); // the whole run, charged up front
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+#[derive(Debug)]
+pub struct FactorWall<R> {
+    wall: PrivacyWall<R>,
+    spec: ReleaseSpec,
+    clip: f64,
+    population: usize,
+    out: Vec<f64>,
+}
+
+impl<R> FactorWall<R> {
+    /// A wall over `records` for `plan.steps` releases of statistics of length `plan.dim`
+    /// clipped to `plan.clip`, within `(plan.epsilon, plan.delta)`, for the declared population
+    /// `plan.population`. The noise multiplier is calibrated for the plan and the whole run is
+    /// charged to the ledger here, before any record is touched.
+    ///
+    /// # Privacy
+    /// Only the declared `N = plan.population` enters the accountant, the sampler and the
+    /// output. The records fill `N` slots ([`dp_core::WallBuilder::population_slots`]): with
+    /// fewer records the spare slots are empty (a draw of one releases the zero vector plus
+    /// noise); with more, a secret uniformly random subset of `N` records fills them. Either way
+    /// each release draws from the `N` slots, so the accountant's event holds for every
+    /// realised count.
+    ///
+    /// # Errors
+    /// [`SepError::InvalidParameter`] for `epsilon` below [`crate::limits::MIN_EPSILON`] or not
+    /// finite, `clip <= 0`, `steps == 0`, `population == 0`, `dim == 0`, or a shuffled schedule
+    /// that is not whole epochs; [`SepError::EmptyData`] for no records; [`SepError::TooLarge`]
+    /// for a population or statistic above the limits of [`crate::limits`];
+    /// [`SepError::Wall`] for the wall's errors (an invalid delta, an unreachable budget).
+    pub fn new(records: Vec<R>, plan: &WallPlan) -> Result<Self, SepError> {
+        check_epsilon(plan.epsilon)?;
+        Self::build(records, plan, false)
+    }
+
+    /// The same wall **without noise**: the same sampler (from `plan.rng`), the same slots,
+    /// clipping, replacement of failing statistics and release path, but the noise drawn is
+    /// zero ([`dp_core::WallBuilder`]'s test seam). The seam the end-to-end neighbouring tests
+    /// use to compare the noise-free released values of two neighbouring data sets with all
+    /// other randomness equal.
+    ///
+    /// # Privacy
+    /// None: the ledger and [`Self::epsilon_spent`] describe the plan, not what was released.
+    ///
+    /// # Errors
+    /// As [`Self::new`].
+    #[doc(hidden)]
+    pub fn noise_free(records: Vec<R>, plan: &WallPlan) -> Result<Self, SepError> {
+        Self::build(records, plan, true)
+    }
+
+    fn build(records: Vec<R>, plan: &WallPlan, noise_free: bool) -> Result<Self, SepError> {
+        check_plan(&records, plan)?;
+        let mut builder = PrivacyWall::builder(records)
+            .sampling(plan.sampling.scheme())
+            .population_slots(plan.population)
+            .epsilon_delta(plan.epsilon, plan.delta)
+            .planned_run(
+                format!(
+                    "DP-SEP run: {} releases of one record's factor clipped to C = {}",
+                    plan.steps, plan.clip
+                ),
+                plan.steps,
+            )
+            .rng(plan.rng);
+        if noise_free {
+            builder = builder.noise_free_for_tests();
+        }
+        let wall = builder.build()?;
+        let spec = ReleaseSpec::new(vec![BlockSpec::vector("factor", plan.dim, plan.clip)?])?;
+        Ok(Self {
+            wall,
+            spec,
+            clip: plan.clip,
+            population: plan.population,
+            out: vec![0.0; plan.dim],
+        })
+    }
+
+    /// One release: draws a slot, lets `statistic` write its record's factor into a zeroed
+    /// slice of length `dim` (an empty slot writes nothing), clips it to `C`, adds
+    /// `N(0, (2 C sigma)^2 I)` and returns it with the release's diagnostics (not private).
+    ///
+    /// # Privacy
+    /// A statistic with a non-finite entry is replaced by zero by the wall (counted in the
+    /// diagnostics' `replaced_records`); the release is made and charged as any other.
+    ///
+    /// # Errors
+    /// [`SepError::Wall`] with [`dp_core::CoreError::BudgetExhausted`] after the planned
+    /// releases.
+    pub fn release<F>(&mut self, mut statistic: F) -> Result<(&[f64], ReleaseDiagnostics), SepError>
+    where
+        F: FnMut(&R, &mut [f64]),
+    {
+        let diagnostics = self.wall.release_into(
+            &self.spec,
+            |record, buf| statistic(record, buf.dense(0)),
+            &mut self.out,
+        )?;
+        Ok((&self.out, diagnostics))
+    }
+
+    /// The clip norm `C` (the wall's bound; DP-SEP clips its refreshed factor to it too).
+    pub fn clip(&self) -> f64 {
+        self.clip
+    }
+
+    /// The length of the released statistic.
+    pub fn dim(&self) -> usize {
+        self.out.len()
+    }
+
+    /// The noise multiplier `sigma` (noise std / replace-one sensitivity `2C`).
+    pub fn noise_multiplier(&self) -> f64 {
+        self.wall.noise_multiplier().unwrap_or(0.0)
+    }
+
+    /// Epsilon of the planned run at the budget's delta (charged up front).
+    ///
+    /// # Errors
+    /// [`SepError::Wall`] if the accountant fails.
+    pub fn epsilon_spent(&self) -> Result<f64, SepError> {
+        Ok(self.wall.spent_epsilon()?)
+    }
+
+    /// Releases made so far.
+    pub fn releases(&self) -> u64 {
+        self.wall.releases_made()
+    }
+
+    /// The declared population size `N` the accountant assumed (public).
+    pub fn population(&self) -> usize {
+        self.population
+    }
+
+    /// Clipped and replaced statistics over all releases: **not private** (the data owner's
+    /// diagnostics).
+    pub fn diagnostics(&self) -> ReleaseDiagnostics {
+        self.wall.total_diagnostics()
+    }
+
+    /// The underlying wall (ledger, release log, budget).
+    pub fn core(&self) -> &PrivacyWall<R> {
+        &self.wall
+    }
+}
