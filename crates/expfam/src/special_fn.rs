@@ -1,4 +1,5 @@
-//! Guarded special functions: `digamma`, `trigamma`, `ln_gamma`.
+//! Special functions: guarded `digamma`, `trigamma`, `ln_gamma`; the logistic `sigmoid` and
+//! `softplus`.
 //!
 //! These wrap the `special` crate (0.14) and never call it outside its domain: `special`'s
 //! `digamma` recurses once per unit step towards `x > 8`, so on `-inf` or a large negative
@@ -127,6 +128,48 @@ pub fn ln_gamma(x: f64) -> Result<f64> {
         return Ok(f64::INFINITY);
     }
     Ok(ln_gamma_pos(x))
+}
+
+/// The logistic function `sigmoid(z) = 1 / (1 + e^-z)`, the one implementation in the workspace.
+///
+/// Stable for every `z`: for `z < 0` it is evaluated as `e^z / (1 + e^z)`, so large negative
+/// arguments keep full relative precision (no `1 - tiny` cancellation) and nothing overflows.
+/// `sigmoid(+-inf)` is `1` / `0`; NaN propagates. Infallible, so there is no `# Errors` section.
+///
+/// # Example
+/// ```
+/// assert_eq!(expfam::sigmoid(0.0), 0.5);
+/// assert!((expfam::sigmoid(-800.0)).abs() < 1e-300); // underflows to 0, never NaN
+/// assert!((expfam::sigmoid(-30.0) / (-30f64).exp() - 1.0).abs() < 1e-12);
+/// assert_eq!(expfam::sigmoid(f64::INFINITY), 1.0);
+/// ```
+#[inline]
+pub fn sigmoid(z: f64) -> f64 {
+    if z >= 0.0 {
+        1.0 / (1.0 + (-z).exp())
+    } else {
+        let e = z.exp();
+        e / (1.0 + e)
+    }
+}
+
+/// `softplus(z) = ln(1 + e^z)`, the Bernoulli log-partition, stable for every `z`
+/// (`z + ln(1 + e^-z)` for `z > 0`, so large arguments neither overflow nor lose `ln_1p`'s
+/// precision). NaN propagates. Infallible, so there is no `# Errors` section.
+///
+/// # Example
+/// ```
+/// assert!((expfam::softplus(0.0) - 2f64.ln()).abs() < 1e-16);
+/// assert_eq!(expfam::softplus(1000.0), 1000.0);
+/// assert!((expfam::softplus(-40.0) / (-40f64).exp() - 1.0).abs() < 1e-12);
+/// ```
+#[inline]
+pub fn softplus(z: f64) -> f64 {
+    if z > 0.0 {
+        z + (-z).exp().ln_1p()
+    } else {
+        z.exp().ln_1p()
+    }
 }
 
 #[cfg(test)]

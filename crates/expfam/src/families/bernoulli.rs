@@ -2,30 +2,12 @@
 
 use crate::check;
 use crate::error::{ExpFamError, Result};
+use crate::special_fn::{sigmoid, softplus};
 use crate::traits::{Entropy, ExponentialFamily, KlDivergence, SufficientStatistics};
 use nalgebra::DVector;
 use rand::Rng;
 use rand::RngExt;
 use rand_distr::Distribution;
-
-/// `softplus(z) = ln(1 + e^z)`, stable for all `z`.
-pub(crate) fn softplus(z: f64) -> f64 {
-    if z > 0.0 {
-        z + (-z).exp().ln_1p()
-    } else {
-        z.exp().ln_1p()
-    }
-}
-
-/// `sigmoid(z) = 1 / (1 + e^-z)`, stable for all `z`.
-pub(crate) fn sigmoid(z: f64) -> f64 {
-    if z >= 0.0 {
-        1.0 / (1.0 + (-z).exp())
-    } else {
-        let e = z.exp();
-        e / (1.0 + e)
-    }
-}
 
 /// `Bernoulli(pi)`, stored by its logit `eta = ln(pi / (1 - pi))` so that probabilities near 0 or 1
 /// keep full relative precision (the SBN's hidden units, 000 Sec. 7).

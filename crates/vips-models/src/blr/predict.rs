@@ -5,6 +5,9 @@ use expfam::MvGaussian;
 
 use super::{BlrRecord, Features};
 
+/// The logistic function: a re-export of [`expfam::sigmoid`], the one implementation.
+pub use expfam::sigmoid;
+
 /// `p(y = 1 | x, D) ~ sigmoid(kappa(s^2) mu_a)` with `mu_a = mu^T x`, `s^2 = x^T Sigma x` and
 /// `kappa(s^2) = (1 + pi s^2 / 8)^-1/2` (MacKay 1992; Bishop, PRML Eq. 4.153-4.155): the
 /// posterior covariance widens the predictive toward 1/2.
@@ -33,16 +36,6 @@ pub fn predict_all(posterior: &MvGaussian, records: &[BlrRecord]) -> Vec<f64> {
         .iter()
         .map(|r| predict_probability(posterior, r.features()))
         .collect()
-}
-
-/// The logistic function, stable for large `|t|`.
-pub fn sigmoid(t: f64) -> f64 {
-    if t >= 0.0 {
-        1.0 / (1.0 + (-t).exp())
-    } else {
-        let e = t.exp();
-        e / (1.0 + e)
-    }
 }
 
 /// Area under the ROC curve (Mann-Whitney U with mid-ranks for ties); `None` unless both

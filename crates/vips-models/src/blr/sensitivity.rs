@@ -36,7 +36,11 @@ pub const S1_BOUND: f64 = 0.5;
 pub const S2_BOUND: f64 = 0.25;
 
 /// `<xi_n> = E[PG(1, c)]` with `c = sqrt((x^T mu)^2 + x^T Sigma x)` (000 Eq. 36), from
-/// `polya_gamma::mean`; always in `(0, 1/4]`.
+/// `polya_gamma::mean`; in `(0, 1/4]` for every `c >= 0` (`0` at `c = +inf`).
+///
+/// The one PG(1, c) mean of the models: the SBN's E-step (000 Eq. 53) uses it too. A NaN `c`
+/// (a bug upstream) gives NaN, which the wall refuses as a non-finite contribution, rather than a
+/// plausible value that would hide the bug.
 ///
 /// # Example
 /// ```

@@ -2,21 +2,8 @@
 //! coordinate updates (000 Eq. 55-56).
 
 use super::model::SbnNatural;
-
-/// Logistic sigmoid, stable for any finite input.
-pub(crate) fn sigmoid(x: f64) -> f64 {
-    if x >= 0.0 {
-        1.0 / (1.0 + (-x).exp())
-    } else {
-        let e = x.exp();
-        e / (1.0 + e)
-    }
-}
-
-/// `E[PG(1, c)]`, clamped to its range `(0, 1/4]` (the bound the sensitivities rely on).
-pub(crate) fn pg1_mean(c: f64) -> f64 {
-    polya_gamma::mean(1.0, c).unwrap_or(0.25).clamp(0.0, 0.25)
-}
+use crate::blr::expected_xi as pg1_mean;
+use expfam::sigmoid;
 
 /// The local posterior of one record: `p_k = q(z_nk = 1)` and `xi_j = <xi0_nj>`.
 #[derive(Clone, Debug, Default)]

@@ -3,8 +3,8 @@
 
 use rayon::prelude::*;
 
-use super::estep::sigmoid;
 use super::{BinaryImage, Sbn, SbnNatural};
+use expfam::sigmoid;
 
 /// Pixel-wise reconstruction accuracy (000 Sec. 7.1): each test image's `q(z_n)` from the E-step,
 /// reconstruction probabilities `sigma(<W> <z_n> + <c>)`, thresholded at 1/2, compared with the

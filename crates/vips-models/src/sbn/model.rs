@@ -10,9 +10,10 @@ use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::estep::{LocalPosterior, pg1_mean};
+use super::estep::LocalPosterior;
 use super::tpbn::Tpbn;
 use super::{BinaryImage, GRelease, SbnBounds, SbnConfig, SbnError, SbnStatistics};
+use crate::blr::expected_xi as pg1_mean;
 use crate::engine::{EngineError, VipsModel};
 
 /// The global variational parameters: natural parameters of `q(w_j) = N(mu_j, Sigma_j)`

@@ -5,8 +5,8 @@ use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 use rand_distr::{Bernoulli, Distribution, Normal};
 
-use super::estep::sigmoid;
 use super::{BinaryImage, SbnNatural};
+use expfam::sigmoid;
 
 /// A sigmoid belief network with known parameters.
 #[derive(Clone, Debug, PartialEq)]
