@@ -57,6 +57,6 @@ pub use families::gamma::Gamma;
 pub use families::gaussian::{GaussianMean, GaussianNatural, MvGaussian};
 pub use families::gig::{Gig, GigSampler};
 pub use natural::{Clipped, NaturalParameters};
-pub use special_fn::{digamma, ln_gamma, sigmoid, softplus, trigamma};
+pub use special_fn::{digamma, digamma_fast, ln_gamma, sigmoid, softplus, trigamma};
 pub use svi::SviSchedule;
 pub use traits::{Entropy, ExponentialFamily, KlDivergence, SufficientStatistics};

@@ -1,9 +1,11 @@
 //! Special functions for the LDA hot loops.
 //!
-//! `ln_gamma` and the non-hot `digamma` calls go through `expfam`'s guarded functions. The E-step
-//! calls digamma `K + 1` times per fixed-point iteration per document, so it uses
-//! [`digamma_fast`]: the same recurrence and asymptotic series as `special`/`expfam`, written as a
-//! loop instead of a recursion (tested against `expfam::digamma` in the unit tests).
+//! Every `f64` digamma is `expfam`'s: `ln_gamma` and the non-hot `digamma` calls go through its
+//! guarded functions, and the `f64` hot paths call [`expfam::digamma_fast`] (a few ulps of
+//! `expfam::digamma`, NaN outside the domain). What lives here is different in kind: `f32`,
+//! branch-free kernels ([`exp32`], [`digamma32`]) that vectorise inside the `pulp` SIMD loops of the
+//! E-step and topic matrix, accurate to about `1e-5` (below the `f32` rounding those loops work
+//! at), and tested against `expfam`'s `f64` functions.
 
 /// `digamma(x)` via `expfam`'s guarded function (NaN outside the domain instead of an error).
 #[inline]
@@ -15,64 +17,6 @@ pub(crate) fn digamma(x: f64) -> f64 {
 #[inline]
 pub(crate) fn ln_gamma(x: f64) -> f64 {
     expfam::ln_gamma(x).unwrap_or(f64::NAN)
-}
-
-/// Digamma for `x > 0`: shift to `x >= 6` with `psi(x) = psi(x + 1) - 1/x`, then the asymptotic
-/// series `ln x - 1/(2x) - sum B_2n / (2n x^2n)` (absolute error below 1e-14 for `x >= 6`).
-/// Returns NaN for `x <= 0` or NaN (never loops on bad input), `+inf` for `+inf`.
-#[inline]
-pub(crate) fn digamma_fast(x: f64) -> f64 {
-    if x.is_nan() || x <= 0.0 {
-        return f64::NAN;
-    }
-    if x == f64::INFINITY {
-        return f64::INFINITY;
-    }
-    // psi(x) = psi(x + 6) - sum_{i<6} 1/(x + i), the sum as P'(x)/P(x) with P = prod (x + i):
-    // one division instead of six. Skipped (not needed) for x >= 6.
-    let (y, shift) = if x < 6.0 {
-        let (mut p, mut dp) = (1.0, 0.0);
-        let mut xi = x;
-        for _ in 0..6 {
-            dp = dp * xi + p;
-            p *= xi;
-            xi += 1.0;
-        }
-        (x + 6.0, dp / p)
-    } else {
-        (x, 0.0)
-    };
-    let q = 1.0 / y;
-    let q2 = q * q;
-    let series = q2
-        * (1.0 / 12.0
-            - q2 * (1.0 / 120.0
-                - q2 * (1.0 / 252.0
-                    - q2 * (1.0 / 240.0 - q2 * (1.0 / 132.0 - q2 * (691.0 / 32760.0))))));
-    y.ln() - 0.5 * q - series - shift
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fast_digamma_matches_expfam() {
-        let mut x = 1e-6;
-        while x < 1e7 {
-            let a = digamma_fast(x);
-            let b = digamma(x);
-            assert!(
-                (a - b).abs() <= 1e-12 * b.abs().max(1.0),
-                "x = {x}: {a} vs {b}"
-            );
-            x *= 1.37;
-        }
-        assert!(digamma_fast(0.0).is_nan());
-        assert!(digamma_fast(-1.0).is_nan());
-        assert!(digamma_fast(f64::NAN).is_nan());
-        assert_eq!(digamma_fast(f64::INFINITY), f64::INFINITY);
-    }
 }
 
 /// `exp(x)` in `f32` by Cody-Waite range reduction and a degree-6 polynomial, branch-free so that
@@ -142,7 +86,9 @@ fn ln32(y: f32) -> f32 {
     e as f32 * std::f32::consts::LN_2 + 2.0 * atanh
 }
 
-/// `digamma(x)` in `f32` for `0 < x <= 1e5`, branch-free (vectorisable): always
+/// `digamma(x)` in `f32` for `0 < x <= 1e5`, branch-free (vectorisable): not a copy of
+/// [`expfam::digamma_fast`] but an `f32` kernel for the SIMD loops (fewer series terms, a shift by 6,
+/// an `f32` logarithm), tested against `expfam::digamma` below. Always
 /// `psi(x) = psi(x + 6) - P'(x)/P(x)` with `P = prod_{i<6} (x + i)`, then the asymptotic series at
 /// `x + 6`. Absolute error below 1e-5 on `(1e-6, 1e5]` (tested); the E-step's `gamma` values
 /// lie in `[alpha, alpha + N_d]`, and documents longer than `1e5` tokens use the `f64` path.
