@@ -71,9 +71,6 @@ pub enum SepError {
     /// An error from the privacy accountant.
     #[error("accountant: {0}")]
     Accountant(#[from] dp_accountant::AccountantError),
-    /// An error from the privacy layer (wall, budget, noise).
-    #[error("privacy: {0}")]
-    Privacy(String),
     /// An error from `dp_core`'s privacy wall, kept typed (e.g.
     /// [`dp_core::CoreError::BudgetExhausted`] stays matchable).
     #[error("privacy wall: {0}")]
