@@ -10,14 +10,9 @@
 //! `1 - F(y) = cosh(z) pi sum (-1)^n (n + 1/2) e^{-l_n y} / l_n`, `l_n = (n+1/2)^2 pi^2/2 + z^2/2`.
 
 use crate::series::{HALF_LN_2PI, MAX_TERMS};
-use crate::special_fn::{ln_gamma, ln_norm_cdf, log_add_exp};
+use crate::special_fn::{ln_cosh, ln_gamma, ln_norm_cdf, log_add_exp};
 
 const PI: f64 = core::f64::consts::PI;
-
-/// `ln cosh(u)`, `u >= 0`.
-fn ln_cosh(u: f64) -> f64 {
-    u + (-2.0 * u).exp().ln_1p() - core::f64::consts::LN_2
-}
 
 /// `ln P(n)` certificate (see [`crate::series`]): `a_m` decreases for all `m >= n` at every
 /// point `<= y` once `ln P(n) < 2 (2n+1+h) / y`.

@@ -23,24 +23,20 @@
 //! `k` with `|phi(omega_k)| < 1e-19`; it is capped at 2 million terms.
 
 use crate::complex::Complex;
+use crate::special_fn::ln_cosh;
 
 /// Cap on Fourier terms.
 const MAX_TERMS: u64 = 2_000_000;
-
-/// `ln cosh(u)` for real `u >= 0`.
-fn ln_cosh_real(u: f64) -> f64 {
-    u + (-2.0 * u).exp().ln_1p() - core::f64::consts::LN_2
-}
 
 /// `ln E[e^{s X}]` for `s < d_1 = pi^2/2 + z^2/2` (negative `s`: the Laplace transform).
 fn ln_mgf(b: f64, z: f64, s: f64) -> f64 {
     let quarter_z2 = 0.25 * z * z;
     let inner = if 0.5 * s <= quarter_z2 {
-        ln_cosh_real((quarter_z2 - 0.5 * s).sqrt())
+        ln_cosh((quarter_z2 - 0.5 * s).sqrt())
     } else {
         (0.5 * s - quarter_z2).sqrt().cos().ln()
     };
-    b * (ln_cosh_real(0.5 * z) - inner)
+    b * (ln_cosh(0.5 * z) - inner)
 }
 
 /// Fourier evaluator for one `(b, z)`.

@@ -1,5 +1,9 @@
 //! Small special functions in log space: log normal CDF, log regularised upper incomplete
-//! gamma, log-sum-exp.
+//! gamma, log-add-exp, log cosh.
+//!
+//! These stay private to this crate on purpose: `polya-gamma` is a leaf sampler crate whose only
+//! numeric dependency is `special`, and taking `expfam` (nalgebra, rayon, serde) for a two-line
+//! `log_add_exp` would be the wrong way round. Within the crate each function has one home here.
 
 use special::Error as _;
 
@@ -43,6 +47,12 @@ pub(crate) fn log_add_exp(a: f64, b: f64) -> f64 {
         return f64::NEG_INFINITY;
     }
     hi + (lo - hi).exp().ln_1p()
+}
+
+/// `ln cosh(u)` for `u >= 0` without overflow: `u + ln(1 + e^{-2u}) - ln 2`.
+#[inline]
+pub(crate) fn ln_cosh(u: f64) -> f64 {
+    u + (-2.0 * u).exp().ln_1p() - core::f64::consts::LN_2
 }
 
 /// `ln Q(a, y)`, the log of the regularised upper incomplete gamma function, `a > 0`, `y >= 0`.
@@ -115,6 +125,27 @@ mod tests {
         let a = ln_norm_cdf(-36.999_999_999);
         let b = ln_norm_cdf(-37.000_000_001);
         assert!((a - b).abs() < 1e-6);
+    }
+
+    #[test]
+    fn ln_cosh_values() {
+        for &u in &[0.0, 1e-3, 0.5, 3.0, 20.0] {
+            let want = f64::cosh(u).ln();
+            assert!((ln_cosh(u) - want).abs() <= 1e-15 * want.max(1.0), "u={u}");
+        }
+        // cosh(800) overflows; ln cosh(800) = 800 - ln 2 to working precision.
+        assert_eq!(ln_cosh(800.0), 800.0 - core::f64::consts::LN_2);
+    }
+
+    #[test]
+    fn log_add_exp_values() {
+        assert!((log_add_exp(0.0, 0.0) - 2f64.ln()).abs() < 1e-16);
+        assert_eq!(log_add_exp(f64::NEG_INFINITY, 3.0), 3.0);
+        assert_eq!(
+            log_add_exp(f64::NEG_INFINITY, f64::NEG_INFINITY),
+            f64::NEG_INFINITY
+        );
+        assert!((log_add_exp(1000.0, 999.0) - (1000.0 + (-1f64).exp().ln_1p())).abs() < 1e-12);
     }
 
     #[test]
