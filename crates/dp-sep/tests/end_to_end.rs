@@ -116,6 +116,7 @@ fn coupled_steps<M: SepModel + Sync>(
     changed: usize,
     config: &DpSepConfig,
     clip: f64,
+    sampling: Sampling,
     steps: u64,
     seed: u64,
 ) -> (u64, f64)
@@ -133,7 +134,7 @@ where
         delta: 1e-5,
         clip,
         steps,
-        sampling: Sampling::IndependentUniform,
+        sampling,
         rng: RngPolicy::Seeded { seed },
     };
     let mut wall_a = FactorWall::noise_free(a, &plan).unwrap();
@@ -191,7 +192,18 @@ fn pbp_neighbours(tag: &str, edit: impl Fn(&mut Vec<[f64; 4]>)) {
     };
     // 200 steps with q = 1/32: record 5 is drawn at least once except with probability
     // (31/32)^200 < 0.2%; the seed is fixed, so the test is deterministic.
-    let (drawn, largest) = coupled_steps(&model, state, a, b, 5, &config, 1.0, 200, 11);
+    let (drawn, largest) = coupled_steps(
+        &model,
+        state,
+        a,
+        b,
+        5,
+        &config,
+        1.0,
+        Sampling::IndependentUniform,
+        200,
+        11,
+    );
     assert!(drawn > 0, "the changed record was never drawn");
     assert!(largest > 0.0, "the changed record never changed a release");
 }
@@ -300,6 +312,10 @@ fn declared_population_alone_sets_sampling_and_accounting() {
 /// configured size `N` public) through coupled noise-free DP-SEP steps: one point replaced by
 /// an adversarial one moves each release by at most `2 gamma C / N`, and only when drawn.
 fn mog_neighbours(adversarial: Vec<f64>) {
+    mog_neighbours_sampled(adversarial, Sampling::IndependentUniform, 300);
+}
+
+fn mog_neighbours_sampled(adversarial: Vec<f64>, sampling: Sampling, steps: u64) -> u64 {
     use dp_sep::mog::{Family, MogModel, generate};
     let n = 60;
     let data = generate(
@@ -322,14 +338,33 @@ fn mog_neighbours(adversarial: Vec<f64>) {
         gamma: 3.0,
         epochs: 1,
     };
-    // 300 steps with q = 1/60: record 7 is drawn at least once except with probability
+    // Independent draws, 300 steps with q = 1/60: record 7 is drawn at least once except with probability
     // (59/60)^300 < 0.7%; fixed seed, so deterministic.
-    let (drawn, largest) =
-        coupled_steps(&model, state, data.points, other, 7, &config, 0.5, 300, 4);
+    let (drawn, largest) = coupled_steps(
+        &model,
+        state,
+        data.points,
+        other,
+        7,
+        &config,
+        0.5,
+        sampling,
+        steps,
+        4,
+    );
     assert!(
         drawn > 0 && largest > 0.0,
         "drawn {drawn}, largest {largest}"
     );
+    drawn
+}
+
+/// The shuffled epoch through the same wall: over two epochs the changed record is drawn
+/// exactly once per epoch, each time moving the release by at most `2 gamma C / N`.
+#[test]
+fn mog_shuffled_epochs_draw_the_changed_record_once_per_epoch() {
+    let drawn = mog_neighbours_sampled(vec![1e9, -1e12], Sampling::ShuffledEpoch, 120);
+    assert_eq!(drawn, 2);
 }
 
 #[test]

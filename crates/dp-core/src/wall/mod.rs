@@ -601,7 +601,9 @@ impl<R> PrivacyWall<R> {
     ///
     /// # Privacy
     /// Public under replace-one (fixed-size and single-draw sampling), where neighbours have the
-    /// same count. **Private under add/remove-one** (Poisson sampling): it differs by one between
+    /// same count. With [`WallBuilder::population_slots`] the public size is the declared `N`
+    /// ([`Self::public_population`]); the realised count is then not used by anything that
+    /// leaves the wall and should not be published. **Private under add/remove-one** (Poisson sampling): it differs by one between
     /// neighbouring datasets and is not covered by the guarantee, so it must not be published
     /// or used in a released number; use the declared [`Self::public_population`] instead
     /// ([`WallBuilder::public_population_size`]).
@@ -745,7 +747,11 @@ impl<R> PrivacyWall<R> {
         let (blocks, diagnostics) = self.noised_blocks(spec, &statistic)?;
         let sigma = self.noise_multiplier();
         let rescaled = spec.rescaled_sensitivity() * self.scheme.sensitivity_factor();
-        let notes = self.notes(spec, sigma, rescaled);
+        // Under planned accounting the run's notes were written once, at build.
+        let notes = match self.planned {
+            Some(_) => BTreeMap::new(),
+            None => self.notes(spec, sigma, rescaled),
+        };
         let event = self.event_per_release().cloned();
         self.finish_release(label.into(), notes, event, blocks, diagnostics, sigma, 1)
     }
