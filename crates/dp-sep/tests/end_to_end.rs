@@ -338,8 +338,8 @@ fn mog_neighbours_sampled(adversarial: Vec<f64>, sampling: Sampling, steps: u64)
         gamma: 3.0,
         epochs: 1,
     };
-    // Independent draws, 300 steps with q = 1/60: record 7 is drawn at least once except with probability
-    // (59/60)^300 < 0.7%; fixed seed, so deterministic.
+    // Independent draws, 300 steps with q = 1/60: record 7 is drawn at least once except
+    // with probability (59/60)^300 < 0.7%; fixed seed, so deterministic.
     let (drawn, largest) = coupled_steps(
         &model,
         state,
