@@ -14,11 +14,11 @@
 //!
 //! # Example
 //! ```
-//! use expfam::{Dirichlet, ExponentialFamily, NaturalParameters, SviSchedule};
+//! use expfam::{Dirichlet, ExponentialFamily, NaturalParameters};
 //! let prior = Dirichlet::new(vec![0.1; 4]).unwrap();
 //! let lambda = prior.natural();
 //! let lambda_hat = prior.posterior(&[3.0, 0.0, 1.0, 0.0]).unwrap().natural();
-//! let rho = SviSchedule::new(1.0, 0.7).unwrap().rho(5);
+//! let rho = (1.0f64 + 5.0).powf(-0.7); // a Robbins-Monro step (tau0 = 1, kappa = 0.7, t = 5)
 //! let updated = Dirichlet::from_natural(&lambda.damped_toward(&lambda_hat, rho).unwrap()).unwrap();
 //! assert!(updated.alpha()[0] > 0.1);
 //! ```
@@ -32,7 +32,6 @@ mod families;
 mod linalg;
 mod natural;
 mod special_fn;
-mod svi;
 mod traits;
 
 pub use bessel::{
@@ -58,5 +57,4 @@ pub use families::gaussian::{GaussianMean, GaussianNatural, MvGaussian};
 pub use families::gig::{Gig, GigSampler};
 pub use natural::{Clipped, NaturalParameters};
 pub use special_fn::{digamma, digamma_fast, ln_gamma, sigmoid, softplus, trigamma};
-pub use svi::SviSchedule;
 pub use traits::{Entropy, ExponentialFamily, KlDivergence, SufficientStatistics};

@@ -8,7 +8,7 @@
 //! interpolation `(1 - rho) lambda + rho lambda_hat` of stochastic variational inference.
 //!
 //! These operations are pure arithmetic: whether the result is still a valid member of the family
-//! is checked by the family's `from_natural` (or the Gaussian `cavity`/`include` helpers).
+//! is checked by the family's `from_natural` (or the Gaussians' `check_proper`).
 
 use crate::error::{ExpFamError, Result};
 use nalgebra::DVector;
@@ -142,8 +142,9 @@ pub trait NaturalParameters: Clone + Sized {
 
     /// The damped (SVI) step `(1 - rho) * self + rho * target`, `rho` in `[0, 1]`.
     ///
-    /// With `rho_t` from [`SviSchedule`](crate::SviSchedule) this is the stochastic variational update
-    /// `lambda <- (1 - rho_t) lambda + rho_t lambda_hat` (Hoffman et al. 2013); in DP-SEP the same
+    /// With a Robbins-Monro `rho_t = (tau0 + t)^-kappa` (the VIPS engine's `StepSize`) this is the
+    /// stochastic variational update `lambda <- (1 - rho_t) lambda + rho_t lambda_hat` (Hoffman et
+    /// al. 2013); in DP-SEP the same
     /// convex combination with `rho = gamma / N` updates the shared factor.
     ///
     /// # Errors

@@ -1,8 +1,8 @@
-//! Natural-parameter algebra: cavity then inclusion returns the original, clipping, damping, SVI.
+//! Natural-parameter algebra: cavity then inclusion returns the original, clipping, damping.
 
 use expfam::{
     DiagGaussianNatural, Dirichlet, ExpFamError, ExponentialFamily, GaussianNatural, MvGaussian,
-    NaturalParameters, SviSchedule,
+    NaturalParameters,
 };
 use nalgebra::{DMatrix, DVector};
 use proptest::prelude::*;
@@ -25,8 +25,9 @@ proptest! {
     fn cavity_then_inclusion_full(seed in 0u64..10_000, d in 1usize..6, frac in 0.0f64..0.99) {
         let q = gaussian(d, seed).natural();
         let f = q.scale(frac);
-        let cavity = q.cavity(&f).unwrap();
-        let back = cavity.include(&f).unwrap();
+        let cavity = q.try_sub(&f).unwrap();
+        prop_assert!(cavity.is_proper());
+        let back = cavity.try_add(&f).unwrap();
         let err = back.try_sub(&q).unwrap().l2_norm();
         prop_assert!(err <= 1e-12 * (1.0 + q.l2_norm()), "err={err:e}");
     }
@@ -37,7 +38,9 @@ proptest! {
         let var = DVector::from_fn(d, |i, _| 0.5 + i as f64);
         let q = DiagGaussianNatural::from_moments(&DVector::from_vec(m), &var).unwrap();
         let f = q.scale(frac);
-        let back = q.cavity(&f).unwrap().include(&f).unwrap();
+        let cavity = q.try_sub(&f).unwrap();
+        prop_assert!(cavity.is_proper());
+        let back = cavity.try_add(&f).unwrap();
         prop_assert!(back.try_sub(&q).unwrap().l2_norm() <= 1e-12 * (1.0 + q.l2_norm()));
     }
 
@@ -89,12 +92,16 @@ fn full_gaussian_clip_uses_frobenius_norm() {
 #[test]
 fn improper_cavity_is_a_typed_error() {
     let q = gaussian(3, 7).natural();
-    let err = q.cavity(&q.scale(1.5)).unwrap_err();
+    let err = q
+        .try_sub(&q.scale(1.5))
+        .unwrap()
+        .check_proper()
+        .unwrap_err();
     assert_eq!(err, ExpFamError::NotPositiveDefinite { name: "precision" });
     let dq = DiagGaussianNatural::from_moments(&DVector::zeros(2), &DVector::from_element(2, 1.0))
         .unwrap();
     assert!(matches!(
-        dq.cavity(&dq).unwrap_err(),
+        dq.try_sub(&dq).unwrap().check_proper().unwrap_err(),
         ExpFamError::NotPositiveDefinite { .. }
     ));
     // Dimension mismatch.
@@ -114,14 +121,4 @@ fn sep_update_round_trip() {
     let refreshed = theta.try_sub(&theta0).unwrap().scale(1.0 / n);
     assert!(refreshed.try_sub(&theta_f).unwrap().l2_norm() < 1e-13);
     assert!(theta.is_proper());
-}
-
-#[test]
-fn svi_schedule() {
-    let s = SviSchedule::new(64.0, 0.7).unwrap();
-    assert!((s.rho(0) - 64f64.powf(-0.7)).abs() < 1e-16);
-    assert!((s.rho(36) - 100f64.powf(-0.7)).abs() < 1e-16);
-    assert!(SviSchedule::new(-1.0, 0.7).is_err());
-    assert!(SviSchedule::new(1.0, 1.1).is_err());
-    assert!(SviSchedule::new(1.0, f64::NAN).is_err());
 }

@@ -21,7 +21,7 @@ use std::f64::consts::PI;
 /// let q = DiagGaussianNatural::from_moments(&DVector::from_vec(vec![1.0]), &DVector::from_vec(vec![0.5])).unwrap();
 /// assert_eq!(q.eta1()[0], 2.0);
 /// assert_eq!(q.eta2()[0], -1.0);
-/// assert!(q.cavity(&q.scale(1.5)).is_err());
+/// assert!(q.try_sub(&q.scale(1.5)).unwrap().check_proper().is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DiagGaussianNatural {
@@ -109,26 +109,6 @@ impl DiagGaussianNatural {
     /// [`ExpFamError::NotPositiveDefinite`] if some precision is not positive.
     pub fn to_moments(&self) -> Result<DiagGaussian> {
         DiagGaussian::from_natural(self)
-    }
-
-    /// The EP cavity `self - factor`, required to be proper.
-    ///
-    /// # Errors
-    /// [`ExpFamError::DimensionMismatch`], [`ExpFamError::NotPositiveDefinite`].
-    pub fn cavity(&self, factor: &Self) -> Result<Self> {
-        let c = self.try_sub(factor)?;
-        c.check_proper()?;
-        Ok(c)
-    }
-
-    /// Inclusion `self + factor`, required to be proper.
-    ///
-    /// # Errors
-    /// As [`DiagGaussianNatural::cavity`].
-    pub fn include(&self, factor: &Self) -> Result<Self> {
-        let c = self.try_add(factor)?;
-        c.check_proper()?;
-        Ok(c)
     }
 }
 

@@ -14,9 +14,9 @@ use std::f64::consts::PI;
 /// (the sufficient statistics are `x` and `x x^T`; 000 Eq. 41-42, 002 Sec. 3).
 ///
 /// Values of this type need not be a proper distribution: EP site factors and their
-/// differences can have an indefinite precision. [`GaussianNatural::check_proper`] (and the
-/// [`cavity`](GaussianNatural::cavity) / [`include`](GaussianNatural::include) helpers) check that
-/// the precision `-2 eta2` is positive definite.
+/// differences can have an indefinite precision. [`GaussianNatural::check_proper`] checks that
+/// the precision `-2 eta2` is positive definite (e.g. after forming an EP cavity with
+/// [`NaturalParameters::try_sub`]).
 ///
 /// As a [`NaturalParameters`] vector it is flattened as `eta1` followed by `eta2` in column-major
 /// order (all `d^2` entries), so its L2 norm is `sqrt(|eta1|^2 + |eta2|_F^2)`.
@@ -28,11 +28,12 @@ use std::f64::consts::PI;
 /// let q = GaussianNatural::from_moments(DVector::from_vec(vec![1.0, 2.0]), DMatrix::identity(2, 2) * 0.5).unwrap();
 /// assert!((q.precision() - DMatrix::identity(2, 2) * 2.0).norm() < 1e-14);
 /// let f = q.scale(0.25);
-/// let cavity = q.cavity(&f).unwrap();
-/// let back = cavity.include(&f).unwrap();
+/// let cavity = q.try_sub(&f).unwrap();
+/// assert!(cavity.is_proper());
+/// let back = cavity.try_add(&f).unwrap();
 /// assert!((back.eta1() - q.eta1()).norm() < 1e-15);
 /// // Removing more than the whole posterior leaves an improper cavity: a typed error.
-/// assert!(q.cavity(&q.scale(2.0)).is_err());
+/// assert!(q.try_sub(&q.scale(2.0)).unwrap().check_proper().is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GaussianNatural {
@@ -119,27 +120,6 @@ impl GaussianNatural {
     /// [`ExpFamError::NotPositiveDefinite`] if the precision is not positive definite.
     pub fn to_moments(&self) -> Result<MvGaussian> {
         MvGaussian::from_natural(self)
-    }
-
-    /// The EP cavity `q / f`: `self - factor`, required to be proper.
-    ///
-    /// # Errors
-    /// [`ExpFamError::DimensionMismatch`]; [`ExpFamError::NotPositiveDefinite`] if the cavity's
-    /// precision is not positive definite.
-    pub fn cavity(&self, factor: &Self) -> Result<Self> {
-        let c = self.try_sub(factor)?;
-        c.check_proper()?;
-        Ok(c)
-    }
-
-    /// Inclusion `q * f`: `self + factor`, required to be proper.
-    ///
-    /// # Errors
-    /// As [`GaussianNatural::cavity`].
-    pub fn include(&self, factor: &Self) -> Result<Self> {
-        let c = self.try_add(factor)?;
-        c.check_proper()?;
-        Ok(c)
     }
 }
 
