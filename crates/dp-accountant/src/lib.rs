@@ -54,3 +54,8 @@ pub use error::AccountantError;
 pub use events::{Neighbouring, PrivacyEvent};
 pub use ledger::{Accountant, LEDGER_FORMAT, LedgerEntry};
 pub use orders::{Orders, dp_accounting_default_orders};
+
+/// The README's examples, compiled and run as doctests so the README stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -75,3 +75,8 @@ pub use wall::{
     BlockShape, BlockSpec, BlockValue, ContributionBuffer, NoiseSetting, PrivacyWall, Release,
     ReleaseRecord, ReleaseSpec, ReleasedBlock, WallBuilder, calibrate_noise_multiplier,
 };
+
+/// The README's examples, compiled and run as doctests so the README stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
