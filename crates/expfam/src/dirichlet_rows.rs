@@ -18,7 +18,7 @@ const PAR_COLUMNS: usize = 128;
 
 fn validate(lambda: &DMatrix<f64>) -> Result<()> {
     check::min_len("lambda rows", lambda.nrows(), 1)?;
-    check::min_len("lambda columns", lambda.ncols(), 2)?;
+    check::min_len("lambda columns", lambda.ncols(), 1)?;
     check::all_positive("lambda", lambda.as_slice())
 }
 
@@ -66,7 +66,8 @@ fn row_sums(lambda: &DMatrix<f64>) -> Vec<f64> {
 /// `E[ln theta] = psi(alpha) - psi(sum alpha)` for one Dirichlet (e.g. LDA's per-document `gamma_d`).
 ///
 /// # Errors
-/// [`ExpFamError::TooShort`](crate::ExpFamError::TooShort) for fewer than 2 entries; NaN, infinite or
+/// [`ExpFamError::TooShort`](crate::ExpFamError::TooShort) for no entries (one entry is the point mass
+/// at `theta = 1`: `E[ln theta] = 0`, as LDA with one topic needs); NaN, infinite or
 /// non-positive entries give [`ExpFamError::NonFinite`](crate::ExpFamError::NonFinite) /
 /// [`ExpFamError::OutOfDomain`](crate::ExpFamError::OutOfDomain).
 ///
@@ -94,7 +95,7 @@ pub fn dirichlet_expectation(alpha: &[f64]) -> Result<Vec<f64>> {
 /// assert!((out[1] + 1.0 / 2.0 + 1.0 / 3.0).abs() < 1e-14); // psi(2) - psi(4)
 /// ```
 pub fn dirichlet_expectation_into(alpha: &[f64], out: &mut [f64]) -> Result<()> {
-    check::min_len("alpha", alpha.len(), 2)?;
+    check::min_len("alpha", alpha.len(), 1)?;
     check::same_len("out", alpha.len(), out.len())?;
     check::all_positive("alpha", alpha)?;
     let s: f64 = alpha.iter().sum();
@@ -122,7 +123,7 @@ pub fn dirichlet_expectation_into(alpha: &[f64], out: &mut [f64]) -> Result<()> 
 /// Row-wise `E[ln beta_kv] = psi(lambda_kv) - psi(sum_v lambda_kv)` for a `K x V` matrix.
 ///
 /// # Errors
-/// As [`dirichlet_expectation`], for any entry; fewer than 2 columns or no rows is
+/// As [`dirichlet_expectation`], for any entry; no columns or no rows is
 /// [`ExpFamError::TooShort`](crate::ExpFamError::TooShort).
 ///
 /// # Example

@@ -64,3 +64,23 @@ fn dominant_entries_keep_full_relative_precision() {
         assert!(((e[(0, 0)] - want) / want).abs() < 1e-12, "{}", e[(0, 0)]);
     }
 }
+
+/// One component is the point mass at `theta = 1` (LDA with one topic): `E[ln theta] = 0` and the
+/// KL to any symmetric prior is 0. No components is still an error.
+#[test]
+fn one_component_is_a_point_mass() {
+    assert_eq!(dirichlet_expectation(&[3.5]).unwrap(), vec![0.0]);
+    let l = DMatrix::from_column_slice(2, 1, &[0.7, 40.0]);
+    assert_eq!(
+        dirichlet_expectation_rows(&l).unwrap().as_slice(),
+        &[0.0, 0.0]
+    );
+    assert_eq!(
+        dirichlet_kl_rows_to_symmetric(&l, 0.3).unwrap().as_slice(),
+        &[0.0, 0.0]
+    );
+    assert!(matches!(
+        dirichlet_expectation(&[]),
+        Err(ExpFamError::TooShort { .. })
+    ));
+}

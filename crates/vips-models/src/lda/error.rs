@@ -29,6 +29,10 @@ pub enum LdaError {
     /// A data error (resampling, loading).
     #[error(transparent)]
     Data(#[from] DataError),
+    /// A Dirichlet computation of `expfam` refused its input (a non-positive or non-finite
+    /// variational parameter).
+    #[error(transparent)]
+    ExpFam(#[from] expfam::ExpFamError),
     /// A size over a documented limit (see [`crate::limits`]).
     #[error(transparent)]
     Limit(#[from] crate::limits::LimitError),

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::estep::{DocScratch, infer_document};
-use super::special_fns::{digamma, ln_gamma};
+use super::special_fns::ln_gamma;
 use super::{LdaConfig, LdaError, Topics};
 use crate::data::Document;
 
@@ -87,13 +87,10 @@ pub fn perplexity_bound(
         .par_iter()
         .map_init(
             || (DocScratch::new(k), vec![0.0; k]),
-            |(s, elog_theta), doc| {
+            |(s, elog_theta), doc| -> Result<f64, LdaError> {
                 infer_document(&expected, cfg, doc, s);
                 let total: f64 = s.gamma.iter().sum();
-                let dt = digamma(total);
-                for (e, &g) in elog_theta.iter_mut().zip(&s.gamma) {
-                    *e = digamma(g) - dt;
-                }
+                expfam::dirichlet_expectation_into(&s.gamma, elog_theta)?;
                 // log sum_k exp(Elogtheta_k + Elogbeta_kw) = log Z_w.
                 let mut score: f64 = doc
                     .counts()
@@ -105,23 +102,14 @@ pub fn perplexity_bound(
                     score += (alpha - g) * e + ln_gamma(g) - ln_gamma_alpha;
                 }
                 score += ln_gamma(k as f64 * alpha) - ln_gamma(total);
-                score
+                Ok(score)
             },
         )
-        .sum();
-    let lambda = topics.lambda();
-    let ln_gamma_eta = ln_gamma(eta);
-    let elog_beta = topics.elog_beta();
-    let topic_part: f64 = lambda
-        .par_iter()
-        .zip(elog_beta.par_iter())
-        .map(|(&l, &e)| (eta - l) * e + ln_gamma(l) - ln_gamma_eta)
-        .sum::<f64>()
-        + topics
-            .topic_sums()
-            .iter()
-            .map(|&s| ln_gamma(v as f64 * eta) - ln_gamma(s))
-            .sum::<f64>();
+        .try_reduce(|| 0.0, |a, b| Ok(a + b))?;
+    // -sum_k KL(q(beta_k) || Dir(eta)): `lambda` is word-major, i.e. the K x V matrix in
+    // column-major order.
+    let lambda = nalgebra::DMatrix::from_column_slice(k, v, topics.lambda());
+    let topic_part: f64 = -expfam::dirichlet_kl_rows_to_symmetric(&lambda, eta)?.sum();
     let tokens: u64 = docs.iter().map(Document::len).sum();
     let bound = (doc_part * ratio + topic_part) / (ratio * tokens as f64);
     Ok((bound, tokens))

@@ -119,23 +119,6 @@ impl Topics {
             )
     }
 
-    /// `E[log beta_kv] = digamma(lambda_kv) - digamma(sum_v lambda_kv)`, word-major, in `f64`.
-    pub fn elog_beta(&self) -> Vec<f64> {
-        let k = self.num_topics;
-        let dig_sums: Vec<f64> = self.topic_sums().into_iter().map(digamma).collect();
-        let mut out = vec![0.0; self.lambda.len()];
-        out.par_chunks_mut(k * 64)
-            .zip(self.lambda.par_chunks(k * 64))
-            .for_each(|(e, l)| {
-                for (e, l) in e.chunks_exact_mut(k).zip(l.chunks_exact(k)) {
-                    for j in 0..k {
-                        e[j] = digamma(l[j]) - dig_sums[j];
-                    }
-                }
-            });
-        out
-    }
-
     /// The expected natural parameters in the form the E-step uses, `exp(E[log beta])` (`f32`).
     ///
     /// `digamma(lambda_kv)` runs in `f32` (absolute error ~1e-5, below `f32` rounding of the
