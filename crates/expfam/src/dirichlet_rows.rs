@@ -100,6 +100,15 @@ pub fn dirichlet_expectation_into(alpha: &[f64], out: &mut [f64]) -> Result<()> 
     check::all_positive("alpha", alpha)?;
     let s: f64 = alpha.iter().sum();
     check::finite("sum of alpha", s)?;
+    expectation_unchecked(alpha, s, out);
+    Ok(())
+}
+
+/// `out[k] = psi(alpha_k) - psi(s)` with `s = sum alpha`, for validated `alpha` (positive, finite
+/// sum) and `out` of the same length: the one implementation behind [`dirichlet_expectation_into`]
+/// and the `Dirichlet` / `Beta` families. The entry holding more than half of `s` (at most one)
+/// goes through `-(psi(alpha_k + rest) - psi(alpha_k))` with `rest` summed directly.
+pub(crate) fn expectation_unchecked(alpha: &[f64], s: f64, out: &mut [f64]) {
     let p0 = digamma_fast(s);
     let mut dominant = None;
     for (k, (o, &a)) in out.iter_mut().zip(alpha).enumerate() {
@@ -117,7 +126,6 @@ pub fn dirichlet_expectation_into(alpha: &[f64], out: &mut [f64]) -> Result<()> 
             .sum();
         out[k] = -crate::special_fn::digamma_increment(alpha[k], rest);
     }
-    Ok(())
 }
 
 /// Row-wise `E[ln beta_kv] = psi(lambda_kv) - psi(sum_v lambda_kv)` for a `K x V` matrix.

@@ -3,7 +3,7 @@
 use crate::check;
 use crate::error::{ExpFamError, Result};
 use crate::families::generic;
-use crate::special_fn::{digamma_increment, digamma_pos, ln_gamma_pos};
+use crate::special_fn::{digamma_pos, ln_gamma_pos};
 use crate::traits::{Entropy, ExponentialFamily, KlDivergence, SufficientStatistics};
 use nalgebra::DVector;
 use rand::Rng;
@@ -105,24 +105,9 @@ impl Dirichlet {
 /// `psi(alpha_k) - psi(alpha_0)` for every `k`; the entry holding more than half of `alpha_0`
 /// (at most one) goes through `-(psi(alpha_k + rest) - psi(alpha_k))` with `rest` summed directly.
 pub(crate) fn expected_log_slice(alpha: &[f64], alpha0: f64) -> Vec<f64> {
-    let p0 = digamma_pos(alpha0);
-    alpha
-        .iter()
-        .enumerate()
-        .map(|(k, &a)| {
-            if a > 0.5 * alpha0 {
-                let rest: f64 = alpha
-                    .iter()
-                    .enumerate()
-                    .filter(|&(j, _)| j != k)
-                    .map(|(_, &x)| x)
-                    .sum();
-                -digamma_increment(a, rest)
-            } else {
-                digamma_pos(a) - p0
-            }
-        })
-        .collect()
+    let mut out = vec![0.0; alpha.len()];
+    crate::dirichlet_rows::expectation_unchecked(alpha, alpha0, &mut out);
+    out
 }
 
 impl ExponentialFamily for Dirichlet {
