@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use dp_core::{BlockSpec, ContributionBuffer, Release, ReleaseSpec};
+use expfam::{ExponentialFamily, GaussianNatural, MvGaussian};
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
 use rand_distr::{Distribution, Normal};
@@ -124,8 +125,9 @@ impl SbnNatural {
     }
 }
 
-/// Mean and covariance of a Gaussian from precision and shift; a precision that is not
-/// numerically positive definite gets a growing diagonal jitter (post-processing only).
+/// Mean and covariance of a Gaussian from precision and shift, by expfam's natural-to-moment
+/// conversion ([`MvGaussian`] from [`GaussianNatural`]: one Cholesky factorisation); a precision
+/// that is not numerically positive definite gets a growing diagonal jitter (post-processing only).
 fn gaussian_moments(
     precision: &DMatrix<f64>,
     shift: &DVector<f64>,
@@ -137,8 +139,10 @@ fn gaussian_moments(
         for i in 0..n {
             p[(i, i)] += jitter;
         }
-        if let Some(ch) = p.cholesky() {
-            return (ch.solve(shift), ch.inverse());
+        let moments = GaussianNatural::from_precision(shift.clone(), p)
+            .and_then(|natural| MvGaussian::from_natural(&natural));
+        if let Ok(q) = moments {
+            return (q.mean().clone(), q.cov().clone());
         }
         jitter = if jitter == 0.0 { 1e-8 } else { jitter * 10.0 };
     }
