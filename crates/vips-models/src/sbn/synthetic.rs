@@ -96,14 +96,8 @@ impl SyntheticSbn {
         if k_dim > 20 || images.is_empty() {
             return None;
         }
-        let log_sig = |x: f64| -((-x).exp().ln_1p()).min(f64::MAX);
-        let log_sig = |x: f64| {
-            if x >= 0.0 {
-                log_sig(x)
-            } else {
-                x - x.exp().ln_1p()
-            }
-        };
+        // ln sigma(x) = -softplus(-x), stable in both tails.
+        let log_sig = |x: f64| -expfam::softplus(-x);
         let states: Vec<(f64, Vec<f64>)> = (0..1usize << k_dim)
             .map(|s| {
                 let z: Vec<f64> = (0..k_dim).map(|k| ((s >> k) & 1) as f64).collect();
