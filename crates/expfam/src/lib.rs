@@ -58,3 +58,8 @@ pub use families::gig::{Gig, GigSampler};
 pub use natural::{Clipped, NaturalParameters};
 pub use special_fn::{digamma, digamma_fast, ln_gamma, sigmoid, softplus, trigamma};
 pub use traits::{Entropy, ExponentialFamily, KlDivergence, SufficientStatistics};
+
+/// The README's example, compiled and run as a doctest so the README stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
