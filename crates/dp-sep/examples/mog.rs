@@ -218,9 +218,10 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     });
     let mut model = model;
     let bar = common::progress(args.epochs);
+    common::stop_on_ctrl_c()?;
     let mut observer = |done: usize, _: usize| {
         bar.set_position(done as u64);
-        true
+        common::keep_going()
     };
     let t1 = Instant::now();
     let (counts, privacy) = match args.epsilon {

@@ -295,9 +295,10 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         scaling: ranges.map_or(Scaling::FitOnTraining, Scaling::Declared),
     };
     let bar = common::progress(epochs);
+    common::stop_on_ctrl_c()?;
     let (out, diagnostics) = run_pbp_observed(&train, &test, &config, &mut |done, _| {
         bar.set_position(done as u64);
-        true
+        common::keep_going()
     })?;
     bar.finish_and_clear();
     // Publishable: public settings, the accounting, and held-out metrics computed with the

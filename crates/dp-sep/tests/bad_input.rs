@@ -443,3 +443,32 @@ fn a_mog_run_prints_no_null_or_nan() {
         assert!(v.get(key).is_some(), "{key} missing");
     }
 }
+
+/// Ctrl-C (SIGINT) stops a long run after its current epoch: exit 130, no result on stdout, no
+/// panic. (Unix only: the signal is sent with `kill -INT`.)
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_a_long_run_cleanly() {
+    let child = Command::new(example("mog"))
+        .args(["--epochs", "1000000", "--allow-long-run", "--n", "200"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Give the example time to install its handler (a signal before that would kill it, which
+    // the assertion below reports rather than hides).
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "stderr: {err}");
+    assert!(
+        err.contains("interrupted") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}

@@ -4,10 +4,12 @@
 //! Exit codes: 0 success (also when stdout is a closed pipe: the reader has gone away); 2 usage
 //! and input errors (clap's own, bad flag values, flags with no effect, bad or too large files
 //! and sizes); 1 a run that failed (every step failed, an improper posterior, writing the result
-//! failed, e.g. on `/dev/full`).
+//! failed, e.g. on `/dev/full`); 130 interrupted by Ctrl-C (the run stops after the current
+//! epoch and prints no result).
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use dp_sep::SepError;
 
@@ -35,6 +37,9 @@ pub enum ExampleError {
     /// A library error.
     #[error(transparent)]
     Sep(#[from] SepError),
+    /// The Ctrl-C handler could not be installed.
+    #[error("cannot install the Ctrl-C handler: {0}")]
+    CtrlC(#[from] ctrlc::Error),
 }
 
 impl ExampleError {
@@ -49,6 +54,7 @@ impl ExampleError {
     fn exit_code(&self) -> u8 {
         match self {
             Self::Usage { .. } => 2,
+            Self::CtrlC(_) => 1,
             Self::Flag { source, .. } | Self::Sep(source) => {
                 if matches!(source, SepError::Interrupted { .. }) {
                     130
@@ -65,7 +71,11 @@ impl ExampleError {
 /// Attributes a library error to `flag`.
 pub fn flagged(flag: impl Into<String>) -> impl FnOnce(SepError) -> ExampleError {
     let flag = flag.into();
-    move |source| ExampleError::Flag { flag, source }
+    move |source| match source {
+        // Not caused by any flag.
+        SepError::Interrupted { .. } => ExampleError::Sep(source),
+        source => ExampleError::Flag { flag, source },
+    }
 }
 
 /// A number for a message: plain when moderate, scientific otherwise (never 300 digits).
@@ -140,6 +150,21 @@ pub fn finite(x: f64) -> serde_json::Value {
     } else {
         format!("non-finite ({x})").into()
     }
+}
+
+/// Set by the Ctrl-C handler; the epoch observers stop the run when it is set.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Installs a Ctrl-C handler that asks the run to stop after the current epoch (the library
+/// then returns `SepError::Interrupted`, exit code 130, and no result is printed).
+pub fn stop_on_ctrl_c() -> Result<(), ExampleError> {
+    ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst))?;
+    Ok(())
+}
+
+/// Whether the run should go on (no Ctrl-C so far): what an epoch observer returns.
+pub fn keep_going() -> bool {
+    !INTERRUPTED.load(Ordering::SeqCst)
 }
 
 /// A progress bar over epochs on stderr, drawn only when stderr is a terminal.
