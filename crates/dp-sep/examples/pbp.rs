@@ -88,11 +88,12 @@ struct Args {
     /// Default: `crates/dp-sep/ranges/<data set>.json` when it exists.
     #[arg(long)]
     ranges: Option<PathBuf>,
-    /// One declared public range `LO:HI` for every feature (with --target-range).
-    #[arg(long)]
+    /// One declared public range `LO:HI` for every feature (with --target-range; a negative
+    /// `LO` is read as a value: `--feature-range -2:2`).
+    #[arg(long, allow_hyphen_values = true)]
     feature_range: Option<String>,
     /// Declared public range `LO:HI` of the target (with --feature-range).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     target_range: Option<String>,
     /// Also print the data owner's diagnostics (training-record count, timings, clip counts):
     /// data-dependent, not noised, marked `"private": false`.

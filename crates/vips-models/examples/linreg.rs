@@ -46,10 +46,10 @@ struct Args {
     #[arg(long, conflicts_with_all = ["feature_range", "target_range"])]
     ranges: Option<PathBuf>,
     /// One public range LO:HI for every feature (with --target-range).
-    #[arg(long, requires = "target_range", value_parser = range)]
+    #[arg(long, requires = "target_range", value_parser = range, allow_hyphen_values = true)]
     feature_range: Option<(f64, f64)>,
     /// Public range LO:HI of the target (with --feature-range).
-    #[arg(long, requires = "feature_range", value_parser = range)]
+    #[arg(long, requires = "feature_range", value_parser = range, allow_hyphen_values = true)]
     target_range: Option<(f64, f64)>,
     /// Total epsilon (omit for a non-private run).
     #[arg(long, value_parser = positive)]
