@@ -77,6 +77,13 @@ const CHECKS: &[Check] = &[
         claim: "add/remove one image: each block moves by at most its declared bound",
     },
     Check {
+        model: "Bayesian linear regression end to end (UCI folder -> public ranges -> release)",
+        package: "vips-models",
+        target: "linreg_end_to_end",
+        claim: "add/remove one row (features 1e300, target 1e3): X^T X, X^T y and y^T y each move \
+                by at most 1, the joint release by at most sqrt(3)",
+    },
+    Check {
         model: "DP-SEP end to end (UCI folder / synthetic MoG -> public scaling -> step)",
         package: "dp-sep",
         target: "end_to_end",
