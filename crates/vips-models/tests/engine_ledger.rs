@@ -113,6 +113,31 @@ fn stopping_by_budget_stops_before_the_budget_is_exceeded() {
     assert!(next > 1.0, "one more step ({next}) would still fit");
 }
 
+/// A fixed-iteration run past its budget fails with the wall's own `BudgetExhausted`, still
+/// matchable through the engine's typed error (not flattened into a string).
+#[test]
+fn a_run_past_its_budget_fails_with_a_matchable_budget_exhausted() {
+    let (model, docs) = small();
+    let svi = SviConfig::builder()
+        .expected_batch_size(30.0)
+        .stop(Stop::Iterations { iterations: 10_000 })
+        .privacy(Privacy::NoiseMultiplier {
+            noise_multiplier: 1.5,
+            epsilon: 1.0,
+            delta: 1e-5,
+        })
+        .noise_seed(Some(1))
+        .population(Some(300))
+        .build()
+        .unwrap();
+    assert!(matches!(
+        fit(&model, docs, &svi, |_, _| {}),
+        Err(EngineError::Wall(
+            dp_core::CoreError::BudgetExhausted { .. }
+        ))
+    ));
+}
+
 #[test]
 fn non_private_runs_have_no_ledger_and_private_runs_need_a_bound() {
     let (model, docs) = small();
@@ -137,7 +162,7 @@ fn non_private_runs_have_no_ledger_and_private_runs_need_a_bound() {
         .unwrap();
     assert!(matches!(
         fit(&unbounded, docs, &private, |_, _| {}),
-        Err(EngineError::Privacy(_))
+        Err(EngineError::UnboundedBlock { .. })
     ));
 }
 

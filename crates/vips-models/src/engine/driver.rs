@@ -43,7 +43,7 @@ const UNBOUNDED: f64 = 1e300;
 /// [`EngineError::PopulationNotDeclared`] for a private run without a public population;
 /// [`EngineError::InvalidRecords`] if the model's [`VipsModel::check_records`] rejects a record
 /// (before any release);
-/// [`EngineError::Privacy`] if the wall refuses (bad block, calibration impossible, a malformed
+/// [`EngineError::Wall`] if the wall refuses (bad block, calibration impossible, a malformed
 /// contribution, a release over budget in a fixed-iteration run) or a private run declares an
 /// unbounded block; [`EngineError::Accountant`] for accountant failures;
 /// [`EngineError::TooManyIterations`] if the run would plan more than
@@ -98,12 +98,10 @@ pub fn fit<M: VipsModel>(
     let spec = model.release_spec()?;
     let private = !matches!(config.privacy, Privacy::NonPrivate);
     if private && let Some(b) = spec.blocks().iter().find(|b| b.bound() >= UNBOUNDED) {
-        return Err(EngineError::Privacy(format!(
-            "block `{}` of model `{}` has no finite per-record bound; a private run needs one \
-             (for LDA: a fixed document length)",
-            b.name(),
-            model.name()
-        )));
+        return Err(EngineError::UnboundedBlock {
+            model: model.name().to_string(),
+            block: b.name().to_string(),
+        });
     }
     let planned = config.iterations(population)?;
     let max_iterations = match (planned, config.stop) {
@@ -242,10 +240,7 @@ pub fn fit<M: VipsModel>(
     };
     let iterations = trace.len() as u64;
     let ledger = if private {
-        Some(
-            serde_json::from_str(&wall.ledger().to_json()?)
-                .map_err(|e| EngineError::Accountant(e.to_string()))?,
-        )
+        Some(serde_json::from_str(&wall.ledger().to_json()?)?)
     } else {
         None
     };

@@ -1,7 +1,9 @@
 use thiserror::Error;
 
-/// Errors of the VIPS engine.
+/// Errors of the VIPS engine. The wall's and the accountant's errors keep their variants
+/// (`EngineError::Wall(CoreError::BudgetExhausted { .. })` is matchable).
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum EngineError {
     /// A parameter is out of range.
     #[error("invalid {name} = {value}: {reason}")]
@@ -39,9 +41,21 @@ pub enum EngineError {
          is private and is not used"
     )]
     PopulationNotDeclared,
-    /// The privacy wall or a mechanism refused.
+    /// The privacy wall or a mechanism refused (the variant is kept, so e.g.
+    /// `CoreError::BudgetExhausted` stays matchable from a model's fit).
     #[error("privacy wall: {0}")]
-    Privacy(String),
+    Wall(#[from] dp_core::CoreError),
+    /// A private run declared a block without a finite per-record bound.
+    #[error(
+        "block `{block}` of model `{model}` has no finite per-record bound; a private run needs \
+         one (for LDA: a fixed document length)"
+    )]
+    UnboundedBlock {
+        /// Model name.
+        model: String,
+        /// Block name.
+        block: String,
+    },
     /// The run would plan more iterations than [`crate::limits::MAX_ITERATIONS`] without an
     /// explicit override.
     #[error(
@@ -64,7 +78,10 @@ pub enum EngineError {
     },
     /// The accountant refused.
     #[error("accountant: {0}")]
-    Accountant(String),
+    Accountant(#[from] dp_accountant::AccountantError),
+    /// The ledger's JSON could not be read back into the result.
+    #[error("ledger JSON: {0}")]
+    LedgerJson(#[from] serde_json::Error),
 }
 
 impl EngineError {
@@ -74,17 +91,5 @@ impl EngineError {
             value,
             reason,
         }
-    }
-}
-
-impl From<dp_core::CoreError> for EngineError {
-    fn from(e: dp_core::CoreError) -> Self {
-        Self::Privacy(e.to_string())
-    }
-}
-
-impl From<dp_accountant::AccountantError> for EngineError {
-    fn from(e: dp_accountant::AccountantError) -> Self {
-        Self::Accountant(e.to_string())
     }
 }

@@ -60,7 +60,7 @@ pub trait VipsModel: Sync {
     /// The statistic's blocks with their per-record bounds.
     ///
     /// # Errors
-    /// [`EngineError::Privacy`] if dp-core refuses a block (bound not finite and positive, empty).
+    /// [`EngineError::Wall`] if dp-core refuses a block (bound not finite and positive, empty).
     fn release_spec(&self) -> Result<ReleaseSpec, EngineError>;
 
     /// The initial global parameters (drawn from `rng`, which is *not* the noise RNG).

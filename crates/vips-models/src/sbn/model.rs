@@ -478,9 +478,7 @@ impl VipsModel for Sbn {
     fn release_spec(&self) -> Result<ReleaseSpec, EngineError> {
         let (j, k) = (self.config.visible, self.config.hidden);
         let b = self.bounds;
-        let e = |r: Result<BlockSpec, dp_core::CoreError>| {
-            r.map_err(|e| EngineError::Privacy(e.to_string()))
-        };
+        let e = |r: Result<BlockSpec, dp_core::CoreError>| r.map_err(EngineError::from);
         let mut blocks = match self.config.statistics {
             SbnStatistics::Paper => vec![
                 e(BlockSpec::vector("s1_z", k, b.s1))?,
@@ -513,7 +511,7 @@ impl VipsModel for Sbn {
             GRelease::Pooled => blocks.push(e(BlockSpec::symmetric("s7_Z", k, b.g_pooled)
                 .and_then(|s| s.with_eigenvalue_floor(floor)))?),
         }
-        ReleaseSpec::new(blocks).map_err(|e| EngineError::Privacy(e.to_string()))
+        Ok(ReleaseSpec::new(blocks)?)
     }
 
     fn init_global(&self, rng: &mut dyn Rng) -> SbnGlobal {
