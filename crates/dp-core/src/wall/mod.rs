@@ -1083,52 +1083,10 @@ impl<R> PrivacyWall<R> {
                 None => "non-private (epsilon = infinity): clipped sums, no noise".into(),
             },
         );
-        notes.insert("sampling".into(), format!("{:?}", self.scheme));
-        notes.insert(
-            "neighbouring".into(),
-            format!("{:?}", self.scheme.neighbouring()),
-        );
-        notes.insert(
-            "noise_multiplier".into(),
-            sigma.map_or("none".into(), |s| format!("{s:e}")),
-        );
+        notes.append(&mut self.common_notes(sigma));
         notes.insert(
             "rescaled_sensitivity".into(),
             format!("{rescaled:e} (sqrt(k) x relation factor)"),
-        );
-        notes.insert(
-            "normaliser".into(),
-            format!("{:e} (public expected batch size)", self.normaliser),
-        );
-        if let SamplingScheme::Poisson { .. } = self.scheme {
-            notes.insert(
-                "population".into(),
-                match self.public_population {
-                    Some(n) => format!("{n} (declared public)"),
-                    None => format!(
-                        "{} (record count, used as if public: not declared)",
-                        self.records.len()
-                    ),
-                },
-            );
-        }
-        if self.noise_scale != 1.0 && sigma.is_some() {
-            notes.insert(
-                "planted_bug".into(),
-                format!(
-                    "AUDIT ONLY: noise drawn at {:e} x the declared std",
-                    self.noise_scale
-                ),
-            );
-        }
-        notes.insert(
-            "invalid_records".into(),
-            if sigma.is_some() {
-                "replaced by zero and counted (non-private diagnostic); the release is charged"
-            } else {
-                "fail the release (non-private mode)"
-            }
-            .into(),
         );
         let factor = self.scheme.sensitivity_factor();
         let described: Vec<String> = spec
@@ -1149,6 +1107,57 @@ impl<R> PrivacyWall<R> {
             })
             .collect();
         notes.insert("blocks".into(), described.join("; "));
+        notes
+    }
+
+    /// The notes every ledger entry carries, per-release or planned: sampling, relation, noise,
+    /// the public normaliser and population, the failure policy, a planted bug, the RNG.
+    fn common_notes(&self, sigma: Option<f64>) -> BTreeMap<String, String> {
+        let mut notes = BTreeMap::new();
+        notes.insert("sampling".into(), format!("{:?}", self.scheme));
+        notes.insert(
+            "neighbouring".into(),
+            format!("{:?}", self.scheme.neighbouring()),
+        );
+        notes.insert(
+            "noise_multiplier".into(),
+            sigma.map_or("none".into(), |s| format!("{s:e}")),
+        );
+        notes.insert(
+            "normaliser".into(),
+            format!("{:e} (public expected batch size)", self.normaliser),
+        );
+        let population = match (&self.slots, self.public_population) {
+            (Some(slots), _) => format!("{} (declared public population slots)", slots.len()),
+            (None, Some(n)) => format!("{n} (declared public)"),
+            (None, None) if matches!(self.scheme, SamplingScheme::Poisson { .. }) => format!(
+                "{} (record count, used as if public: not declared)",
+                self.records.len()
+            ),
+            (None, None) => format!(
+                "{} (record count, public under replace-one)",
+                self.records.len()
+            ),
+        };
+        notes.insert("population".into(), population);
+        if self.noise_scale != 1.0 && sigma.is_some() {
+            notes.insert(
+                "planted_bug".into(),
+                format!(
+                    "TESTS/AUDIT ONLY: noise drawn at {:e} x the declared std",
+                    self.noise_scale
+                ),
+            );
+        }
+        notes.insert(
+            "invalid_records".into(),
+            if sigma.is_some() {
+                "replaced by zero and counted (non-private diagnostic); the release is charged"
+            } else {
+                "fail the release (non-private mode)"
+            }
+            .into(),
+        );
         notes.insert("rng".into(), self.rng_policy.describe());
         notes
     }

@@ -49,46 +49,7 @@ impl<R> PrivacyWall<R> {
                  (the per-release event composed {steps} times)"
             ),
         );
-        notes.insert("sampling".into(), format!("{:?}", self.scheme));
-        notes.insert(
-            "neighbouring".into(),
-            format!("{:?}", self.scheme.neighbouring()),
-        );
-        notes.insert(
-            "noise_multiplier".into(),
-            sigma.map_or("none".into(), |s| format!("{s:e}")),
-        );
-        notes.insert(
-            "normaliser".into(),
-            format!("{:e} (public expected batch size)", self.normaliser),
-        );
-        notes.insert(
-            "population".into(),
-            match (&self.slots, self.public_population) {
-                (Some(slots), _) => format!("{} (declared public population slots)", slots.len()),
-                (None, Some(n)) => format!("{n} (declared public)"),
-                (None, None) => format!("{} (record count)", self.records.len()),
-            },
-        );
-        if self.noise_scale != 1.0 && sigma.is_some() {
-            notes.insert(
-                "planted_bug".into(),
-                format!(
-                    "TESTS/AUDIT ONLY: noise drawn at {:e} x the declared std",
-                    self.noise_scale
-                ),
-            );
-        }
-        notes.insert(
-            "invalid_records".into(),
-            if sigma.is_some() {
-                "replaced by zero and counted (non-private diagnostic); the release is charged"
-            } else {
-                "fail the release (non-private mode)"
-            }
-            .into(),
-        );
-        notes.insert("rng".into(), self.rng_policy.describe());
+        notes.append(&mut self.common_notes(sigma));
         if let Mode::Private { budget, .. } = &self.mode {
             let event = self.scheme.run_event(
                 sigma.expect("private mode has a noise multiplier"),
