@@ -13,7 +13,7 @@ use dp_sep::data::Standardizer;
 use dp_sep::data::uci::UciDataset;
 use dp_sep::pbp::{PbpModel, records};
 use dp_sep::sep::run_sep;
-use dp_sep::{Sampling, SepConfig};
+use dp_sep::{SamplingScheme, SepConfig};
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
 
@@ -62,7 +62,7 @@ fn bench_epoch(c: &mut Criterion) {
                         &recs,
                         &config,
                         1,
-                        Sampling::ShuffledEpoch,
+                        SamplingScheme::ShuffledEpoch,
                         &mut r,
                     )
                     .expect("epoch")

@@ -29,7 +29,8 @@ use dp_sep::limits;
 use dp_sep::mog::{Family, GibbsConfig, MogModel, Moments, compare, gibbs_posterior, try_generate};
 use dp_sep::sep::run_sep_observed;
 use dp_sep::{
-    DpSepConfig, FactorWall, Sampling, SepConfig, SepError, SepState, WallPlan, run_dp_sep_observed,
+    DpSepConfig, FactorWall, SamplingScheme, SepConfig, SepError, SepState, WallPlan,
+    run_dp_sep_observed,
 };
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
@@ -236,7 +237,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
                 &data.points,
                 &config,
                 args.epochs,
-                Sampling::ShuffledEpoch,
+                SamplingScheme::ShuffledEpoch,
                 &mut rng,
                 &mut observer,
             )
@@ -256,7 +257,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
                 delta,
                 clip,
                 steps: limits::check_steps("--epochs", args.epochs, n, true)?,
-                sampling: Sampling::IndependentUniform,
+                sampling: SamplingScheme::UniformSingle,
                 rng: rng_policy,
             };
             let mut wall = FactorWall::new(data.points.clone(), &plan)

@@ -28,7 +28,7 @@ use common::{ExampleError, at_least_one, finite, flagged, needs, positive};
 
 use clap::Parser;
 use dp_core::RngPolicy;
-use dp_sep::Sampling;
+use dp_sep::SamplingScheme;
 use dp_sep::SepError;
 use dp_sep::data::uci::UciDataset;
 use dp_sep::data::{PublicRange, PublicRanges};
@@ -76,8 +76,9 @@ struct Args {
     /// default: ChaCha20 from OS entropy).
     #[arg(long)]
     noise_seed: Option<u64>,
-    /// Visiting order: `uniform` (independent draw per step; default with --epsilon) or
-    /// `shuffled` (permutation per epoch; default without; accounted without amplification).
+    /// Visiting order: `uniform` (`SamplingScheme::UniformSingle`, an independent draw per step;
+    /// default with --epsilon) or `shuffled` (`SamplingScheme::ShuffledEpoch`, a permutation per
+    /// epoch; default without; accounted without amplification).
     #[arg(long)]
     sampling: Option<String>,
     /// Declared public population size N of the training data (required with --epsilon): used
@@ -235,6 +236,14 @@ fn declared_ranges(args: &Args, data: &UciDataset) -> Result<Option<PublicRanges
     }
 }
 
+/// The scheme's name in dp-core's vocabulary (`uniform_single`, `shuffled_epoch`).
+fn scheme_name(scheme: SamplingScheme) -> serde_json::Value {
+    serde_json::to_value(scheme)
+        .ok()
+        .and_then(|v| v.get("scheme").cloned())
+        .unwrap_or_default()
+}
+
 fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     check(args)?;
     if !args.uci.exists() {
@@ -265,8 +274,8 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         _ => Method::Sep,
     };
     let sampling = match (args.sampling.as_deref(), args.epsilon) {
-        (Some("uniform"), _) | (None, Some(_)) => Sampling::IndependentUniform,
-        _ => Sampling::ShuffledEpoch,
+        (Some("uniform"), _) | (None, Some(_)) => SamplingScheme::UniformSingle,
+        _ => SamplingScheme::ShuffledEpoch,
     };
     let privacy = match args.epsilon {
         None => None,
@@ -315,7 +324,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         "hidden": config.hidden,
         "test_rmse": finite(out.metrics.rmse),
         "test_log_likelihood": finite(out.metrics.log_likelihood),
-        "sampling": sampling,
+        "sampling": scheme_name(sampling),
         "scaling": ranges_source.map_or("training mean and std (non-private)".to_string(), |s| format!("declared public ranges: {s}")),
     });
     if let (Some(p), Some(report)) = (privacy, out.privacy.as_ref()) {

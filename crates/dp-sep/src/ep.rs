@@ -6,7 +6,7 @@ use rand::Rng;
 
 use crate::error::SepError;
 use crate::model::SepModel;
-use crate::sampling::{Sampling, epoch_indices};
+use crate::sep::shuffled_epoch;
 
 /// EP state: prior, one factor per record, and the posterior `theta_0 + sum_n theta_n`.
 #[derive(Clone, Debug)]
@@ -131,7 +131,7 @@ pub fn run_ep<M: SepModel, R: Rng + ?Sized>(
     }
     let mut skipped = 0;
     for _ in 0..epochs {
-        for i in epoch_indices(Sampling::ShuffledEpoch, records.len(), rng) {
+        for i in shuffled_epoch(records.len(), rng) {
             if !ep_step(&*model, state, i, &records[i], damping) {
                 skipped += 1;
             }
@@ -172,7 +172,7 @@ pub fn run_adf<M: SepModel, R: Rng + ?Sized>(
     let mut skipped = 0;
     let mut tilted = vec![0.0; posterior.len()];
     for _ in 0..epochs {
-        for i in epoch_indices(Sampling::ShuffledEpoch, records.len(), rng) {
+        for i in shuffled_epoch(records.len(), rng) {
             if model.tilted(posterior, &records[i], &mut tilted)
                 && tilted.iter().all(|v| v.is_finite())
                 && model.is_valid(&tilted)

@@ -68,6 +68,17 @@ pub enum SepError {
         /// The flag or field that declares it (e.g. "--ranges").
         flag: &'static str,
     },
+    /// A sampling scheme (Poisson, fixed-size batches) that does not visit one record per step:
+    /// (DP-)SEP takes [`dp_core::SamplingScheme::UniformSingle`] or
+    /// [`dp_core::SamplingScheme::ShuffledEpoch`].
+    #[error(
+        "sampling {scheme:?} is not available: (DP-)SEP visits one record per step \
+         (uniform_single or shuffled_epoch)"
+    )]
+    UnsupportedSampling {
+        /// The scheme asked for.
+        scheme: dp_core::SamplingScheme,
+    },
     /// An error from the privacy accountant.
     #[error("accountant: {0}")]
     Accountant(#[from] dp_accountant::AccountantError),

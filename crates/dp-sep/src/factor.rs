@@ -14,9 +14,9 @@
 //! # Privacy
 //! Under **replace-one** neighbours of the `N = plan.population` slots: each release is the
 //! Gaussian mechanism on one record's statistic clipped to L2 norm `C` (sensitivity `2C`),
-//! noise std `sigma * 2C`. [`Sampling::IndependentUniform`] is a size-1 fixed-size subsample,
+//! noise std `sigma * 2C`. [`SamplingScheme::UniformSingle`] is a size-1 fixed-size subsample,
 //! accounted as `FixedSizeSubsampledGaussian { m: 1, n: N }` (Wang, Balle & Kasiviswanathan
-//! 2019) composed `T` times; [`Sampling::ShuffledEpoch`] uses every slot exactly once per epoch
+//! 2019) composed `T` times; [`SamplingScheme::ShuffledEpoch`] uses every slot exactly once per epoch
 //! and is accounted **without amplification** as one replace-one Gaussian per epoch, composed
 //! over the epochs. See [`dp_core::PrivacyWall`] for what is not covered (the diagnostics, a
 //! seeded RNG, floating-point noise).
@@ -25,7 +25,6 @@ use dp_core::wall::ReleaseDiagnostics;
 use dp_core::{BlockSpec, PrivacyWall, ReleaseSpec, RngPolicy, SamplingScheme};
 
 use crate::error::SepError;
-use crate::sampling::Sampling;
 
 /// The public plan of a [`FactorWall`]: everything it needs besides the records. All of it is
 /// declared by the caller, none of it is computed from the records.
@@ -44,20 +43,11 @@ pub struct WallPlan {
     pub clip: f64,
     /// Planned releases `T`.
     pub steps: u64,
-    /// The sampler.
-    pub sampling: Sampling,
+    /// The sampler: [`SamplingScheme::UniformSingle`] or [`SamplingScheme::ShuffledEpoch`] (the
+    /// accountant's event is the scheme's, so the two cannot disagree).
+    pub sampling: SamplingScheme,
     /// Noise and sampling RNG.
     pub rng: RngPolicy,
-}
-
-impl Sampling {
-    /// The wall's sampling scheme for this sampler.
-    pub fn scheme(self) -> SamplingScheme {
-        match self {
-            Self::IndependentUniform => SamplingScheme::UniformSingle,
-            Self::ShuffledEpoch => SamplingScheme::ShuffledEpoch,
-        }
-    }
 }
 
 fn check_plan<R>(records: &[R], plan: &WallPlan) -> Result<(), SepError> {
@@ -65,6 +55,7 @@ fn check_plan<R>(records: &[R], plan: &WallPlan) -> Result<(), SepError> {
         return Err(SepError::EmptyData("the wall needs at least one record"));
     }
     crate::error::check_positive("clip", plan.clip)?;
+    crate::sep::check_scheme(plan.sampling)?;
     for (name, v) in [
         ("steps", plan.steps),
         ("population", plan.population as u64),
@@ -78,7 +69,7 @@ fn check_plan<R>(records: &[R], plan: &WallPlan) -> Result<(), SepError> {
             });
         }
     }
-    if plan.sampling == Sampling::ShuffledEpoch
+    if plan.sampling == SamplingScheme::ShuffledEpoch
         && !plan.steps.is_multiple_of(plan.population as u64)
     {
         return Err(SepError::InvalidParameter {
@@ -122,10 +113,10 @@ fn check_epsilon(epsilon: f64) -> Result<(), SepError> {
 /// # Example
 /// ```
 /// use dp_core::RngPolicy;
-/// use dp_sep::{FactorWall, Sampling, WallPlan};
+/// use dp_sep::{FactorWall, SamplingScheme, WallPlan};
 /// let records: Vec<f64> = (0..100).map(|i| i as f64).collect();
 /// let plan = WallPlan { population: 100, dim: 2, epsilon: 1.0, delta: 1e-5, clip: 1.0, steps: 200,
-///                       sampling: Sampling::IndependentUniform, rng: RngPolicy::Seeded { seed: 1 } };
+///                       sampling: SamplingScheme::uniform_single(), rng: RngPolicy::Seeded { seed: 1 } };
 /// let mut wall = FactorWall::new(records, &plan)?;
 /// // The statistic writes one record's factor into a zeroed slice; the wall clips it to
 /// // norm 1 and adds noise.
@@ -188,7 +179,7 @@ impl<R> FactorWall<R> {
     fn build(records: Vec<R>, plan: &WallPlan, noise_free: bool) -> Result<Self, SepError> {
         check_plan(&records, plan)?;
         let mut builder = PrivacyWall::builder(records)
-            .sampling(plan.sampling.scheme())
+            .sampling(plan.sampling)
             .population_slots(plan.population)
             .epsilon_delta(plan.epsilon, plan.delta)
             .planned_run(

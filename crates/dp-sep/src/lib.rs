@@ -14,7 +14,7 @@
 //! ```
 //! use dp_core::RngPolicy;
 //! use dp_sep::mog::{Family, MogModel, generate};
-//! use dp_sep::{DpSepConfig, FactorWall, Sampling, SepState, WallPlan, run_dp_sep};
+//! use dp_sep::{DpSepConfig, FactorWall, SamplingScheme, SepState, WallPlan, run_dp_sep};
 //! use rand::SeedableRng;
 //!
 //! let mut rng = rand::rngs::ChaCha20Rng::seed_from_u64(0);
@@ -31,7 +31,7 @@
 //! // N = 200 is the generator's configured (public) size, not a count of the records; the
 //! // clip norm C = 1 is the wall's and the run's.
 //! let plan = WallPlan { population: 200, dim: 8, epsilon: 1.0, delta: 1e-5, clip: 1.0,
-//!                       steps: 400, sampling: Sampling::IndependentUniform,
+//!                       steps: 400, sampling: SamplingScheme::uniform_single(),
 //!                       rng: RngPolicy::OsEntropy };
 //! let mut wall = FactorWall::new(data.points, &plan)?;
 //! // The report is publishable; the diagnostics (clip counts, ...) are not.
@@ -52,12 +52,13 @@ pub mod model;
 pub mod mog;
 pub mod natural;
 pub mod pbp;
-pub mod sampling;
 pub mod sep;
 
+/// The one sampling vocabulary of the workspace: DP-SEP uses
+/// [`SamplingScheme::UniformSingle`] and [`SamplingScheme::ShuffledEpoch`].
+pub use dp_core::SamplingScheme;
 pub use dpsep::{DpSepConfig, DpSepDiagnostics, DpSepReport, run_dp_sep, run_dp_sep_observed};
 pub use error::SepError;
 pub use factor::{FactorWall, WallPlan};
 pub use model::SepModel;
-pub use sampling::Sampling;
 pub use sep::{SepConfig, SepState, StepCounts};

@@ -17,13 +17,15 @@
 //! usual `eps = 1/N` is `gamma = N` (then the sensitivity `2 gamma C / N` is `2C`); 002's "gamma = 1"
 //! is `eps = 1/N^2`. See `docs/dp-sep.md`.
 
+use dp_core::SamplingScheme;
 use rand::Rng;
+use rand::RngExt;
+use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{SepError, check_positive};
 use crate::model::SepModel;
 use crate::natural::{clip_l2, lin2};
-use crate::sampling::{Sampling, epoch_indices};
 
 /// The SEP state: prior natural parameters and the one shared factor, for `N` records.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -272,7 +274,7 @@ pub fn run_sep<M: SepModel, R: Rng + ?Sized>(
     records: &[M::Record],
     config: &SepConfig,
     epochs: usize,
-    sampling: Sampling,
+    sampling: SamplingScheme,
     rng: &mut R,
 ) -> Result<StepCounts, SepError> {
     run_sep_observed(
@@ -302,15 +304,16 @@ pub fn run_sep_observed<M: SepModel, R: Rng + ?Sized>(
     records: &[M::Record],
     config: &SepConfig,
     epochs: usize,
-    sampling: Sampling,
+    sampling: SamplingScheme,
     rng: &mut R,
     observer: &mut EpochObserver<'_>,
 ) -> Result<StepCounts, SepError> {
     check_fit(&*model, state, records.len())?;
     config.validate(state.n)?;
+    check_scheme(sampling)?;
     let mut counts = StepCounts::default();
     for epoch in 0..epochs {
-        for i in epoch_indices(sampling, records.len(), rng) {
+        for i in epoch_indices(sampling, records.len(), rng)? {
             sep_step(&*model, state, &records[i], config, &mut counts);
         }
         end_of_epoch(model, state);
@@ -322,6 +325,38 @@ pub fn run_sep_observed<M: SepModel, R: Rng + ?Sized>(
         }
     }
     Ok(counts)
+}
+
+/// Refuses a scheme that does not visit one record per step: (DP-)SEP updates the factor from
+/// exactly one record at a time, so only [`SamplingScheme::UniformSingle`] and
+/// [`SamplingScheme::ShuffledEpoch`] apply.
+pub(crate) fn check_scheme(scheme: SamplingScheme) -> Result<(), SepError> {
+    match scheme {
+        SamplingScheme::UniformSingle | SamplingScheme::ShuffledEpoch => Ok(()),
+        _ => Err(SepError::UnsupportedSampling { scheme }),
+    }
+}
+
+/// A fresh uniformly random permutation of `0..n` (one shuffled epoch).
+pub(crate) fn shuffled_epoch<R: Rng + ?Sized>(n: usize, rng: &mut R) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.shuffle(rng);
+    idx
+}
+
+/// The record indices of one epoch of `n` steps of the non-private baselines under `scheme`:
+/// `n` independent uniform draws ([`SamplingScheme::UniformSingle`]) or a permutation
+/// ([`SamplingScheme::ShuffledEpoch`]). (DP-SEP's draws are made by the privacy wall.)
+pub(crate) fn epoch_indices<R: Rng + ?Sized>(
+    scheme: SamplingScheme,
+    n: usize,
+    rng: &mut R,
+) -> Result<Vec<usize>, SepError> {
+    match scheme {
+        SamplingScheme::UniformSingle => Ok((0..n).map(|_| rng.random_range(0..n)).collect()),
+        SamplingScheme::ShuffledEpoch => Ok(shuffled_epoch(n, rng)),
+        _ => Err(SepError::UnsupportedSampling { scheme }),
+    }
 }
 
 /// Applies the model's prior refinement to a SEP state (post-processing of the posterior).

@@ -9,7 +9,7 @@ use dp_sep::mog::{Family, GibbsConfig, MogModel, compare, generate, gibbs_poster
 use dp_sep::pbp::{Method, PbpConfig, run_pbp};
 use dp_sep::sep::run_sep;
 use dp_sep::{
-    DpSepConfig, FactorWall, Sampling, SepConfig, SepError, SepState, WallPlan, run_dp_sep,
+    DpSepConfig, FactorWall, SamplingScheme, SepConfig, SepError, SepState, WallPlan, run_dp_sep,
 };
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
@@ -56,7 +56,7 @@ fn conjugate_case_is_exact() {
             &data.points,
             &SepConfig::standard(n),
             30,
-            Sampling::ShuffledEpoch,
+            SamplingScheme::ShuffledEpoch,
             &mut rng,
         )
         .unwrap();
@@ -100,7 +100,7 @@ fn sep_matches_gibbs_on_a_small_mixture() {
         &data.points,
         &SepConfig::standard(300),
         20,
-        Sampling::ShuffledEpoch,
+        SamplingScheme::ShuffledEpoch,
         &mut rng,
     )
     .unwrap();
@@ -164,7 +164,7 @@ fn bad_configurations_are_typed_errors() {
                 &recs,
                 &cfg,
                 1,
-                Sampling::ShuffledEpoch,
+                SamplingScheme::ShuffledEpoch,
                 &mut rng
             ),
             Err(SepError::InvalidParameter { .. })
@@ -181,7 +181,7 @@ fn bad_configurations_are_typed_errors() {
             &recs,
             &cfg,
             1,
-            Sampling::ShuffledEpoch,
+            SamplingScheme::ShuffledEpoch,
             &mut rng
         )
         .is_err()
@@ -193,7 +193,7 @@ fn bad_configurations_are_typed_errors() {
             &recs[..5],
             &SepConfig::standard(10),
             1,
-            Sampling::ShuffledEpoch,
+            SamplingScheme::ShuffledEpoch,
             &mut rng
         ),
         Err(SepError::DimensionMismatch { .. })
@@ -217,7 +217,7 @@ fn bad_configurations_are_typed_errors() {
                     delta,
                     clip,
                     steps,
-                    sampling: Sampling::IndependentUniform,
+                    sampling: SamplingScheme::UniformSingle,
                     rng: seeded
                 },
             )
@@ -235,7 +235,7 @@ fn bad_configurations_are_typed_errors() {
                 delta: 1e-5,
                 clip: 1.0,
                 steps: 10,
-                sampling: Sampling::IndependentUniform,
+                sampling: SamplingScheme::UniformSingle,
                 rng: seeded
             },
         ),
@@ -252,7 +252,7 @@ fn bad_configurations_are_typed_errors() {
                 delta: 1e-5,
                 clip: 1.0,
                 steps: 15,
-                sampling: Sampling::ShuffledEpoch,
+                sampling: SamplingScheme::ShuffledEpoch,
                 rng: seeded
             },
         )
@@ -268,7 +268,7 @@ fn bad_configurations_are_typed_errors() {
             delta: 1e-5,
             clip: 1.0,
             steps: 5,
-            sampling: Sampling::IndependentUniform,
+            sampling: SamplingScheme::UniformSingle,
             rng: seeded,
         },
     )
@@ -298,7 +298,7 @@ fn shuffled_epochs_are_accounted_without_amplification() {
             delta: 1e-5,
             clip: 1.0,
             steps: 10_000,
-            sampling: Sampling::IndependentUniform,
+            sampling: SamplingScheme::UniformSingle,
             rng: seeded,
         },
     )
@@ -312,7 +312,7 @@ fn shuffled_epochs_are_accounted_without_amplification() {
             delta: 1e-5,
             clip: 1.0,
             steps: 10_000,
-            sampling: Sampling::ShuffledEpoch,
+            sampling: SamplingScheme::ShuffledEpoch,
             rng: seeded,
         },
     )

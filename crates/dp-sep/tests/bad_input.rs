@@ -242,7 +242,7 @@ fn step_counts_and_tiny_budgets_are_bounded() {
         delta: 1e-5,
         clip: 1.0,
         steps: 10,
-        sampling: dp_sep::Sampling::IndependentUniform,
+        sampling: dp_sep::SamplingScheme::UniformSingle,
         rng: dp_core::RngPolicy::Seeded { seed: 1 },
     };
     let e = dp_sep::FactorWall::new(vec![0u8; 10], &plan).unwrap_err();
@@ -265,6 +265,45 @@ fn step_counts_and_tiny_budgets_are_bounded() {
         dp_sep::FactorWall::new(vec![0u8; 10], &huge),
         Err(SepError::TooLarge { .. })
     ));
+}
+
+/// (DP-)SEP visits one record per step: a batch scheme is refused by the wall and by the
+/// non-private runner, with the scheme kept in the error.
+#[test]
+fn batch_sampling_schemes_are_refused() {
+    let poisson = dp_sep::SamplingScheme::poisson(0.1).unwrap();
+    let plan = dp_sep::WallPlan {
+        population: 10,
+        dim: 2,
+        epsilon: 1.0,
+        delta: 1e-5,
+        clip: 1.0,
+        steps: 10,
+        sampling: poisson,
+        rng: dp_core::RngPolicy::Seeded { seed: 1 },
+    };
+    assert!(matches!(
+        dp_sep::FactorWall::new(vec![0u8; 10], &plan),
+        Err(SepError::UnsupportedSampling { scheme }) if scheme == poisson
+    ));
+    let mut model = MogModel::new(1, 1, 0.5, Family::Diagonal).unwrap();
+    let prior = model.prior();
+    let mut state = dp_sep::SepState::new(prior.clone(), vec![0.0; prior.len()], 3).unwrap();
+    let fixed = dp_sep::SamplingScheme::fixed_size(2).unwrap();
+    let e = dp_sep::sep::run_sep(
+        &mut model,
+        &mut state,
+        &[vec![0.0], vec![1.0], vec![2.0]],
+        &dp_sep::SepConfig::standard(3),
+        1,
+        fixed,
+        &mut rand::rngs::ChaCha20Rng::seed_from_u64(0),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, SepError::UnsupportedSampling { scheme } if scheme == fixed),
+        "{e}"
+    );
 }
 
 // ---- the examples ----

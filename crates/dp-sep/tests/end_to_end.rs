@@ -14,7 +14,7 @@ use dp_sep::data::uci::UciDataset;
 use dp_sep::dpsep::dp_sep_step;
 use dp_sep::natural::l2_norm;
 use dp_sep::pbp::{Labelled, PbpConfig, Prepared, Privacy, Scaling, prepare};
-use dp_sep::{DpSepConfig, FactorWall, Sampling, SepModel, SepState, StepCounts, WallPlan};
+use dp_sep::{DpSepConfig, FactorWall, SamplingScheme, SepModel, SepState, StepCounts, WallPlan};
 
 const N: usize = 40;
 const N_TRAIN: usize = 32;
@@ -116,7 +116,7 @@ fn coupled_steps<M: SepModel + Sync>(
     changed: usize,
     config: &DpSepConfig,
     clip: f64,
-    sampling: Sampling,
+    sampling: SamplingScheme,
     steps: u64,
     seed: u64,
 ) -> (u64, f64)
@@ -200,7 +200,7 @@ fn pbp_neighbours(tag: &str, edit: impl Fn(&mut Vec<[f64; 4]>)) {
         5,
         &config,
         1.0,
-        Sampling::IndependentUniform,
+        SamplingScheme::UniformSingle,
         200,
         11,
     );
@@ -271,7 +271,7 @@ fn declared_population_alone_sets_sampling_and_accounting() {
         delta: 1e-5,
         clip: 100.0,
         steps: 400,
-        sampling: Sampling::IndependentUniform,
+        sampling: SamplingScheme::UniformSingle,
         rng: RngPolicy::Seeded { seed: 5 },
     };
     let walls: Vec<FactorWall<f64>> = [3usize, 10, 25]
@@ -312,10 +312,10 @@ fn declared_population_alone_sets_sampling_and_accounting() {
 /// configured size `N` public) through coupled noise-free DP-SEP steps: one point replaced by
 /// an adversarial one moves each release by at most `2 gamma C / N`, and only when drawn.
 fn mog_neighbours(adversarial: Vec<f64>) {
-    mog_neighbours_sampled(adversarial, Sampling::IndependentUniform, 300);
+    mog_neighbours_sampled(adversarial, SamplingScheme::UniformSingle, 300);
 }
 
-fn mog_neighbours_sampled(adversarial: Vec<f64>, sampling: Sampling, steps: u64) -> u64 {
+fn mog_neighbours_sampled(adversarial: Vec<f64>, sampling: SamplingScheme, steps: u64) -> u64 {
     use dp_sep::mog::{Family, MogModel, generate};
     let n = 60;
     let data = generate(
@@ -363,7 +363,7 @@ fn mog_neighbours_sampled(adversarial: Vec<f64>, sampling: Sampling, steps: u64)
 /// exactly once per epoch, each time moving the release by at most `2 gamma C / N`.
 #[test]
 fn mog_shuffled_epochs_draw_the_changed_record_once_per_epoch() {
-    let drawn = mog_neighbours_sampled(vec![1e9, -1e12], Sampling::ShuffledEpoch, 120);
+    let drawn = mog_neighbours_sampled(vec![1e9, -1e12], SamplingScheme::ShuffledEpoch, 120);
     assert_eq!(drawn, 2);
 }
 

@@ -7,7 +7,7 @@ use dp_sep::data::uci::UciDataset;
 use dp_sep::mog::{Family, GibbsConfig, MogModel, compare, generate, gibbs_posterior};
 use dp_sep::pbp::{PbpConfig, run_pbp};
 use dp_sep::sep::run_sep;
-use dp_sep::{Sampling, SepConfig, SepState};
+use dp_sep::{SamplingScheme, SepConfig, SepState};
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -72,7 +72,7 @@ fn mog_sep_matches_gibbs_in_the_paper_setting() {
         &data.points,
         &SepConfig::standard(1000),
         100,
-        Sampling::ShuffledEpoch,
+        SamplingScheme::ShuffledEpoch,
         &mut rng,
     )
     .unwrap();

@@ -27,7 +27,7 @@ fn wall(
             delta: 1e-5,
             clip,
             steps,
-            sampling: dp_sep::Sampling::IndependentUniform,
+            sampling: dp_sep::SamplingScheme::UniformSingle,
             rng: RngPolicy::Seeded { seed },
         },
     )
@@ -124,8 +124,8 @@ fn noise_persists_and_depends_on_the_noise_seed() {
 fn the_wall_adds_noise_of_std_two_c_sigma() {
     let (clip, steps, dim) = (0.7, 200u64, 20);
     for sampling in [
-        dp_sep::Sampling::IndependentUniform,
-        dp_sep::Sampling::ShuffledEpoch,
+        dp_sep::SamplingScheme::UniformSingle,
+        dp_sep::SamplingScheme::ShuffledEpoch,
     ] {
         let mut w = FactorWall::new(
             vec![vec![0.0]; 40],
@@ -185,7 +185,7 @@ fn full_run_through_the_core_wall() {
             delta: 1e-5,
             clip: 1.0,
             steps: (config.epochs * n) as u64,
-            sampling: dp_sep::Sampling::IndependentUniform,
+            sampling: dp_sep::SamplingScheme::UniformSingle,
             rng: RngPolicy::Seeded { seed: 4 },
         },
     )
@@ -219,7 +219,7 @@ fn pbp_private_run_reports_its_accounting() {
         epochs: 2,
         gamma: Some(1.0),
         clip: Some(1.0),
-        sampling: dp_sep::Sampling::IndependentUniform,
+        sampling: dp_sep::SamplingScheme::UniformSingle,
         privacy: Some(Privacy {
             epsilon: 1.0,
             delta: 1e-5,

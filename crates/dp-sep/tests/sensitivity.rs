@@ -107,7 +107,7 @@ fn neighbouring_datasets_through_the_wall() {
                     delta: 1e-5,
                     clip: 0.5,
                     steps: 1,
-                    sampling: dp_sep::Sampling::IndependentUniform,
+                    sampling: dp_sep::SamplingScheme::UniformSingle,
                     rng: RngPolicy::Seeded { seed },
                 },
             )

@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use dp_core::SamplingScheme;
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
@@ -15,7 +16,6 @@ use crate::dpsep::{DpSepConfig, DpSepReport, run_dp_sep_observed};
 use crate::ep::{EpState, run_adf, run_ep};
 use crate::error::SepError;
 use crate::factor::{FactorWall, WallPlan};
-use crate::sampling::Sampling;
 use crate::sep::SepState;
 use crate::sep::{SepConfig, StepCounts, run_sep_observed};
 
@@ -44,8 +44,9 @@ pub struct PbpConfig {
     pub gamma: Option<f64>,
     /// Clip norm `C` for SEP (`None`: unclipped).
     pub clip: Option<f64>,
-    /// Visiting order.
-    pub sampling: Sampling,
+    /// Visiting order: [`SamplingScheme::ShuffledEpoch`] or [`SamplingScheme::UniformSingle`]
+    /// (for a private run, the wall's sampler and accountant event).
+    pub sampling: SamplingScheme,
     /// Seed of the (public) initialisation and visiting order.
     pub seed: u64,
     /// `Some` for DP-SEP (requires `method = Sep` and `clip`).
@@ -90,7 +91,7 @@ impl Default for PbpConfig {
             epochs: 40,
             gamma: None,
             clip: None,
-            sampling: Sampling::ShuffledEpoch,
+            sampling: SamplingScheme::ShuffledEpoch,
             seed: 0,
             privacy: None,
             scaling: Scaling::FitOnTraining,
