@@ -35,6 +35,7 @@ mod error;
 mod events;
 mod ledger;
 pub mod moments;
+pub mod normal;
 mod numeric;
 mod optimize;
 mod orders;

@@ -1,22 +1,16 @@
-//! Private numerical helpers: log-space arithmetic, binomial coefficients and the normal CDF in
-//! log form, accurate far into the tails.
+//! Private numerical helpers: log-space arithmetic and binomial coefficients (the normal CDF is
+//! in [`crate::normal`]).
 //!
 //! Every function here is deterministic (no threads, no FMA-dependent branches) so that replaying
 //! a ledger reproduces its numbers bit for bit.
 
-use std::f64::consts::{LN_2, PI};
-
-/// `ln(exp(a) + exp(b))` without overflow; `-inf` is the neutral element.
-#[allow(dead_code)]
-pub(crate) fn log_add_exp(a: f64, b: f64) -> f64 {
-    let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
-    if hi == f64::NEG_INFINITY {
-        return f64::NEG_INFINITY;
-    }
-    hi + (lo - hi).exp().ln_1p()
-}
+use std::f64::consts::LN_2;
 
 /// `ln(1 + exp(x))` (softplus), accurate for every `x`.
+///
+/// The accountant's own copy of `expfam::softplus`, kept on purpose: this crate depends on no
+/// other workspace crate (and `expfam` brings linear algebra and random numbers), and the RDP
+/// results recorded in ledgers are computed with exactly this formula.
 pub(crate) fn log1p_exp(x: f64) -> f64 {
     if x > 36.0 {
         x + (-x).exp()
@@ -58,34 +52,6 @@ pub(crate) fn ln_binom_int(n: u64, k: u64) -> f64 {
 /// `ln Γ(x)` for `x > 0`.
 pub(crate) fn ln_gamma(x: f64) -> f64 {
     libm::lgamma(x)
-}
-
-/// `ln erfc(y)` for any real `y`, accurate to a few ulps of `erfc` and without underflow for
-/// large `y` (asymptotic series with its alternating-series error bound below 1e-20 for y >= 26).
-pub(crate) fn ln_erfc(y: f64) -> f64 {
-    if y < 26.0 {
-        libm::erfc(y).ln()
-    } else {
-        // erfc(y) = exp(-y^2) / (y sqrt(pi)) * sum_n (-1)^n (2n-1)!! / (2y^2)^n
-        let t = 1.0 / (2.0 * y * y);
-        let mut term = 1.0;
-        let mut sum = 1.0;
-        for n in 1..12 {
-            term *= -((2 * n - 1) as f64) * t;
-            sum += term;
-        }
-        -y * y - (y * PI.sqrt()).ln() + sum.ln()
-    }
-}
-
-/// `ln Φ(u)`, the log of the standard normal CDF, accurate in both tails.
-pub(crate) fn ln_ndtr(u: f64) -> f64 {
-    if u > 0.0 {
-        // Φ(u) = 1 - erfc(u/√2)/2
-        (-0.5 * libm::erfc(u / std::f64::consts::SQRT_2)).ln_1p()
-    } else {
-        ln_erfc(-u / std::f64::consts::SQRT_2) - LN_2
-    }
 }
 
 /// A compensated (Neumaier) sum on the linear scale, with the data of its rounding bound: the
@@ -228,24 +194,6 @@ impl LogSignedSum {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ln_ndtr_matches_known_values() {
-        // Φ(0) = 1/2, Φ(-40) ≈ 3.655893540915e-350 (ln = -804.6084420137538)
-        assert!((ln_ndtr(0.0) - (0.5f64).ln()).abs() < 1e-15);
-        let v = ln_ndtr(-40.0);
-        assert!((v - (-804.608_442_013_753_8)).abs() < 1e-9, "{v}");
-        assert!(ln_ndtr(10.0) < 0.0 && ln_ndtr(10.0) > -1e-20);
-    }
-
-    #[test]
-    fn ln_erfc_is_continuous_at_the_switch() {
-        let a = libm::erfc(25.999_999).ln();
-        let b = ln_erfc(26.0);
-        assert!((a - b).abs() < 1e-4 * 2.0 * 26.0);
-        let c = ln_erfc(26.000_000_001);
-        assert!((b - c).abs() < 1e-6);
-    }
 
     #[test]
     fn binomials() {

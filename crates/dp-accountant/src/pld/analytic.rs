@@ -6,7 +6,7 @@
 //! mechanisms with multipliers `s_i` compose exactly to one with
 //! `s = (sum_i s_i^-2)^(-1/2)` (Dong, Roth & Su 2022, Cor. 3.3: `mu`-GDP adds in squares).
 
-use super::normal::ln_normal_cdf;
+use crate::normal::ln_normal_cdf;
 
 /// The tight `delta(epsilon)` of a Gaussian mechanism with noise multiplier `s`.
 pub(crate) fn gaussian_delta(s: f64, eps: f64) -> f64 {

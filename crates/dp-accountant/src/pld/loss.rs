@@ -16,7 +16,7 @@
 //! `Q`-probabilities of a loss interval are differences of normal distribution functions at the
 //! interval's preimage; both are computed from the tail that keeps relative precision.
 
-use super::normal::{Tails, normal_sf};
+use crate::normal::{Tails, normal_sf};
 
 /// The `z` with `P(Z > z) = p` for a standard normal `Z` (bisection to `1e-12`; `+inf` for
 /// `p <= 0`, `0` for `p >= 1/2`). Only used to choose grid ranges, which need no precision.

@@ -29,7 +29,7 @@
 //! composition by a monotone coupling (`(1 - e^{eps - l})_+` is non-decreasing in `l`).
 
 use super::loss::{Direction, SubsampledGaussian};
-use super::normal::Tails;
+use crate::normal::Tails;
 
 /// A threshold on the loss axis with both normal tails at its preimage.
 struct Cut {

@@ -52,7 +52,6 @@ mod discrete;
 mod discretise;
 mod loss;
 mod merge;
-mod normal;
 #[cfg(test)]
 mod tests_lower;
 

@@ -28,7 +28,8 @@
 //! On that path the head terms are running products of cached step ratios too (module
 //! [`products`]), with the log-space sum below as the fallback outside its range.
 
-use crate::numeric::{LogSignedSum, ln_expm1, ln_ndtr, log1p_exp};
+use crate::normal::ln_normal_cdf;
+use crate::numeric::{LogSignedSum, ln_expm1, log1p_exp};
 use std::f64::consts::LN_2;
 
 mod products;
@@ -383,7 +384,7 @@ impl<'c> Setup<'c> {
         let (alpha, z0, sigma) = (self.alpha, self.z0, self.sigma);
         let cell = self.cell(i);
         if cell.ln_phi.is_nan() {
-            cell.ln_phi = ln_ndtr((alpha - index_f64(i) - z0) / sigma);
+            cell.ln_phi = ln_normal_cdf((alpha - index_f64(i) - z0) / sigma);
         }
         cell.ln_phi
     }
@@ -470,7 +471,7 @@ impl<'c> Setup<'c> {
     fn ln_phi1(&mut self, i: usize) -> f64 {
         let (z0, sigma) = (self.z0, self.sigma);
         memo(&mut self.cache.s1_pos, i, || {
-            ln_ndtr((z0 - i as f64) / sigma)
+            ln_normal_cdf((z0 - i as f64) / sigma)
         })
     }
 
@@ -478,7 +479,7 @@ impl<'c> Setup<'c> {
     fn ln_phi1_neg(&mut self, i: usize) -> f64 {
         let (z0, sigma) = (self.z0, self.sigma);
         memo(&mut self.cache.s1_neg, i, || {
-            ln_ndtr(-((z0 - i as f64) / sigma))
+            ln_normal_cdf(-((z0 - i as f64) / sigma))
         })
     }
 
