@@ -9,10 +9,9 @@
 
 const INV_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
 
-/// Standard normal CDF via the complementary error function (accurate in both tails).
-pub(crate) fn norm_cdf(x: f64) -> f64 {
-    0.5 * special::Error::compl_error(-x / std::f64::consts::SQRT_2)
-}
+/// Standard normal CDF, accurate in both tails: the workspace's one implementation,
+/// [`dp_accountant::normal::normal_cdf`].
+pub(crate) use dp_accountant::normal::normal_cdf as norm_cdf;
 
 /// Standard normal density.
 pub(crate) fn norm_pdf(x: f64) -> f64 {
