@@ -11,7 +11,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::accounting::{AccountantConfig, AccountantKind, epsilon_checked};
+use crate::accounting::epsilon_checked;
+use crate::answer::{AccountantConfig, AccountantKind};
 use crate::budget::Budget;
 use crate::error::{AccountantError, check_positive};
 use crate::events::{Neighbouring, PrivacyEvent};

@@ -4,7 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::accounting::{AccountantConfig, delta_for_event, epsilon_for_event};
+use crate::accounting::{delta_for_event, epsilon_for_event};
+use crate::answer::AccountantConfig;
 use crate::budget::Budget;
 use crate::calibrate::{Sampling, calibrate_noise_multiplier};
 use crate::conversion::Conversion;

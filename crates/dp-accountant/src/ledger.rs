@@ -8,15 +8,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::accounting::{
-    AccountantConfig, AccountantKind, DeltaReport, EpsilonReport, delta_for_event, epsilon_checked,
-    epsilon_valid,
-};
+use crate::accounting::{delta_for_event, epsilon_checked};
+use crate::answer::{AccountantConfig, AccountantKind, DeltaReport, EpsilonReport};
 use crate::budget::Budget;
 use crate::conversion::Conversion;
 use crate::error::{AccountantError, check_delta};
 use crate::events::{Neighbouring, PrivacyEvent};
 use crate::orders::Orders;
+use crate::rdp::convert::epsilon_valid;
 use crate::running::{Extra, Grouped};
 
 /// The ledger file format identifier.

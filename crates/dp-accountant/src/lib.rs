@@ -26,6 +26,7 @@
 //! [`AccountantError::ResourceLimit`] before anything is allocated.
 
 mod accounting;
+mod answer;
 pub mod baselines;
 mod budget;
 pub mod calibrate;
@@ -44,10 +45,8 @@ pub mod rdp;
 mod running;
 pub mod zcdp;
 
-pub use accounting::{
-    AccountantConfig, AccountantKind, DeltaReport, EpsilonReport, delta_for_event,
-    epsilon_for_event,
-};
+pub use accounting::{delta_for_event, epsilon_for_event};
+pub use answer::{AccountantConfig, AccountantKind, DeltaReport, EpsilonReport};
 pub use budget::Budget;
 pub use calibrate::{Calibration, Sampling, StepsReport, calibrate_noise_multiplier, max_steps};
 pub use conversion::Conversion;

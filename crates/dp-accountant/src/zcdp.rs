@@ -3,7 +3,7 @@
 //!
 //! `rho`-zCDP means RDP `rho * a` at every order `a > 1`.
 
-use crate::accounting::EpsilonReport;
+use crate::answer::EpsilonReport;
 use crate::conversion::Conversion;
 use crate::error::{AccountantError, check_delta, check_positive};
 use crate::optimize;

@@ -353,7 +353,7 @@ impl PldAccountant {
                 PldBounds { upper, lower }
             }
             Kind::RdpFallback { event } => PldBounds {
-                upper: crate::accounting::epsilon_valid(
+                upper: crate::rdp::convert::epsilon_valid(
                     event,
                     delta,
                     &crate::AccountantConfig::default(),
@@ -384,7 +384,7 @@ impl PldAccountant {
                 PldBounds { upper: d, lower: d }
             }
             Kind::RdpFallback { event } => PldBounds {
-                upper: crate::accounting::delta_valid(
+                upper: crate::rdp::convert::delta_valid(
                     event,
                     epsilon,
                     &crate::AccountantConfig::default(),

@@ -15,6 +15,7 @@
 //! | fixed-size without replacement | Thm 27 / Thm 9, Cor. 10 | Wang, Balle & Kasiviswanathan 2019 |
 //! | `k`-fold composition | `k * RDP(a)` | Mironov 2017, Prop. 1 |
 
+pub(crate) mod convert;
 mod poisson_frac;
 mod poisson_int;
 mod sample_wor;
