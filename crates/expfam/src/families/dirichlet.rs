@@ -202,8 +202,11 @@ pub(crate) fn solve_dirichlet_mean(mu: &[f64]) -> Result<Vec<f64>> {
         iterations += 1;
         // Jacobian J = diag(q) - z 1 1^T, q_k = psi'(alpha_k), z = psi'(alpha_0): Sherman-Morrison.
         let a0: f64 = alpha.iter().sum();
-        let z = special::Gamma::trigamma(&a0);
-        let q: Vec<f64> = alpha.iter().map(special::Gamma::trigamma).collect();
+        let z = crate::special_fn::trigamma_pos(a0);
+        let q: Vec<f64> = alpha
+            .iter()
+            .map(|&a| crate::special_fn::trigamma_pos(a))
+            .collect();
         let sum_fq: f64 = f.iter().zip(&q).map(|(fi, qi)| fi / qi).sum();
         let sum_1q: f64 = q.iter().map(|qi| 1.0 / qi).sum();
         let s = sum_fq / (1.0 - z * sum_1q);

@@ -150,7 +150,7 @@ pub(crate) fn solve_gamma_shape(s: f64) -> Result<f64> {
     let mut f = ln_minus_digamma(a) - s;
     for _ in 0..100 {
         // d/da (ln a - psi(a)) = 1/a - psi'(a) < 0.
-        let df = 1.0 / a - special::Gamma::trigamma(&a);
+        let df = 1.0 / a - crate::special_fn::trigamma_pos(a);
         let mut next = a - f / df;
         if next.is_nan() || next <= 0.0 || !next.is_finite() {
             next = if f > 0.0 { a * 2.0 } else { a / 2.0 };

@@ -33,7 +33,7 @@ pub(crate) fn inv_digamma(y: f64) -> f64 {
     };
     for _ in 0..50 {
         let f = digamma_pos(x) - y;
-        let step = f / special::Gamma::trigamma(&x);
+        let step = f / crate::special_fn::trigamma_pos(x);
         let mut next = x - step;
         if next <= 0.0 {
             next = x / 2.0;

@@ -18,9 +18,10 @@
 
 use pulp::{Arch, Simd, WithSimd};
 
-use super::special_fns::{digamma32, exp32};
+use super::special_fns::exp32;
 use super::{ExpectedTopics, LdaConfig};
 use crate::data::Document;
+use expfam::digamma_f32 as digamma32;
 use expfam::digamma_fast;
 
 /// Per-thread buffers of the E-step (sized for `K` topics; grown on demand for long documents).

@@ -1,11 +1,10 @@
 //! Special functions for the LDA hot loops.
 //!
-//! Every `f64` digamma is `expfam`'s: `ln_gamma` and the non-hot `digamma` calls go through its
-//! guarded functions, and the `f64` hot paths call [`expfam::digamma_fast`] (a few ulps of
-//! `expfam::digamma`, NaN outside the domain). What lives here is different in kind: `f32`,
-//! branch-free kernels ([`exp32`], [`digamma32`]) that vectorise inside the `pulp` SIMD loops of the
-//! E-step and topic matrix, accurate to about `1e-5` (below the `f32` rounding those loops work
-//! at), and tested against `expfam`'s `f64` functions.
+//! Every digamma is `expfam`'s: `ln_gamma` and the non-hot `digamma` calls go through its
+//! guarded functions, the `f64` hot paths call [`expfam::digamma_fast`] (the same function, NaN
+//! outside the domain) and the `f32` SIMD loops [`expfam::digamma_f32`]. What lives here is the
+//! `f32`, branch-free [`exp32`] that vectorises inside the `pulp` SIMD loops of the E-step and
+//! topic matrix, tested against `f64::exp`.
 
 /// `digamma(x)` via `expfam`'s guarded function (NaN outside the domain instead of an error).
 #[inline]
@@ -65,62 +64,5 @@ mod exp_tests {
         }
         assert!(exp32(-1000.0) > 0.0 && exp32(-1000.0) < 1e-37);
         assert!(exp32(f32::NAN).is_nan());
-    }
-}
-
-/// Natural log in `f32` for positive normal inputs, branch-free (vectorisable): exponent from
-/// the bits, mantissa folded into `[sqrt(1/2), sqrt(2))`, then `2 atanh(s)` to `s^9`.
-/// Relative error about 1e-7; only called on arguments `>= 6`.
-#[inline(always)]
-fn ln32(y: f32) -> f32 {
-    let bits = y.to_bits();
-    let mut e = ((bits >> 23) & 0xff) as i32 - 127;
-    let mut m = f32::from_bits((bits & 0x007f_ffff) | 0x3f80_0000);
-    let big = m > std::f32::consts::SQRT_2;
-    m = if big { m * 0.5 } else { m };
-    e += i32::from(big);
-    let s = (m - 1.0) / (m + 1.0);
-    let s2 = s * s;
-    let atanh =
-        s * (1.0 + s2 * (1.0 / 3.0 + s2 * (1.0 / 5.0 + s2 * (1.0 / 7.0 + s2 * (1.0 / 9.0)))));
-    e as f32 * std::f32::consts::LN_2 + 2.0 * atanh
-}
-
-/// `digamma(x)` in `f32` for `0 < x <= 1e5`, branch-free (vectorisable): not a copy of
-/// [`expfam::digamma_fast`] but an `f32` kernel for the SIMD loops (fewer series terms, a shift by 6,
-/// an `f32` logarithm), tested against `expfam::digamma` below. Always
-/// `psi(x) = psi(x + 6) - P'(x)/P(x)` with `P = prod_{i<6} (x + i)`, then the asymptotic series at
-/// `x + 6`. Absolute error below 1e-5 on `(1e-6, 1e5]` (tested); the E-step's `gamma` values
-/// lie in `[alpha, alpha + N_d]`, and documents longer than `1e5` tokens use the `f64` path.
-#[inline(always)]
-pub(crate) fn digamma32(x: f32) -> f32 {
-    let (mut p, mut dp, mut xi) = (1.0f32, 0.0f32, x);
-    for _ in 0..6 {
-        dp = dp * xi + p;
-        p *= xi;
-        xi += 1.0;
-    }
-    let y = x + 6.0;
-    let q = 1.0 / y;
-    let q2 = q * q;
-    let series = q2 * (1.0 / 12.0 - q2 * (1.0 / 120.0 - q2 * (1.0 / 252.0)));
-    ln32(y) - 0.5 * q - series - dp / p
-}
-
-#[cfg(test)]
-mod digamma32_tests {
-    use super::{digamma, digamma32};
-
-    #[test]
-    fn digamma32_is_accurate() {
-        let mut x = 1e-6f64;
-        while x <= 1e5 {
-            let a = f64::from(digamma32(x as f32));
-            let b = digamma(f64::from(x as f32));
-            // Relative to the scale of psi near the pole (~1/x), absolute elsewhere.
-            let tol = 2e-5 * b.abs().max(1.0);
-            assert!((a - b).abs() <= tol, "x = {x}: {a} vs {b}");
-            x *= 1.09;
-        }
     }
 }

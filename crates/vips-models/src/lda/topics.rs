@@ -6,7 +6,8 @@ use rand_distr::{Distribution, Gamma};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::special_fns::{digamma, digamma32, exp32};
+use super::special_fns::{digamma, exp32};
+use expfam::digamma_f32 as digamma32;
 use expfam::digamma_fast;
 
 /// `lambda`, the Dirichlet parameters of the `K` topics, stored word-major: `lambda[v * K + k]`.
