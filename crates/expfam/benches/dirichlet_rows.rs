@@ -26,12 +26,6 @@ fn bench(c: &mut Criterion) {
     g.bench_function("sequential", |b| {
         b.iter(|| expfam::dirichlet_expectation_rows_into(black_box(&lambda), &mut out).unwrap())
     });
-    g.bench_function("rayon", |b| {
-        b.iter(|| expfam::par_dirichlet_expectation_rows(black_box(&lambda)).unwrap())
-    });
-    g.bench_function("rayon_exp", |b| {
-        b.iter(|| expfam::par_exp_dirichlet_expectation_rows(black_box(&lambda)).unwrap())
-    });
     g.finish();
     let gamma: Vec<f64> = (0..50).map(|i| 0.1 + i as f64).collect();
     c.bench_function("dirichlet_expectation_gamma_d_50", |b| {

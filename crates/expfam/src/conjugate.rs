@@ -12,40 +12,6 @@ use crate::families::gamma::Gamma;
 use crate::families::gaussian::{GaussianNatural, MvGaussian};
 use nalgebra::{Cholesky, DMatrix, DVector};
 
-/// Row-wise Dirichlet posterior of a topic matrix: `lambda = eta + scale * counts` with a
-/// symmetric prior `Dir(eta 1_V)` per row.
-///
-/// `counts` are (expected, possibly noised and then floored by the caller) word counts per topic;
-/// `scale` is e.g. `D / |batch|` in stochastic VI. Negative counts are refused: map noised
-/// negatives to zero first (as VIPS-LDA does, 003 Sec. 4).
-///
-/// # Errors
-/// [`ExpFamError::OutOfDomain`] / [`ExpFamError::NonFinite`] for `eta <= 0`, `scale < 0`,
-/// negative or NaN counts; [`ExpFamError::TooShort`] for an empty matrix.
-///
-/// # Example
-/// ```
-/// use nalgebra::DMatrix;
-/// let counts = DMatrix::from_row_slice(1, 3, &[2.0, 0.0, 1.0]);
-/// let lambda = expfam::dirichlet_rows_posterior(0.5, &counts, 10.0).unwrap();
-/// assert_eq!(lambda[(0, 0)], 20.5);
-/// ```
-pub fn dirichlet_rows_posterior(
-    eta: f64,
-    counts: &DMatrix<f64>,
-    scale: f64,
-) -> Result<DMatrix<f64>> {
-    check::positive("eta", eta)?;
-    check::non_negative("scale", scale)?;
-    check::min_len("counts", counts.len(), 1)?;
-    for &c in counts.iter() {
-        check::non_negative("counts", c)?;
-    }
-    let out = counts.map(|c| eta + scale * c);
-    check::all_finite("lambda", out.as_slice())?;
-    Ok(out)
-}
-
 /// Posterior of a Gaussian mean `theta ~ prior` after `n` observations `x_i ~ N(theta, Lambda_x^-1)`
 /// with known precision `Lambda_x`, given `sum_x = sum_i x_i`:
 /// `eta1 += Lambda_x sum_x`, `eta2 += -n Lambda_x / 2`.

@@ -5,16 +5,12 @@
 //! `E[ln beta_kv] = psi(lambda_kv) - psi(sum_v lambda_kv)` (and its exponential), the
 //! normalisers `ln B(lambda_k)`, and the KL terms against the symmetric prior `Dir(eta 1)` for the
 //! ELBO / perplexity bound. Matrices are `nalgebra` (column-major); the functions walk memory in
-//! storage order. The `par_` variants split columns across rayon threads.
+//! storage order.
 
 use crate::check;
 use crate::error::Result;
 use crate::special_fn::{digamma_fast, ln_gamma_pos};
 use nalgebra::{DMatrix, DVector};
-use rayon::prelude::*;
-
-/// Columns per rayon task (about 64 KiB of `f64` for K = 50).
-const PAR_COLUMNS: usize = 128;
 
 fn validate(lambda: &DMatrix<f64>) -> Result<()> {
     check::min_len("lambda rows", lambda.nrows(), 1)?;
@@ -175,43 +171,6 @@ pub fn dirichlet_expectation_rows_into(
     }
     fix_dominant_entries(lambda, &sums, out);
     Ok(())
-}
-
-/// Parallel (rayon) [`dirichlet_expectation_rows`]; identical results.
-///
-/// # Errors
-/// As [`dirichlet_expectation_rows`].
-pub fn par_dirichlet_expectation_rows(lambda: &DMatrix<f64>) -> Result<DMatrix<f64>> {
-    validate(lambda)?;
-    let k = lambda.nrows();
-    let sums = row_sums(lambda);
-    check::all_finite("row sums of lambda", &sums)?;
-    let psi_sums: Vec<f64> = sums.iter().map(|&s| digamma_fast(s)).collect();
-    let mut out = DMatrix::zeros(k, lambda.ncols());
-    out.as_mut_slice()
-        .par_chunks_mut(k * PAR_COLUMNS)
-        .zip(lambda.as_slice().par_chunks(k * PAR_COLUMNS))
-        .for_each(|(dst, src)| {
-            for (dcol, scol) in dst.chunks_exact_mut(k).zip(src.chunks_exact(k)) {
-                for ((d, &x), &p) in dcol.iter_mut().zip(scol).zip(&psi_sums) {
-                    *d = digamma_fast(x) - p;
-                }
-            }
-        });
-    fix_dominant_entries(lambda, &sums, &mut out);
-    Ok(out)
-}
-
-/// `exp(E[ln beta_kv])` row-wise (online LDA's `expElogbeta`), in parallel.
-///
-/// # Errors
-/// As [`dirichlet_expectation_rows`].
-pub fn par_exp_dirichlet_expectation_rows(lambda: &DMatrix<f64>) -> Result<DMatrix<f64>> {
-    let mut e = par_dirichlet_expectation_rows(lambda)?;
-    e.as_mut_slice()
-        .par_chunks_mut(4096)
-        .for_each(|c| c.iter_mut().for_each(|x| *x = x.exp()));
-    Ok(e)
 }
 
 /// Row-wise log-normalisers `ln B(lambda_k) = sum_v ln Gamma(lambda_kv) - ln Gamma(sum_v lambda_kv)`.

@@ -38,13 +38,12 @@ pub use bessel::{
     BesselKValues, bessel_k, bessel_k_ratio, bessel_k_scaled, bessel_k_values, ln_bessel_k,
 };
 pub use conjugate::{
-    diag_gaussian_known_precision_posterior, dirichlet_rows_posterior, gamma_precision_posterior,
+    diag_gaussian_known_precision_posterior, gamma_precision_posterior,
     gamma_precision_posterior_from_gaussian, gaussian_known_precision_posterior,
 };
 pub use dirichlet_rows::{
     dirichlet_expectation, dirichlet_expectation_into, dirichlet_expectation_rows,
     dirichlet_expectation_rows_into, dirichlet_kl_rows_to_symmetric, dirichlet_log_normalizer_rows,
-    par_dirichlet_expectation_rows, par_exp_dirichlet_expectation_rows,
 };
 pub use error::{ExpFamError, Result};
 pub use families::bernoulli::Bernoulli;

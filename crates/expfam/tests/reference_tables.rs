@@ -140,7 +140,6 @@ fn dirichlet_table() {
         // The topic-matrix path (fast digamma) on the same vector as a 1 x K matrix.
         let as_row = nalgebra::DMatrix::from_row_slice(1, alpha.len(), &alpha);
         let rows = dirichlet_expectation_rows(&as_row).unwrap();
-        let par_rows = par_dirichlet_expectation_rows(&as_row).unwrap();
         for (k, want) in row["expected_log"]
             .as_array()
             .unwrap()
@@ -166,7 +165,6 @@ fn dirichlet_table() {
                 want,
                 TABLE_REL_TOL,
             );
-            assert_eq!(rows[(0, k)], par_rows[(0, k)]);
         }
         let want = num(&row["log_normalizer"]);
         assert!(
