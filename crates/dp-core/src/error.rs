@@ -60,6 +60,13 @@ pub enum CoreError {
         /// What was wrong.
         reason: String,
     },
+    /// A block handle (or position) that does not name a block of this spec or release: a
+    /// handle from another spec, or a name that is not there.
+    #[error("unknown block: {reason}")]
+    UnknownBlock {
+        /// What was wrong (a fixed text).
+        reason: &'static str,
+    },
     /// The release would take the spent budget past the total; nothing was released and the
     /// ledger is unchanged.
     #[error(

@@ -13,7 +13,7 @@
 //!
 //! # Example: Bayesian logistic regression's two statistics in one release
 //! ```
-//! use dp_core::{BlockSpec, PrivacyWall, ReleaseSpec, SamplingScheme};
+//! use dp_core::{PrivacyWall, ReleaseSpec, SamplingScheme};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // records (x, y) with ||x|| <= 1 and a fixed <xi> = 1/4 for the sketch
 //! let d = 3;
@@ -24,20 +24,20 @@
 //!     .epsilon_delta(1.0, 1e-5)
 //!     .calibrate_for_releases(50)                     // sigma from the accountant
 //!     .build()?;
-//! let spec = ReleaseSpec::new(vec![
-//!     BlockSpec::vector("s1", d, 0.5)?,                                   // (y - 1/2) x
-//!     BlockSpec::symmetric("s2", d, 0.25)?.with_eigenvalue_floor(1e-6)?, // <xi> x x^T
-//! ])?;
+//! let mut spec = ReleaseSpec::builder("blr e-step");
+//! let s1 = spec.vector("s1", d, 0.5)?;          // (y - 1/2) x
+//! let s2 = spec.symmetric("s2", d, 0.25)?;      // <xi> x x^T
+//! spec.eigenvalue_floor(s2, 1e-6)?;
+//! let spec = spec.build()?;
 //! while wall.can_release()? && wall.releases_made() < 3 {
 //!     let release = wall.release(&spec, |(x, y): &(Vec<f64>, f64), buf| {
 //!         for (j, xj) in x.iter().enumerate() {
-//!             buf.push(0, j, (y - 0.5) * xj);
+//!             buf.push(s1, j, (y - 0.5) * xj);
 //!         }
-//!         buf.add_outer_product(1, 0.25, x);
+//!         buf.add_outer_product(s2, 0.25, x);
 //!     })?;
-//!     let s2 = release.block("s2").unwrap();
-//!     assert!(s2.as_matrix().unwrap().clone().cholesky().is_some());
-//!     let _raised = s2.eigenvalues_raised();
+//!     assert!(release.symmetric(s2)?.clone().cholesky().is_some());
+//!     let _raised = release.released(s2)?.eigenvalues_raised();
 //! }
 //! assert!(wall.spent_epsilon()? <= 1.0);
 //! # Ok(()) }
@@ -72,8 +72,10 @@ pub use gaussian::{
 pub use rng::RngPolicy;
 pub use sampling::SamplingScheme;
 pub use wall::{
-    BlockShape, BlockSpec, BlockValue, ContributionBuffer, NoiseSetting, PrivacyWall, Release,
-    ReleaseRecord, ReleaseSpec, ReleasedBlock, WallBuilder, calibrate_noise_multiplier,
+    BlockGroup, BlockHandle, BlockShape, BlockSpec, BlockValue, ContributionBuffer, EntryHandle,
+    GroupSpec, MatrixBlock, MatrixHandle, NoiseSetting, PrivacyWall, Release, ReleaseRecord,
+    ReleaseSpec, ReleaseSpecBuilder, ReleasedBlock, RunHandle, SymmetricBlock, SymmetricHandle,
+    VectorBlock, WallBuilder, WeightTarget, calibrate_noise_multiplier,
 };
 
 /// The README's examples, compiled and run as doctests so the README stays true.

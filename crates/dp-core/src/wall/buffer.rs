@@ -1,14 +1,19 @@
 //! The reusable per-thread buffer a per-record statistic writes its contribution into.
 
-use super::spec::{BlockShape, ReleaseSpec, packed_index};
+use super::spec::{
+    BlockHandle, BlockShape, EntryHandle, MatrixHandle, RawBlock, ReleaseSpec, RunHandle,
+    SymmetricHandle, packed_index,
+};
 use crate::clip::clip_scale;
 use crate::error::CoreError;
 
-/// Scratch for one block: a dense array that is zero between records, plus the list of entries
-/// touched by sparse pushes so that resetting costs `O(nnz)`, not `O(len)`.
+/// Scratch for one block's entry writes: a dense array that is zero between records, plus the
+/// list of entries touched by sparse pushes so that resetting costs `O(nnz)`, not `O(len)`.
+/// Allocated on the first entry write (a block written only as runs never allocates it).
 #[derive(Debug)]
 struct BlockScratch {
     shape: BlockShape,
+    len: usize,
     values: Vec<f64>,
     marked: Vec<bool>,
     touched: Vec<usize>,
@@ -17,17 +22,30 @@ struct BlockScratch {
 
 impl BlockScratch {
     fn new(shape: BlockShape) -> Self {
-        let len = shape.stored_len();
         Self {
             shape,
-            values: vec![0.0; len],
-            marked: vec![false; len],
+            len: shape.stored_len(),
+            values: Vec::new(),
+            marked: Vec::new(),
             touched: Vec::new(),
             dense_used: false,
         }
     }
 
+    fn ensure(&mut self) {
+        if self.values.len() != self.len {
+            self.values = vec![0.0; self.len];
+            self.marked = vec![false; self.len];
+        }
+    }
+
+    /// Whether the current record wrote entries into the block.
+    fn written(&self) -> bool {
+        self.dense_used || !self.touched.is_empty()
+    }
+
     fn add(&mut self, index: usize, value: f64) {
+        self.ensure();
         if !self.dense_used && !self.marked[index] {
             self.marked[index] = true;
             self.touched.push(index);
@@ -121,39 +139,219 @@ impl BlockScratch {
     }
 }
 
-/// Where a per-record statistic writes one record's contribution.
+/// The runs written into one block: those of the sealed (clipped) records, in the order they
+/// were sealed, followed by the current record's.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct RunStore {
+    /// Start of every run held.
+    starts: Vec<usize>,
+    /// Offset in `values` of every run held; a run ends where the next one begins.
+    offsets: Vec<usize>,
+    values: Vec<f64>,
+    /// Index in `starts` of the current record's first run.
+    record_first_run: usize,
+    /// Offset in `values` of the current record's first value.
+    record_first_value: usize,
+    /// For each sealed record with runs here: one past the index of its last run.
+    sealed_run_ends: Vec<usize>,
+    /// Where the current record's next run may start.
+    next_free: usize,
+}
+
+impl RunStore {
+    /// Whether a run of `len` at `start` is valid next: inside the block, at or after the end of
+    /// the current record's previous run.
+    fn accepts(&self, start: usize, len: usize, block_len: usize) -> bool {
+        start
+            .checked_add(len)
+            .is_some_and(|end| start >= self.next_free && end <= block_len)
+    }
+
+    /// Appends a (valid) run and returns it, zeroed.
+    fn open(&mut self, start: usize, len: usize) -> &mut [f64] {
+        self.next_free = start + len;
+        let offset = self.values.len();
+        self.starts.push(start);
+        self.offsets.push(offset);
+        self.values.resize(offset + len, 0.0);
+        &mut self.values[offset..]
+    }
+
+    /// Whether the current record wrote runs here.
+    fn current_has_runs(&self) -> bool {
+        self.starts.len() > self.record_first_run
+    }
+
+    /// Whether sealed records hold runs here.
+    pub(crate) fn has_sealed(&self) -> bool {
+        !self.sealed_run_ends.is_empty()
+    }
+
+    /// The L2 norm of the current record's runs: one pass, with a rescaled second pass only if
+    /// the sum of squares overflows. `None` if a value is not finite.
+    fn current_norm(&self) -> Option<f64> {
+        let values = &self.values[self.record_first_value..];
+        let mut squares = [0.0f64; 4];
+        let chunks = values.chunks_exact(4);
+        let tail: f64 = chunks.remainder().iter().map(|v| v * v).sum();
+        for c in chunks {
+            for i in 0..4 {
+                squares[i] += c[i] * c[i];
+            }
+        }
+        let sum = (squares[0] + squares[1]) + (squares[2] + squares[3]) + tail;
+        if sum.is_finite() {
+            return Some(sum.sqrt());
+        }
+        if values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let max = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let scaled: f64 = values.iter().map(|v| (v / max) * (v / max)).sum();
+        Some(max * scaled.sqrt())
+    }
+
+    /// Scales the current record's runs by `scale` (if `< 1`: exactly the products the sum will
+    /// add) and seals them.
+    fn seal(&mut self, scale: f64) {
+        if scale < 1.0 {
+            self.values[self.record_first_value..]
+                .iter_mut()
+                .for_each(|v| *v *= scale);
+        }
+        self.sealed_run_ends.push(self.starts.len());
+        self.record_first_run = self.starts.len();
+        self.record_first_value = self.values.len();
+        self.next_free = 0;
+    }
+
+    /// Drops the current (unsealed) record's runs; the sealed records are kept.
+    fn drop_current(&mut self) {
+        self.starts.truncate(self.record_first_run);
+        self.offsets.truncate(self.record_first_run);
+        self.values.truncate(self.record_first_value);
+        self.next_free = 0;
+    }
+
+    /// Forgets every record, keeping the capacity.
+    pub(crate) fn clear(&mut self) {
+        self.starts.clear();
+        self.offsets.clear();
+        self.values.clear();
+        self.record_first_run = 0;
+        self.record_first_value = 0;
+        self.sealed_run_ends.clear();
+        self.next_free = 0;
+    }
+
+    /// Adds the sealed records' entries that fall in `lo..lo + out.len()` of the block into
+    /// `out`, record by record in the order they were sealed (each record's runs are sorted and
+    /// disjoint, so a binary search finds the first run that reaches into the span).
+    pub(crate) fn add_sealed(&self, lo: usize, out: &mut [f64]) {
+        let hi = lo + out.len();
+        let mut first_run = 0;
+        for &run_end in &self.sealed_run_ends {
+            let starts = &self.starts[first_run..run_end];
+            // Runs starting before `lo`; the last of them may still reach into the span.
+            let mut r = starts.partition_point(|&s| s < lo).saturating_sub(1);
+            while r < starts.len() && starts[r] < hi {
+                let i = first_run + r;
+                let offset = self.offsets[i];
+                let end = self
+                    .offsets
+                    .get(i + 1)
+                    .copied()
+                    .unwrap_or(self.values.len());
+                let (start, len) = (starts[r], end - offset);
+                let from = start.max(lo);
+                let to = (start + len).min(hi);
+                if from < to {
+                    let src = &self.values[offset + (from - start)..offset + (to - start)];
+                    for (o, &v) in out[from - lo..to - lo].iter_mut().zip(src) {
+                        *o += v;
+                    }
+                }
+                r += 1;
+            }
+            first_run = run_end;
+        }
+    }
+}
+
+/// Per-block dense sums of entry writes, allocated on first use, with a mark per block that was
+/// added to since the last reduction.
+#[derive(Debug, Default)]
+pub(crate) struct EntrySums {
+    pub(crate) sums: Vec<Vec<f64>>,
+    pub(crate) touched: Vec<bool>,
+}
+
+impl EntrySums {
+    pub(crate) fn new(spec: &ReleaseSpec) -> Self {
+        Self {
+            sums: vec![Vec::new(); spec.len()],
+            touched: vec![false; spec.len()],
+        }
+    }
+
+    /// Block `b`'s sum (zeroed on first use), marked touched.
+    fn block(&mut self, b: usize, len: usize) -> &mut [f64] {
+        let s = &mut self.sums[b];
+        if s.len() != len {
+            *s = vec![0.0; len];
+        }
+        self.touched[b] = true;
+        s
+    }
+}
+
+/// Where a per-record statistic writes one record's contribution, addressed by the typed block
+/// handles of its [`ReleaseSpec`].
 ///
 /// The wall hands each worker thread one buffer and reuses it for every record, so the hot loop
-/// does not allocate. Each block can be written **sparsely** ([`Self::push`],
-/// [`Self::push_matrix`], [`Self::add_symmetric`]: cost `O(entries written)`, duplicates are
-/// summed) or **densely** ([`Self::dense`]: a zeroed slice of the block's stored length; cost
-/// `O(block length)` per record). Both may be mixed within a block. The buffer starts every
-/// record at zero.
+/// does not allocate. A block can be written
+/// * **sparsely** ([`Self::push`] on vector blocks, [`Self::push_matrix`],
+///   [`Self::add_symmetric`]: cost `O(entries written)`, duplicates are summed);
+/// * **densely** ([`Self::dense`], [`Self::add_outer_product`]: a zeroed slice of the block's
+///   stored length; cost `O(block length)` per record); sparse and dense writes may be mixed;
+/// * **as runs** ([`Self::segment`], [`Self::push_segment`] on vector and matrix blocks):
+///   disjoint runs of entries in increasing order of position, stored compactly and summed
+///   span by span in parallel (LDA's one run of `K` topic weights per distinct word). A block
+///   takes either runs or entry writes from one record (not both); different blocks, and
+///   different records, may use different kinds of writes.
 ///
-/// Invalid writes (an index outside its block, a non-finite value) do not panic. In a private
-/// release the record is replaced by zero (it contributes nothing), counted in the release's
-/// non-private [`crate::wall::ReleaseDiagnostics`], and the release goes ahead and is charged;
-/// in a non-private release they fail it with [`CoreError::InvalidContribution`] (nothing
-/// released). Neither carries a value derived from the record.
+/// The buffer starts every record at zero.
+///
+/// Invalid writes (an index or run outside its block, runs out of order, a handle from another
+/// spec, a non-finite value, runs and entry writes mixed in one block) do not panic. In a
+/// private release the record is replaced by zero (it contributes nothing), counted in the
+/// release's non-private [`crate::wall::ReleaseDiagnostics`], and the release goes ahead and is
+/// charged; in a non-private release they fail it with [`CoreError::InvalidContribution`]
+/// (nothing released). Neither carries a value derived from the record. The slice a write
+/// returns is valid scratch even for an invalid write, so the caller need not check.
 ///
 /// # Example
 /// ```
-/// use dp_core::{BlockSpec, ContributionBuffer, ReleaseSpec};
-/// let spec = ReleaseSpec::new(vec![
-///     BlockSpec::matrix("topics", 2, 1000, 1.0)?,
-///     BlockSpec::symmetric("xx", 3, 0.25)?,
-/// ])?;
+/// use dp_core::{ContributionBuffer, ReleaseSpec};
+/// let mut b = ReleaseSpec::builder("example");
+/// let topics = b.matrix("topics", 2, 1000, 1.0)?;
+/// let xx = b.symmetric("xx", 3, 0.25)?;
+/// let spec = b.build()?;
 /// let mut buf = ContributionBuffer::new(&spec);
-/// buf.push_matrix(0, 1, 997, 0.5);          // sparse: one entry of a 2 x 1000 block
-/// buf.add_outer_product(1, 0.25, &[1.0, 0.0, 0.0]); // 0.25 x x^T into the symmetric block
-/// assert_eq!(buf.block_len(1), 6);
+/// buf.push_matrix(topics, 1, 997, 0.5);               // sparse: one entry of a 2 x 1000 block
+/// buf.add_outer_product(xx, 0.25, &[1.0, 0.0, 0.0]);  // 0.25 x x^T into the symmetric block
+/// assert_eq!(buf.block_len(xx), 6);
 /// # Ok::<(), dp_core::CoreError>(())
 /// ```
 #[derive(Debug)]
 pub struct ContributionBuffer {
+    spec_id: u64,
     blocks: Vec<BlockScratch>,
+    pub(crate) runs: Vec<RunStore>,
+    norms: Vec<f64>,
     scales: Vec<f64>,
     error: Option<(usize, &'static str)>,
+    junk: Vec<f64>,
 }
 
 /// What became of one record in [`ContributionBuffer::finish_record`].
@@ -161,23 +359,30 @@ pub struct ContributionBuffer {
 pub(crate) enum RecordOutcome {
     /// Added within every bound.
     Added,
-    /// Added after clipping at least one block.
+    /// Added after clipping at least one group.
     Clipped,
     /// Malformed or non-finite: replaced by zero (nothing added; private releases only).
     Replaced,
 }
 
+/// Position reported for a write through a handle of another spec.
+const FOREIGN: usize = usize::MAX;
+
 impl ContributionBuffer {
     /// A zeroed buffer for the blocks of `spec`.
     pub fn new(spec: &ReleaseSpec) -> Self {
         Self {
+            spec_id: spec.id(),
             blocks: spec
                 .blocks()
                 .iter()
                 .map(|b| BlockScratch::new(b.shape()))
                 .collect(),
-            scales: Vec::with_capacity(spec.len()),
+            runs: vec![RunStore::default(); spec.len()],
+            norms: Vec::with_capacity(spec.len()),
+            scales: Vec::with_capacity(spec.groups().len()),
             error: None,
+            junk: Vec::new(),
         }
     }
 
@@ -186,9 +391,17 @@ impl ContributionBuffer {
         self.blocks.len()
     }
 
-    /// Stored length of block `block` (`0` for a block that does not exist).
-    pub fn block_len(&self, block: usize) -> usize {
-        self.blocks.get(block).map_or(0, |b| b.values.len())
+    /// Stored length of a block (`0` for a handle of another spec).
+    pub fn block_len(&self, block: impl BlockHandle) -> usize {
+        self.resolve(block.raw()).map_or(0, |b| self.blocks[b].len)
+    }
+
+    fn resolve(&self, raw: RawBlock) -> Option<usize> {
+        match raw.spec {
+            Some(id) if id != self.spec_id => None,
+            _ if raw.group || raw.index >= self.blocks.len() => None,
+            _ => Some(raw.index),
+        }
     }
 
     /// Records the first invalid write of the current record. The reason is a fixed text: it
@@ -200,50 +413,65 @@ impl ContributionBuffer {
         }
     }
 
-    /// Adds `value` to stored entry `index` of `block` (sparse write; repeated indices add up).
-    /// For a matrix block the index is column-major; for a symmetric block it is the packed
-    /// upper-triangle index (prefer [`Self::add_symmetric`]).
-    pub fn push(&mut self, block: usize, index: usize, value: f64) {
-        match self.blocks.get_mut(block) {
-            Some(b) if index < b.values.len() => b.add(index, value),
-            Some(_) => self.fail(block, "an index outside the block"),
-            None => self.fail(block, "a block that does not exist"),
+    /// Scratch handed out for an invalid write (never read).
+    fn junk(&mut self, len: usize) -> &mut [f64] {
+        self.junk.clear();
+        self.junk.resize(len, 0.0);
+        &mut self.junk
+    }
+
+    /// Adds `value` to entry `index` of a vector block (sparse write; repeated indices add up).
+    pub fn push(&mut self, block: impl EntryHandle, index: usize, value: f64) {
+        let Some(b) = self.resolve(block.raw()) else {
+            return self.fail(FOREIGN, "a block handle from another spec");
+        };
+        if index < self.blocks[b].len {
+            self.blocks[b].add(index, value);
+        } else {
+            self.fail(b, "an index outside the block");
         }
     }
 
     /// Adds `value` to entry `(row, col)` of a matrix block (sparse write).
-    pub fn push_matrix(&mut self, block: usize, row: usize, col: usize, value: f64) {
-        match self.blocks.get(block).map(|b| b.shape) {
-            Some(BlockShape::Matrix { rows, cols }) if row < rows && col < cols => {
-                self.push(block, col * rows + row, value)
+    pub fn push_matrix(&mut self, block: impl MatrixHandle, row: usize, col: usize, value: f64) {
+        let Some(b) = self.resolve(block.raw()) else {
+            return self.fail(FOREIGN, "a block handle from another spec");
+        };
+        match self.blocks[b].shape {
+            BlockShape::Matrix { rows, cols } if row < rows && col < cols => {
+                self.blocks[b].add(col * rows + row, value)
             }
-            Some(_) => self.fail(
-                block,
+            _ => self.fail(
+                b,
                 "an entry outside a matrix block (or into a block that is not a matrix)",
             ),
-            None => self.fail(block, "a block that does not exist"),
         }
     }
 
     /// Adds `value` to entries `(i, j)` and `(j, i)` of a symmetric block (once if `i == j`).
-    pub fn add_symmetric(&mut self, block: usize, i: usize, j: usize, value: f64) {
-        match self.blocks.get(block).map(|b| b.shape) {
-            Some(BlockShape::Symmetric { dim }) if i < dim && j < dim => {
-                self.push(block, packed_index(i, j), value)
+    pub fn add_symmetric(&mut self, block: impl SymmetricHandle, i: usize, j: usize, value: f64) {
+        let Some(b) = self.resolve(block.raw()) else {
+            return self.fail(FOREIGN, "a block handle from another spec");
+        };
+        match self.blocks[b].shape {
+            BlockShape::Symmetric { dim } if i < dim && j < dim => {
+                self.blocks[b].add(packed_index(i, j), value)
             }
-            Some(_) => self.fail(
-                block,
+            _ => self.fail(
+                b,
                 "an entry outside a symmetric block (or into a block that is not symmetric)",
             ),
-            None => self.fail(block, "a block that does not exist"),
         }
     }
 
     /// Adds `weight * x x^T` to a symmetric block (dense write, `O(dim^2)`).
-    pub fn add_outer_product(&mut self, block: usize, weight: f64, x: &[f64]) {
-        match self.blocks.get(block).map(|b| b.shape) {
-            Some(BlockShape::Symmetric { dim }) if x.len() == dim => {
-                let values = self.dense(block);
+    pub fn add_outer_product(&mut self, block: impl SymmetricHandle, weight: f64, x: &[f64]) {
+        let Some(b) = self.resolve(block.raw()) else {
+            return self.fail(FOREIGN, "a block handle from another spec");
+        };
+        match self.blocks[b].shape {
+            BlockShape::Symmetric { dim } if x.len() == dim => {
+                let values = self.dense_at(b);
                 for j in 0..dim {
                     let wxj = weight * x[j];
                     let col = &mut values[j * (j + 1) / 2..j * (j + 1) / 2 + j + 1];
@@ -252,25 +480,16 @@ impl ContributionBuffer {
                     }
                 }
             }
-            Some(_) => self.fail(
-                block,
+            _ => self.fail(
+                b,
                 "an outer product of the wrong length (or into a block that is not symmetric)",
             ),
-            None => self.fail(block, "a block that does not exist"),
         }
     }
 
-    /// The whole stored block as a mutable slice (dense write), zero at the start of each record.
-    ///
-    /// # Panics
-    /// If `block` is not a block of the release (a programming error, like an out-of-range slice
-    /// index). Index-carrying writes ([`Self::push`] and friends) never panic.
-    pub fn dense(&mut self, block: usize) -> &mut [f64] {
-        let n = self.blocks.len();
-        let b = self
-            .blocks
-            .get_mut(block)
-            .unwrap_or_else(|| panic!("block {block} does not exist (the release has {n})"));
+    fn dense_at(&mut self, b: usize) -> &mut [f64] {
+        let b = &mut self.blocks[b];
+        b.ensure();
         if !b.dense_used {
             // Entries pushed sparsely so far stay in `values`; switch to a full scan.
             for &i in &b.touched {
@@ -282,13 +501,71 @@ impl ContributionBuffer {
         &mut b.values
     }
 
-    /// Clips the record held in the buffer block by block, adds it to `sums` and resets the
-    /// buffer. A malformed or non-finite record is replaced by zero (nothing added) when
-    /// `replace_invalid`, else it is an error; either way the buffer is reset.
+    /// The whole stored block as a mutable slice (dense write), zero at the start of each record.
+    /// A handle of another spec is an invalid write (the record is replaced or the release
+    /// fails, see the type's documentation); the slice returned is then scratch of the handle's
+    /// length.
+    pub fn dense(&mut self, block: impl BlockHandle) -> &mut [f64] {
+        let raw = block.raw();
+        match self.resolve(raw) {
+            Some(b) => self.dense_at(b),
+            None => {
+                self.fail(FOREIGN, "a block handle from another spec");
+                self.junk(raw.len)
+            }
+        }
+    }
+
+    /// Appends a run of `len` entries of a vector or matrix block starting at stored index
+    /// `start` (column-major for a matrix: a run down a column is contiguous) and returns it,
+    /// zeroed, to be filled.
+    ///
+    /// A record's runs in one block must lie inside the block, must not overlap and must come
+    /// in increasing order (`start` at or after the end of the previous run); otherwise the
+    /// write is invalid (the returned slice is still valid scratch).
+    pub fn segment(&mut self, block: impl RunHandle, start: usize, len: usize) -> &mut [f64] {
+        let Some(b) = self.resolve(block.raw()) else {
+            self.fail(FOREIGN, "a block handle from another spec");
+            return self.junk(len);
+        };
+        self.segment_at(b, start, len)
+    }
+
+    /// [`Self::segment`] into the block at position `b` (a vector or matrix block).
+    pub(crate) fn segment_at(&mut self, b: usize, start: usize, len: usize) -> &mut [f64] {
+        if b >= self.blocks.len() || matches!(self.blocks[b].shape, BlockShape::Symmetric { .. }) {
+            self.fail(b, "runs into a block that is not a vector or matrix block");
+            return self.junk(len);
+        }
+        if self.runs[b].accepts(start, len, self.blocks[b].len) {
+            self.runs[b].open(start, len)
+        } else {
+            self.fail(
+                b,
+                "a run outside the block, or starting before the previous run ended",
+            );
+            self.junk(len)
+        }
+    }
+
+    /// Appends a run with the given values (see [`Self::segment`]).
+    pub fn push_segment(&mut self, block: impl RunHandle, start: usize, values: &[f64]) {
+        self.segment(block, start, values.len())
+            .copy_from_slice(values);
+    }
+
+    /// Clips the record held in the buffer group by group: entry writes are added, scaled, to
+    /// `sums`; runs are scaled in place and sealed in the run stores. Resets the record. A
+    /// malformed or non-finite record is replaced by zero (nothing added, its runs dropped)
+    /// when `replace_invalid`, else it is an error; either way the record is reset.
+    ///
+    /// # Privacy
+    /// Each group's blocks are scaled by one factor so that the L2 norm of their concatenation
+    /// (symmetric off-diagonals twice) is at most the group's bound.
     pub(crate) fn finish_record(
         &mut self,
         spec: &ReleaseSpec,
-        sums: &mut [Vec<f64>],
+        sums: &mut EntrySums,
         replace_invalid: bool,
     ) -> Result<RecordOutcome, CoreError> {
         let reject = |this: &mut Self, block: usize, reason: &'static str| {
@@ -302,27 +579,47 @@ impl ContributionBuffer {
         if let Some((block, reason)) = self.error.take() {
             return reject(self, block, reason);
         }
-        let mut scales = std::mem::take(&mut self.scales);
-        scales.clear();
-        for (j, (b, s)) in self.blocks.iter().zip(spec.blocks()).enumerate() {
-            match b.norm() {
-                Some(norm) => scales.push(clip_scale(norm, s.bound())),
+        let mut norms = std::mem::take(&mut self.norms);
+        norms.clear();
+        for (j, (b, r)) in self.blocks.iter().zip(&self.runs).enumerate() {
+            let norm = match (r.current_has_runs(), b.written()) {
+                (true, true) => {
+                    self.norms = norms;
+                    return reject(self, j, "runs and entry writes mixed in one block");
+                }
+                (true, false) => r.current_norm(),
+                (false, _) => b.norm(),
+            };
+            match norm {
+                Some(n) => norms.push(n),
                 None => {
-                    self.scales = scales;
+                    self.norms = norms;
                     return reject(self, j, "a non-finite value written");
                 }
             }
         }
+        let mut scales = std::mem::take(&mut self.scales);
+        scales.clear();
         let mut clipped = false;
-        for ((b, sum), &scale) in self
-            .blocks
-            .iter_mut()
-            .zip(sums.iter_mut())
-            .zip(scales.iter())
-        {
+        for g in spec.groups() {
+            let norm = match g.blocks() {
+                [b] => norms[*b],
+                blocks => joint_norm(blocks.iter().map(|&b| norms[b])),
+            };
+            let scale = clip_scale(norm, g.bound());
             clipped |= scale < 1.0;
-            b.drain_into(sum, scale);
+            scales.push(scale);
         }
+        for (j, (b, r)) in self.blocks.iter_mut().zip(&mut self.runs).enumerate() {
+            let scale = spec.group_of(j).map_or(0.0, |g| scales[g]);
+            if r.current_has_runs() {
+                r.seal(scale);
+            } else if b.written() {
+                let len = b.len;
+                b.drain_into(sums.block(j, len), scale);
+            }
+        }
+        self.norms = norms;
         self.scales = scales;
         Ok(if clipped {
             RecordOutcome::Clipped
@@ -331,11 +628,21 @@ impl ContributionBuffer {
         })
     }
 
-    /// Zeroes every block and forgets any recorded error.
+    /// Zeroes every block, drops the current record's runs and forgets any recorded error.
     pub(crate) fn reset(&mut self) {
         self.blocks.iter_mut().for_each(BlockScratch::reset);
+        self.runs.iter_mut().for_each(RunStore::drop_current);
         self.error = None;
     }
+}
+
+/// `sqrt(sum n_i^2)`, scaled by the largest so that norms near `1e200` do not overflow.
+fn joint_norm(norms: impl Iterator<Item = f64> + Clone) -> f64 {
+    let max = norms.clone().fold(0.0f64, f64::max);
+    if max == 0.0 {
+        return 0.0;
+    }
+    max * norms.map(|n| (n / max) * (n / max)).sum::<f64>().sqrt()
 }
 
 /// The error of a malformed record in a non-private release: the block's declared name (or

@@ -7,17 +7,46 @@
 //!    released, ledger unchanged);
 //! 2. draws a batch with the wall's [`SamplingScheme`] (the sampler the accountant assumes);
 //! 3. evaluates the caller's per-record statistic on each sampled record, in parallel, into a
-//!    reusable [`ContributionBuffer`], clips each block of each record to the block's declared
-//!    bound and sums (per-thread accumulators, summed in a fixed order);
-//! 4. adds Gaussian noise by rescale-noise-rescale (003 Eq. 63): block `j` divided by its bound
-//!    `B_j` has norm `<= 1`, the concatenation of `k` blocks has add/remove sensitivity `sqrt(k)`
-//!    (`2 sqrt(k)` under replace-one), it gets noise `sigma x sensitivity`, and each block is
-//!    scaled back: noise std `B_j sigma f sqrt(k)` on the sum of block `j` (`f` = 1 or 2). One
-//!    noise multiplier, one accountant event per release. Symmetric blocks get Analyze-Gauss
-//!    noise (upper triangle incl. diagonal, mirrored);
+//!    reusable [`ContributionBuffer`] addressed by the typed handles of the [`ReleaseSpec`]
+//!    (sparse, dense and run writes alike), clips each **group** of each record to the group's
+//!    declared bound and sums (see below for the order of the additions);
+//! 4. adds Gaussian noise by rescale-noise-rescale (003 Eq. 63), described below. One noise
+//!    multiplier, one accountant event per release. Symmetric blocks get Analyze-Gauss noise
+//!    (upper triangle incl. diagonal, mirrored);
 //! 5. divides by the **public expected** batch size (`qN`, `m` or `1`), projects symmetric
-//!    blocks with a floor onto the positive-definite cone, records the event with notes, and
-//!    returns the [`Release`].
+//!    blocks with a floor onto the positive-definite cone, records the event with notes (the
+//!    ledger entry labelled `"<spec name> #<release number>"` unless the caller chose a label),
+//!    and returns the [`Release`].
+//!
+//! # Groups, weights and the noise (the one statement of the formula)
+//! A spec's blocks are partitioned into `G` **groups** ([`ReleaseSpecBuilder::group`]; an
+//! ungrouped block is a group of one). Group `g` has a joint per-record bound `B_g`: the L2
+//! norm of the concatenation of a record's contributions to the group's blocks (a symmetric
+//! block counted as in its Frobenius norm, off-diagonal stored entries twice) is clipped to
+//! `B_g`, by one scale for the whole group. Group `g` also has a **noise weight** `a_g > 0`
+//! (default `1`; [`ReleaseSpecBuilder::weight`]). Rescale-noise-rescale divides group `g` by
+//! `B_g / a_g`: the rescaled record has norm `<= a_g` on group `g`, so the concatenation over
+//! all groups has add/remove sensitivity
+//!
+//! `Delta = sqrt(sum_g a_g^2)` (`sqrt(G)` with default weights; [`ReleaseSpec::rescaled_sensitivity`]),
+//!
+//! and `f Delta` under the scheme's relation (`f = 1` add/remove-one, `f = 2` replace-one). It
+//! gets iid noise of std `sigma f Delta` and is scaled back, so every free entry of the **sum**
+//! of a block of group `g` gets noise of std
+//!
+//! `B_g / a_g x sigma x f x sqrt(sum_g a_g^2)`,
+//!
+//! divided by the expected batch size in the release ([`ReleasedBlock::noise_std`]). With `k`
+//! ungrouped blocks of weight 1 this is today's `B_j sigma f sqrt(k)`, drawn bit for bit as
+//! before. Grouping `K` blocks that share a joint bound saves the factor `sqrt(K)` that `K`
+//! separate bounds would cost; a weight trades noise between groups at a fixed privacy cost
+//! (the event depends on `sigma` only).
+//!
+//! # Order of the additions
+//! Entry writes (sparse and dense) are summed per chunk of 64 records from zero and the chunk
+//! sums added in chunk order; runs ([`ContributionBuffer::segment`]) are kept clipped in place
+//! and added span by span of the block, record by record in batch order. Both orders are fixed
+//! by the batch alone, so a seeded release is bit-identical at any rayon thread count.
 
 mod accumulate;
 mod buffer;
@@ -28,6 +57,7 @@ pub mod segments;
 mod spec;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use dp_accountant::{Accountant, AccountantConfig, Budget, LedgerEntry, PrivacyEvent};
 use nalgebra::{DMatrix, DVector};
@@ -38,7 +68,11 @@ use serde::{Deserialize, Serialize};
 pub use buffer::ContributionBuffer;
 pub use calibrate::calibrate_noise_multiplier;
 pub use release::{BlockValue, Release, ReleaseDiagnostics, ReleasedBlock};
-pub use spec::{BlockShape, BlockSpec, ReleaseSpec};
+pub use spec::{
+    BlockGroup, BlockHandle, BlockShape, BlockSpec, EntryHandle, GroupSpec, MatrixBlock,
+    MatrixHandle, ReleaseSpec, ReleaseSpecBuilder, RunHandle, SymmetricBlock, SymmetricHandle,
+    VectorBlock, WeightTarget,
+};
 
 use crate::analyze_gauss::{add_packed_symmetric, project_to_positive_definite};
 use crate::error::CoreError;
@@ -69,14 +103,37 @@ pub struct ReleaseRecord {
     pub index: u64,
     /// Whether noise was added.
     pub private: bool,
-    /// The ledger notes of the release (mechanism, sampling, sensitivities, noise, RNG policy).
-    pub notes: BTreeMap<String, String>,
+    /// The ledger notes of the release (mechanism, sampling, sensitivities, noise, RNG policy),
+    /// shared by every release of the same spec (stored once, not per release).
+    #[serde(with = "shared_notes")]
+    pub notes: Arc<BTreeMap<String, String>>,
     /// Records clipped in this release (a non-private diagnostic, see [`ReleaseDiagnostics`]).
     pub clipped_records: u64,
     /// Records replaced by zero in this release (malformed or non-finite statistic; a
     /// non-private diagnostic, see [`ReleaseDiagnostics`]).
     #[serde(default)]
     pub replaced_records: u64,
+}
+
+/// Serialises shared notes as a plain map.
+mod shared_notes {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        notes: &Arc<BTreeMap<String, String>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        notes.as_ref().serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Arc<BTreeMap<String, String>>, D::Error> {
+        BTreeMap::deserialize(d).map(Arc::new)
+    }
 }
 
 /// Builder of a [`PrivacyWall`]; see [`PrivacyWall::builder`].
@@ -381,8 +438,9 @@ impl<R> WallBuilder<R> {
             noise_scale: self.noise_scale,
             batch: Vec::new(),
             releases: 0,
-            segment_scratch: segments::SegmentScratch::default(),
-            dense_scratch: accumulate::DenseScratch::default(),
+            sums: accumulate::SumScratch::default(),
+            noise: Vec::new(),
+            notes_table: Vec::new(),
             planned: None,
             slots,
             epoch_order: Vec::new(),
@@ -412,10 +470,8 @@ fn fill_slots(records: usize, slots: usize, rng: &mut ChaCha20Rng) -> Vec<Option
 /// Memory of the cheap path ([`PrivacyWall::release_into`]) reused between releases.
 #[derive(Debug, Default)]
 struct FastScratch {
-    sums: accumulate::DenseScratch,
+    sums: accumulate::SumScratch,
     noise: Vec<f64>,
-    /// The notes of the last spec released per release (built once per spec).
-    notes: Option<(ReleaseSpec, BTreeMap<String, String>)>,
 }
 
 #[derive(Clone)]
@@ -462,20 +518,24 @@ enum Mode {
 ///
 /// # Example
 /// ```
-/// use dp_core::{BlockSpec, PrivacyWall, ReleaseSpec, SamplingScheme};
-/// // records: feature vectors already in the unit ball
-/// let records: Vec<[f64; 2]> = (0..1000).map(|i| [(i as f64).sin(), 0.5]).collect();
+/// use dp_core::{PrivacyWall, ReleaseSpec, SamplingScheme};
+/// // records: a word id each; the statistic: a unit run of 2 entries at 2 x id, and a count
+/// let records: Vec<usize> = (0..1000).map(|i| i % 7).collect();
 /// let mut wall = PrivacyWall::builder(records)
 ///     .sampling(SamplingScheme::poisson(0.1)?)
 ///     .epsilon_delta(2.0, 1e-5)
 ///     .calibrate_for_releases(10)
 ///     .build()?;
-/// let spec = ReleaseSpec::new(vec![BlockSpec::vector("mean", 2, 1.0)?])?;
-/// let release = wall.release(&spec, |x: &[f64; 2], buf| {
-///     buf.dense(0).copy_from_slice(x);
+/// let mut spec = ReleaseSpec::builder("word counts");
+/// let runs = spec.vector("runs", 14, 1.0)?;
+/// let count = spec.vector("count", 1, 1.0)?;
+/// let spec = spec.build()?;
+/// let release = wall.release(&spec, |&w: &usize, buf| {
+///     buf.push_segment(runs, 2 * w, &[0.6, 0.8]); // a run
+///     buf.push(count, 0, 1.0);                    // a sparse entry
 /// })?;
-/// let mean = release.block("mean").unwrap().as_vector().unwrap();
-/// assert_eq!(mean.len(), 2);
+/// assert_eq!(release.vector(runs)?.len(), 14);
+/// assert_eq!(wall.ledger().entries()[0].label, "word counts #0");
 /// assert!(wall.spent_epsilon()? <= 2.0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -495,10 +555,13 @@ pub struct PrivacyWall<R> {
     noise_scale: f64,
     batch: Vec<usize>,
     releases: u64,
-    /// Memory of the segment path reused between releases (never exposed).
-    segment_scratch: segments::SegmentScratch,
-    /// Memory of the general path reused between releases (never exposed).
-    dense_scratch: accumulate::DenseScratch,
+    /// Memory of the clipped sums reused between releases (never exposed).
+    sums: accumulate::SumScratch,
+    /// The noise draws of the last release, per block (scratch).
+    noise: Vec<Vec<f64>>,
+    /// The notes of each spec released under per-release accounting, built once per spec and
+    /// shared by its releases' log records.
+    notes_table: Vec<(ReleaseSpec, Arc<BTreeMap<String, String>>)>,
     /// Planned accounting: the number of releases charged up front.
     planned: Option<u64>,
     /// Population slots (replace-one with a declared `N`): the record of each slot, if any.
@@ -700,8 +763,10 @@ impl<R> PrivacyWall<R> {
     /// Releases the noised, normalised sum of `statistic` over a freshly sampled batch.
     ///
     /// `statistic(record, buffer)` writes one record's contribution into `buffer` (zeroed for
-    /// each record; see [`ContributionBuffer`]); it runs in parallel on rayon's pool and must not
-    /// allocate per record if speed matters. Each block is clipped to its bound per record.
+    /// each record; sparse, dense and run writes through the spec's handles, see
+    /// [`ContributionBuffer`]); it runs in parallel on rayon's pool and must not allocate per
+    /// record if speed matters. Each group of blocks is clipped to its bound per record. The
+    /// ledger entry is labelled `"<spec name> #<release number>"`.
     ///
     /// # Privacy
     /// See [`PrivacyWall`]. One release costs the wall's [`Self::event_per_release`]. In a
@@ -724,12 +789,12 @@ impl<R> PrivacyWall<R> {
         R: Sync,
         F: Fn(&R, &mut ContributionBuffer) + Sync,
     {
-        let label = format!("release {}", self.releases);
+        let label = format!("{} #{}", spec.name(), self.releases);
         self.release_with_label(label, spec, statistic)
     }
 
     /// [`Self::release`] with the ledger entry's label chosen by the caller
-    /// (e.g. `"iteration 17: E-step"`).
+    /// (e.g. `"iteration 17: E-step"`) instead of the default `"<spec name> #<release number>"`.
     ///
     /// # Errors
     /// As [`Self::release`].
@@ -746,14 +811,14 @@ impl<R> PrivacyWall<R> {
         self.check_budget(self.event_per_release(), 1)?;
         let (blocks, diagnostics) = self.noised_blocks(spec, &statistic)?;
         let sigma = self.noise_multiplier();
-        let rescaled = spec.rescaled_sensitivity() * self.scheme.sensitivity_factor();
         // Under planned accounting the run's notes were written once, at build.
         let notes = match self.planned {
-            Some(_) => BTreeMap::new(),
-            None => self.notes(spec, sigma, rescaled),
+            Some(_) => Arc::default(),
+            None => self.interned_notes(spec),
         };
         let event = self.event_per_release().cloned();
-        self.finish_release(label.into(), notes, event, blocks, diagnostics, sigma, 1)
+        let done = (event, blocks, diagnostics, sigma, 1);
+        self.finish_release(label.into(), spec, notes, done)
     }
 
     /// `runs` releases of `statistic` (each a fresh batch and fresh noise, exactly as
@@ -800,6 +865,7 @@ impl<R> PrivacyWall<R> {
             let (blocks, diagnostics) = self.noised_blocks(spec, &statistic)?;
             total += diagnostics;
             let release = Release {
+                spec_id: spec.id(),
                 index: self.releases + run,
                 blocks,
                 diagnostics,
@@ -809,10 +875,10 @@ impl<R> PrivacyWall<R> {
             observe(&release);
             last = release.blocks;
         }
-        let rescaled = spec.rescaled_sensitivity() * self.scheme.sensitivity_factor();
-        let mut notes = self.notes(spec, sigma, rescaled);
+        let mut notes = self.notes(spec, sigma);
         notes.insert("releases".into(), format!("{runs} (one entry)"));
-        self.finish_release(label.into(), notes, event, last, total, sigma, runs)?;
+        let done = (event, last, total, sigma, runs);
+        self.finish_release(label.into(), spec, Arc::new(notes), done)?;
         Ok(())
     }
 
@@ -860,7 +926,7 @@ impl<R> PrivacyWall<R> {
     }
 
     /// Samples, sums the clipped contributions, adds the noise, normalises and projects: the
-    /// blocks of one release of the general path, and its diagnostics. Charges nothing.
+    /// blocks of one release, and its diagnostics. Charges nothing.
     fn noised_blocks<F>(
         &mut self,
         spec: &ReleaseSpec,
@@ -871,30 +937,46 @@ impl<R> PrivacyWall<R> {
         F: Fn(&R, &mut ContributionBuffer) + Sync,
     {
         self.sample_batch()?;
-        let mut scratch = std::mem::take(&mut self.dense_scratch);
         let replace = self.replaces_invalid();
-        let summed = accumulate::clipped_sums(
-            &self.records,
-            &self.batch,
-            spec,
-            statistic,
-            &mut scratch,
-            replace,
-        );
-        self.batch.clear();
-        // After an error the scratch is dropped (its worker sums may hold part of a batch).
-        let (clipped_records, replaced_records) = summed?;
-
         let factor = self.scheme.sensitivity_factor();
         let sigma = self.noise_multiplier();
-        let rescaled = spec.rescaled_sensitivity() * factor;
         let expected = self.normaliser;
+        // Declared and drawn std of the noise on each block's sum (module docs).
+        let stds: Vec<(f64, f64)> = (0..spec.len())
+            .map(|b| {
+                let declared = self.sum_noise_std(spec, b, sigma);
+                (declared, self.drawn_std(declared))
+            })
+            .collect();
+        let mut scratch = std::mem::take(&mut self.sums);
+        let mut noise = std::mem::take(&mut self.noise);
+        noise.resize_with(spec.len(), Vec::new);
+        // The noise does not depend on the data: it is drawn (serially, from the one noise
+        // stream, block after block in spec order, so the same draws at every thread count)
+        // while the other threads evaluate and sum the records.
+        let (records, batch, noise_rng) = (&self.records, &self.batch, &mut self.noise_rng);
+        let ((), summed) = rayon::join(
+            || {
+                for ((z, block), &(_, drawn)) in noise.iter_mut().zip(spec.blocks()).zip(&stds) {
+                    draw_noise(noise_rng, z, block.stored_len(), drawn);
+                }
+            },
+            || accumulate::clipped_sums(records, batch, spec, statistic, &mut scratch, replace),
+        );
+        self.batch.clear();
+        self.noise = noise;
+        // After an error the scratch is dropped (its worker sums may hold part of a batch).
+        let diagnostics = summed?;
+
         let mut blocks = Vec::with_capacity(spec.len());
-        let mut noise = Vec::new();
-        for (block, sum) in spec.blocks().iter().zip(scratch.sums()) {
-            let sum_std = sigma.map_or(0.0, |s| block.bound() * s * rescaled);
-            let drawn = self.drawn_std(sum_std);
-            let value = self.noised_value(block, sum, &mut noise, drawn, expected);
+        for (((block, sum), z), &(sum_std, drawn)) in spec
+            .blocks()
+            .iter()
+            .zip(scratch.sums())
+            .zip(&self.noise)
+            .zip(&stds)
+        {
+            let value = shape_value(block, sum, z, drawn, expected);
             let (value, projection) = match value {
                 BlockValue::Symmetric(mut m) => {
                     let projection = match block.eigenvalue_floor() {
@@ -914,14 +996,28 @@ impl<R> PrivacyWall<R> {
                 projection,
             });
         }
-        self.dense_scratch = scratch;
-        Ok((
-            blocks,
-            ReleaseDiagnostics {
-                clipped_records,
-                replaced_records,
-            },
-        ))
+        self.sums = scratch;
+        Ok((blocks, diagnostics))
+    }
+
+    /// The declared std of the noise on the sum of block `block` of `spec`:
+    /// `B_g / a_g x sigma x f x sqrt(sum_g a_g^2)` (module docs); `0` in non-private mode.
+    fn sum_noise_std(&self, spec: &ReleaseSpec, block: usize, sigma: Option<f64>) -> f64 {
+        let rescaled = spec.rescaled_sensitivity() * self.scheme.sensitivity_factor();
+        match (sigma, spec.noise_bound(block)) {
+            (Some(s), Some(bound)) => bound * s * rescaled,
+            _ => 0.0,
+        }
+    }
+
+    /// The notes of `spec`'s releases, built once per spec and shared.
+    fn interned_notes(&mut self, spec: &ReleaseSpec) -> Arc<BTreeMap<String, String>> {
+        if let Some((_, notes)) = self.notes_table.iter().find(|(s, _)| s == spec) {
+            return Arc::clone(notes);
+        }
+        let notes = Arc::new(self.notes(spec, self.noise_multiplier()));
+        self.notes_table.push((spec.clone(), Arc::clone(&notes)));
+        notes
     }
 
     /// Refuses `count` more releases that would exceed the budget (nothing sampled, nothing
@@ -948,23 +1044,21 @@ impl<R> PrivacyWall<R> {
     /// Charges `event` to the ledger (private mode), logs the release and numbers it: the
     /// common end of every release path, once the noised blocks exist. `count` releases are
     /// numbered (one ledger entry and one log record for all of them).
-    #[allow(clippy::too_many_arguments)]
     fn finish_release(
         &mut self,
         label: String,
-        notes: BTreeMap<String, String>,
-        event: Option<PrivacyEvent>,
-        blocks: Vec<ReleasedBlock>,
-        diagnostics: ReleaseDiagnostics,
-        sigma: Option<f64>,
-        count: u64,
+        spec: &ReleaseSpec,
+        notes: Arc<BTreeMap<String, String>>,
+        done: Finished,
     ) -> Result<Release, CoreError> {
+        let (event, blocks, diagnostics, sigma, count) = done;
         let index = self.releases;
         if self.planned.is_some() {
             // Charged up front: the plan's one log record gathers the diagnostics.
             self.add_to_plan_log(diagnostics);
             self.releases += count;
             return Ok(Release {
+                spec_id: spec.id(),
                 index,
                 blocks,
                 diagnostics,
@@ -976,7 +1070,7 @@ impl<R> PrivacyWall<R> {
             self.ledger.record_entry(LedgerEntry {
                 label,
                 event,
-                notes: notes.clone(),
+                notes: notes.as_ref().clone(),
             })?;
         }
         self.log.push(ReleaseRecord {
@@ -988,6 +1082,7 @@ impl<R> PrivacyWall<R> {
         });
         self.releases += count;
         Ok(Release {
+            spec_id: spec.id(),
             index,
             blocks,
             diagnostics,
@@ -995,23 +1090,17 @@ impl<R> PrivacyWall<R> {
             noise_multiplier: sigma,
         })
     }
-
-    /// Adds noise with std `sum_std` to a block's sum (Analyze-Gauss for symmetric blocks),
-    /// divides by `expected`, and shapes it. `noise` is scratch for the standard normal draws;
-    /// the draws, and every entry's arithmetic `(sum + sum_std z) / expected`, do not depend on
-    /// it or on the number of threads.
-    fn noised_value(
-        &mut self,
-        block: &BlockSpec,
-        sum: &[f64],
-        noise: &mut Vec<f64>,
-        sum_std: f64,
-        expected: f64,
-    ) -> BlockValue {
-        draw_noise(&mut self.noise_rng, noise, sum.len(), sum_std);
-        shape_value(block, sum, noise, sum_std, expected)
-    }
 }
+
+/// What a release path hands [`PrivacyWall::finish_release`]: the event to charge, the released
+/// blocks, the diagnostics, the noise multiplier and the number of releases numbered.
+type Finished = (
+    Option<PrivacyEvent>,
+    Vec<ReleasedBlock>,
+    ReleaseDiagnostics,
+    Option<f64>,
+    u64,
+);
 
 /// Fills `noise` with `len` standard normal draws from the wall's noise stream, or with zeros
 /// (no draw) when `sum_std` is `0` (non-private mode).
@@ -1065,19 +1154,18 @@ fn shape_value(
 }
 
 impl<R> PrivacyWall<R> {
-    fn notes(
-        &self,
-        spec: &ReleaseSpec,
-        sigma: Option<f64>,
-        rescaled: f64,
-    ) -> BTreeMap<String, String> {
+    fn notes(&self, spec: &ReleaseSpec, sigma: Option<f64>) -> BTreeMap<String, String> {
+        let factor = self.scheme.sensitivity_factor();
+        let rescaled = spec.rescaled_sensitivity() * factor;
         let mut notes = BTreeMap::new();
+        notes.insert("spec".into(), spec.name().to_string());
         notes.insert(
             "mechanism".into(),
             match sigma {
                 Some(_) => format!(
-                    "Gaussian, rescale-noise-rescale over {} block(s) (VIPS 003 Eq. 63); \
-                     Analyze-Gauss on symmetric blocks",
+                    "Gaussian, rescale-noise-rescale over {} group(s) of {} block(s) \
+                     (VIPS 003 Eq. 63); Analyze-Gauss on symmetric blocks",
+                    spec.groups().len(),
                     spec.len()
                 ),
                 None => "non-private (epsilon = infinity): clipped sums, no noise".into(),
@@ -1086,14 +1174,39 @@ impl<R> PrivacyWall<R> {
         notes.append(&mut self.common_notes(sigma));
         notes.insert(
             "rescaled_sensitivity".into(),
-            format!("{rescaled:e} (sqrt(k) x relation factor)"),
+            format!("{rescaled:e} (sqrt(sum of squared group weights) x relation factor)"),
         );
-        let factor = self.scheme.sensitivity_factor();
+        if spec
+            .groups()
+            .iter()
+            .any(|g| g.blocks().len() > 1 || g.weight() != 1.0)
+        {
+            let groups: Vec<String> = spec
+                .groups()
+                .iter()
+                .map(|g| {
+                    let names: Vec<&str> = g
+                        .blocks()
+                        .iter()
+                        .map(|&b| spec.blocks()[b].name())
+                        .collect();
+                    format!(
+                        "{}: blocks [{}], joint bound {:e}, weight {:e}",
+                        g.name(),
+                        names.join(", "),
+                        g.bound(),
+                        g.weight()
+                    )
+                })
+                .collect();
+            notes.insert("groups".into(), groups.join("; "));
+        }
         let described: Vec<String> = spec
             .blocks()
             .iter()
-            .map(|s| {
-                let sum_std = sigma.map_or(0.0, |sigma| s.bound() * sigma * rescaled);
+            .enumerate()
+            .map(|(b, s)| {
+                let sum_std = self.sum_noise_std(spec, b, sigma);
                 format!(
                     "{}: {:?}, bound {:e}, sensitivity {:e}, noise std {:e}{}",
                     s.name(),

@@ -68,7 +68,7 @@ impl<R> PrivacyWall<R> {
         self.log.push(ReleaseRecord {
             index: 0,
             private: sigma.is_some(),
-            notes,
+            notes: std::sync::Arc::new(notes),
             clipped_records: 0,
             replaced_records: 0,
         });
@@ -98,11 +98,11 @@ impl<R> PrivacyWall<R> {
     /// wall's buffers are reused (no allocation per release once the spec's shapes are known),
     /// and no notes are formatted per release: under planned accounting nothing is written to
     /// the ledger or the log per release (the diagnostics are summed into the plan's log
-    /// record); under per-release accounting the notes are built once per spec and the ledger
-    /// entry is labelled `release <index>`.
+    /// record); under per-release accounting the notes are built once per spec (and shared by
+    /// the log records) and the ledger entry is labelled `"<spec name> #<release number>"`.
     ///
-    /// For a batch of at most 64 records the output is bit-identical to [`Self::release`]'s
-    /// at the same seed.
+    /// The clipped sums are those of [`Self::release`] (the same internals, on one thread), so
+    /// the output is bit-identical to [`Self::release`]'s at the same seed.
     ///
     /// # Privacy
     /// As [`Self::release`]: one release costs [`Self::event_per_release`] (or one of the
@@ -116,7 +116,7 @@ impl<R> PrivacyWall<R> {
     ///
     /// # Example
     /// ```
-    /// use dp_core::{BlockSpec, PrivacyWall, ReleaseSpec, SamplingScheme};
+    /// use dp_core::{PrivacyWall, ReleaseSpec, SamplingScheme};
     /// let records: Vec<f64> = (0..100).map(f64::from).collect();
     /// let mut wall = PrivacyWall::builder(records)
     ///     .sampling(SamplingScheme::uniform_single())
@@ -124,10 +124,12 @@ impl<R> PrivacyWall<R> {
     ///     .planned_run("DP-SEP run", 200)   // one ledger entry for all 200 releases
     ///     .seed(3)
     ///     .build()?;
-    /// let spec = ReleaseSpec::new(vec![BlockSpec::vector("factor", 2, 1.0)?])?;
+    /// let mut spec = ReleaseSpec::builder("dp-sep step");
+    /// let factor = spec.vector("factor", 2, 1.0)?;
+    /// let spec = spec.build()?;
     /// let mut out = [0.0; 2];
     /// for _ in 0..200 {
-    ///     wall.release_into(&spec, |x: &f64, buf| buf.dense(0).copy_from_slice(&[*x, 1.0]), &mut out)?;
+    ///     wall.release_into(&spec, |x: &f64, buf| buf.dense(factor).copy_from_slice(&[*x, 1.0]), &mut out)?;
     /// }
     /// assert_eq!(wall.ledger().len(), 1);
     /// assert!(wall.release_into(&spec, |_: &f64, _| {}, &mut out).is_err()); // release 201
@@ -174,13 +176,12 @@ impl<R> PrivacyWall<R> {
         );
         self.batch.clear();
         // After an error the scratch is dropped (its sums may hold part of a batch).
-        let (clipped_records, replaced_records) = summed?;
+        let diagnostics = summed?;
         let sigma = self.noise_multiplier();
-        let rescaled = spec.rescaled_sensitivity() * self.scheme.sensitivity_factor();
         let expected = self.normaliser;
         let mut offset = 0;
-        for (block, sum) in spec.blocks().iter().zip(fast.sums.sums()) {
-            let sum_std = sigma.map_or(0.0, |s| block.bound() * s * rescaled);
+        for (b, sum) in fast.sums.sums().enumerate() {
+            let sum_std = self.sum_noise_std(spec, b, sigma);
             let drawn = self.drawn_std(sum_std);
             draw_noise(&mut self.noise_rng, &mut fast.noise, sum.len(), drawn);
             let dst = &mut out[offset..offset + sum.len()];
@@ -189,36 +190,25 @@ impl<R> PrivacyWall<R> {
             }
             offset += sum.len();
         }
-        let diagnostics = ReleaseDiagnostics {
-            clipped_records,
-            replaced_records,
-        };
         if self.planned.is_some() {
             self.add_to_plan_log(diagnostics);
         } else {
-            if fast.notes.as_ref().is_none_or(|(s, _)| s != spec) {
-                fast.notes = Some((spec.clone(), self.notes(spec, sigma, rescaled)));
-            }
-            let notes = fast
-                .notes
-                .as_ref()
-                .map(|(_, n)| n.clone())
-                .unwrap_or_default();
+            let notes = self.interned_notes(spec);
             let index = self.releases;
             if let Mode::Private { event, .. } = &self.mode {
                 let event = event.clone();
                 self.ledger.record_entry(LedgerEntry {
-                    label: format!("release {index}"),
+                    label: format!("{} #{index}", spec.name()),
                     event,
-                    notes: notes.clone(),
+                    notes: notes.as_ref().clone(),
                 })?;
             }
             self.log.push(ReleaseRecord {
                 index,
                 private: sigma.is_some(),
                 notes,
-                clipped_records,
-                replaced_records,
+                clipped_records: diagnostics.clipped_records,
+                replaced_records: diagnostics.replaced_records,
             });
         }
         self.releases += 1;

@@ -3,7 +3,9 @@
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 
+use super::spec::{BlockHandle, MatrixBlock, SymmetricBlock, VectorBlock};
 use crate::analyze_gauss::PsdProjection;
+use crate::error::CoreError;
 
 /// The released value of one block.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -38,14 +40,17 @@ pub struct ReleasedBlock {
     pub name: String,
     /// The released value.
     pub value: BlockValue,
-    /// Declared per-record norm bound of the block.
+    /// Declared per-record norm bound of the block's group (the block's own bound when it is
+    /// ungrouped; a grouped block shares its group's joint bound).
     pub bound: f64,
     /// Standard deviation of the noise on each free entry of the **released** (normalised)
-    /// block: `bound x noise multiplier x sensitivity factor x sqrt(k) / expected batch size`;
-    /// `0` in non-private mode.
+    /// block: `B_g / a_g x noise multiplier x sensitivity factor x sqrt(sum_g a_g^2) / expected
+    /// batch size` (with `k` ungrouped blocks of weight 1: `bound x sigma x f x sqrt(k) /
+    /// expected`; see [`crate::wall`]); `0` in non-private mode.
     pub noise_std: f64,
     /// L2 / Frobenius sensitivity of the released (normalised, pre-noise) block under the
-    /// scheme's neighbouring relation: `factor x bound / expected batch size`.
+    /// scheme's neighbouring relation: `factor x bound / expected batch size` (for a grouped
+    /// block, of its whole group).
     pub sensitivity: f64,
     /// What the positive-definite projection did (symmetric blocks with a floor only).
     pub projection: Option<PsdProjection>,
@@ -163,8 +168,12 @@ impl TryFrom<DiagnosticsJson> for ReleaseDiagnostics {
 /// **realised batch size is never exposed**: under Poisson sampling it is `Binomial(N, q)` on one
 /// dataset and shifted by one on its neighbour, so publishing it (or normalising by it, or a clip
 /// *fraction* relative to it) would leak membership outside the accountant's bound.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Release {
+    /// The identity of the spec released (handles of another spec are refused); not
+    /// serialised: a release read back from JSON answers no handle, only names and positions.
+    #[serde(skip)]
+    pub(crate) spec_id: u64,
     pub(crate) index: u64,
     pub(crate) blocks: Vec<ReleasedBlock>,
     /// Non-private; kept out of the serialised (publishable) release on purpose.
@@ -174,7 +183,91 @@ pub struct Release {
     pub(crate) noise_multiplier: Option<f64>,
 }
 
+/// Equal when the released numbers are (whatever the spec's identity).
+impl PartialEq for Release {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index
+            && self.blocks == other.blocks
+            && self.diagnostics == other.diagnostics
+            && self.expected_batch_size == other.expected_batch_size
+            && self.noise_multiplier == other.noise_multiplier
+    }
+}
+
 impl Release {
+    /// The released block a handle names.
+    ///
+    /// # Errors
+    /// [`CoreError::UnknownBlock`] for a handle of another spec (or a position past the end).
+    pub fn released(&self, block: impl BlockHandle) -> Result<&ReleasedBlock, CoreError> {
+        let raw = block.raw();
+        match raw.spec {
+            Some(id) if id != self.spec_id => Err(CoreError::UnknownBlock {
+                reason: "a block handle from another spec than the release's",
+            }),
+            _ => self.blocks.get(raw.index).ok_or(CoreError::UnknownBlock {
+                reason: "a position past the release's blocks",
+            }),
+        }
+    }
+
+    /// The released value of a vector block.
+    ///
+    /// # Errors
+    /// As [`Self::released`].
+    ///
+    /// # Example
+    /// ```
+    /// use dp_core::{PrivacyWall, ReleaseSpec, SamplingScheme};
+    /// let mut wall = PrivacyWall::builder(vec![[0.6, 0.8]; 100])
+    ///     .sampling(SamplingScheme::poisson(0.5)?)
+    ///     .epsilon_delta(1.0, 1e-5)
+    ///     .calibrate_for_releases(1)
+    ///     .build()?;
+    /// let mut b = ReleaseSpec::builder("mean");
+    /// let mean = b.vector("mean", 2, 1.0)?;
+    /// let spec = b.build()?;
+    /// let release = wall.release(&spec, |x: &[f64; 2], buf| buf.dense(mean).copy_from_slice(x))?;
+    /// assert_eq!(release.vector(mean)?.len(), 2);
+    /// let other = ReleaseSpec::builder("other").vector("mean", 2, 1.0)?;
+    /// assert!(release.vector(other).is_err()); // a handle of another spec
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn vector(&self, block: VectorBlock) -> Result<&DVector<f64>, CoreError> {
+        match &self.released(block)?.value {
+            BlockValue::Vector(v) => Ok(v),
+            _ => Err(CoreError::UnknownBlock {
+                reason: "the block is not a vector block",
+            }),
+        }
+    }
+
+    /// The released value of a matrix block.
+    ///
+    /// # Errors
+    /// As [`Self::released`].
+    pub fn matrix(&self, block: MatrixBlock) -> Result<&DMatrix<f64>, CoreError> {
+        match &self.released(block)?.value {
+            BlockValue::Matrix(m) => Ok(m),
+            _ => Err(CoreError::UnknownBlock {
+                reason: "the block is not a matrix block",
+            }),
+        }
+    }
+
+    /// The released value of a symmetric block (exactly symmetric; projected if asked).
+    ///
+    /// # Errors
+    /// As [`Self::released`].
+    pub fn symmetric(&self, block: SymmetricBlock) -> Result<&DMatrix<f64>, CoreError> {
+        match &self.released(block)?.value {
+            BlockValue::Symmetric(m) => Ok(m),
+            _ => Err(CoreError::UnknownBlock {
+                reason: "the block is not a symmetric block",
+            }),
+        }
+    }
+
     /// Zero-based number of this release in the wall's life.
     pub fn index(&self) -> u64 {
         self.index
