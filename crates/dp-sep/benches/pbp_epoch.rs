@@ -49,7 +49,7 @@ fn bench_epoch(c: &mut Criterion) {
         let model = PbpModel::new(train.dim(), &[hidden]);
         let mut rng = ChaCha20Rng::seed_from_u64(0);
         let state = model.initial_state(recs.len(), &mut rng).expect("state");
-        let config = SepConfig::standard(recs.len());
+        let config = SepConfig::builder().build().unwrap();
         let mut group = c.benchmark_group("pbp_sep_epoch");
         group.sample_size(10);
         group.bench_function(name, |b| {

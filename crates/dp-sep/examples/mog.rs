@@ -227,10 +227,11 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     let t1 = Instant::now();
     let (counts, privacy) = match args.epsilon {
         None => {
-            let config = SepConfig {
-                gamma,
-                clip: args.clip,
-            };
+            let config = SepConfig::builder()
+                .gamma(gamma)
+                .clip_norm(args.clip)
+                .build()
+                .map_err(flagged("--gamma / --clip"))?;
             let c = run_sep_observed(
                 &mut model,
                 &mut state,
@@ -250,22 +251,23 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
                 .noise_seed
                 .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed });
             // N is the generator's configured size (public), not a count of the points.
-            let plan = WallPlan {
-                population: n,
-                dim: dp_sep::SepModel::dim(&model),
-                epsilon,
-                delta,
-                clip,
-                steps: limits::check_steps("--epochs", args.epochs, n, true)?,
-                sampling: SamplingScheme::UniformSingle,
-                rng: rng_policy,
-            };
+            let plan = WallPlan::builder()
+                .population(n)
+                .dim(dp_sep::SepModel::dim(&model))
+                .budget(epsilon, delta)
+                .clip(clip)
+                .steps(limits::check_steps("--epochs", args.epochs, n, true)?)
+                .sampling(SamplingScheme::UniformSingle)
+                .rng(rng_policy)
+                .build()
+                .map_err(flagged("--epsilon / --delta"))?;
             let mut wall = FactorWall::new(data.points.clone(), &plan)
                 .map_err(flagged("--epsilon / --delta"))?;
-            let config = DpSepConfig {
-                gamma,
-                epochs: args.epochs,
-            };
+            let config = DpSepConfig::builder()
+                .gamma(gamma)
+                .epochs(args.epochs)
+                .build()
+                .map_err(flagged("--gamma / --epochs"))?;
             let (report, diagnostics) =
                 run_dp_sep_observed(&mut model, &mut state, &mut wall, &config, &mut observer)
                     .map_err(flagged("--gamma / --clip"))?;
@@ -337,10 +339,10 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
             &data.points,
             &data.means,
             args.s,
-            GibbsConfig {
-                burn_in: BURN_IN,
-                samples: gibbs_samples,
-            },
+            GibbsConfig::builder()
+                .burn_in(BURN_IN)
+                .samples(gibbs_samples)
+                .build()?,
             &mut rng,
         )?;
         let gibbs_seconds = t0.elapsed().as_secs_f64();

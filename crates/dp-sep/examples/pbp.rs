@@ -33,7 +33,7 @@ use dp_sep::SepError;
 use dp_sep::data::uci::UciDataset;
 use dp_sep::data::{PublicRange, PublicRanges};
 use dp_sep::limits;
-use dp_sep::pbp::{Method, PbpConfig, PbpModel, Privacy, Scaling, run_pbp_observed};
+use dp_sep::pbp::{Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, run_pbp_observed};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -279,10 +279,10 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     };
     let privacy = match args.epsilon {
         None => None,
-        Some(epsilon) => Some(Privacy {
+        Some(epsilon) => Some(PbpPrivacy {
             epsilon,
             delta: args.delta.unwrap_or(DEFAULT_DELTA),
-            rng: args
+            noise_rng: args
                 .noise_seed
                 .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed }),
             population: args.population.ok_or(SepError::MissingPublicInput {
@@ -293,17 +293,23 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     };
     let ranges = declared_ranges(args, &data)?;
     let ranges_source = ranges.as_ref().map(|r| r.source().to_string());
-    let config = PbpConfig {
-        method,
-        hidden: vec![hidden],
-        epochs,
-        gamma: args.gamma.or(args.epsilon.map(|_| 1.0)),
-        clip: args.clip,
-        sampling,
-        seed: args.seed,
-        privacy,
-        scaling: ranges.map_or(Scaling::FitOnTraining, Scaling::Declared),
-    };
+    let mut builder = PbpConfig::builder()
+        .method(method)
+        .hidden(vec![hidden])
+        .epochs(epochs)
+        .sampling(sampling)
+        .seed(args.seed)
+        .scaling(ranges.map_or(Scaling::FitOnTraining, Scaling::Declared));
+    if let Some(gamma) = args.gamma.or(args.epsilon.map(|_| 1.0)) {
+        builder = builder.gamma(gamma);
+    }
+    if let Some(clip) = args.clip {
+        builder = builder.clip(clip);
+    }
+    if let Some(privacy) = privacy {
+        builder = builder.privacy(privacy);
+    }
+    let config = builder.build()?;
     let bar = common::progress(epochs);
     common::stop_on_ctrl_c()?;
     let (out, diagnostics) = run_pbp_observed(&train, &test, &config, &mut |done, _| {
@@ -319,9 +325,9 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         "method": args.method,
         "epsilon": args.epsilon.map_or(serde_json::Value::from("inf"), serde_json::Value::from),
         "clip": args.clip.map_or(serde_json::Value::from("none"), finite),
-        "gamma": config.gamma.unwrap_or(train.len() as f64),
-        "epochs": config.epochs,
-        "hidden": config.hidden,
+        "gamma": config.gamma().unwrap_or(train.len() as f64),
+        "epochs": config.epochs(),
+        "hidden": config.hidden(),
         "test_rmse": finite(out.metrics.rmse),
         "test_log_likelihood": finite(out.metrics.log_likelihood),
         "sampling": scheme_name(sampling),
@@ -333,7 +339,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         json["noise_multiplier"] = finite(report.noise_multiplier);
         json["theta_noise_std"] = finite(report.theta_noise_std);
         json["epsilon_accounted"] = finite(report.epsilon);
-        json["noise_rng"] = p.rng.describe().into();
+        json["noise_rng"] = p.noise_rng.describe().into();
     }
     if args.diagnostics {
         json["diagnostics"] = serde_json::json!({

@@ -26,15 +26,90 @@ use crate::sep::{
     SepState, StepCounts, check_fit, end_of_epoch, posterior_update, refresh_factor, usable_cavity,
 };
 
-/// Step size and length of a DP-SEP run. The clip norm `C` is the wall's
-/// ([`crate::WallPlan::clip`], [`FactorWall::clip`]): one number, so the clip of the release
-/// and of the refreshed factor cannot disagree.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// Step size and length of a DP-SEP run; build with [`DpSepConfig::builder`]. The clip norm
+/// `C` is the wall's ([`crate::WallPlan::clip`], [`FactorWall::clip`]): one number, so the clip
+/// of the release and of the refreshed factor cannot disagree.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct DpSepConfig {
-    /// `gamma` of 002 Eq. 4.
-    pub gamma: f64,
+    gamma: Option<f64>,
+    epochs: usize,
+}
+
+/// Unchecked [`DpSepConfig`].
+#[derive(Clone, Copy, Debug)]
+pub struct DpSepConfigBuilder {
+    cfg: DpSepConfig,
+}
+
+impl DpSepConfig {
+    /// A builder with: `gamma = N` (sensitivity `2C`); one epoch.
+    ///
+    /// # Example
+    /// ```
+    /// use dp_sep::DpSepConfig;
+    /// // 002's stated setting gamma = 1: noise std sigma * 2C / N on theta_new.
+    /// let config = DpSepConfig::builder().gamma(1.0).epochs(20).build()?;
+    /// assert_eq!((config.gamma_for(1000), config.epochs()), (1.0, 20));
+    /// assert!(DpSepConfig::builder().epochs(0).build().is_err());
+    /// # Ok::<(), dp_sep::SepError>(())
+    /// ```
+    pub fn builder() -> DpSepConfigBuilder {
+        DpSepConfigBuilder {
+            cfg: DpSepConfig {
+                gamma: None,
+                epochs: 1,
+            },
+        }
+    }
+
+    /// The declared `gamma` of 002 Eq. 4 (`None`: `N`).
+    pub fn gamma(&self) -> Option<f64> {
+        self.gamma
+    }
+
+    /// `gamma` for the population `n`: the declared value, or `N`.
+    pub fn gamma_for(&self, n: usize) -> f64 {
+        self.gamma.unwrap_or(n as f64)
+    }
+
     /// Epochs of `N` steps each (the wall must be planned for `epochs * N` releases).
-    pub epochs: usize,
+    pub fn epochs(&self) -> usize {
+        self.epochs
+    }
+}
+
+impl DpSepConfigBuilder {
+    /// `gamma` of 002 Eq. 4 (default `N`): the noise std on `theta_new` is
+    /// `sigma * 2 gamma C / N`.
+    pub fn gamma(mut self, gamma: f64) -> Self {
+        self.cfg.gamma = Some(gamma);
+        self
+    }
+
+    /// Epochs of `N` steps each (default 1).
+    pub fn epochs(mut self, epochs: usize) -> Self {
+        self.cfg.epochs = epochs;
+        self
+    }
+
+    /// Validates the settings (`gamma <= N^2` is checked by the run, which knows `N`).
+    ///
+    /// # Errors
+    /// [`SepError::InvalidParameter`] for a `gamma` that is not finite and `> 0` or zero
+    /// epochs.
+    pub fn build(self) -> Result<DpSepConfig, SepError> {
+        if let Some(g) = self.cfg.gamma {
+            check_positive("gamma", g)?;
+        }
+        if self.cfg.epochs == 0 {
+            return Err(SepError::InvalidParameter {
+                name: "epochs",
+                value: 0.0,
+                reason: "must be >= 1",
+            });
+        }
+        Ok(self.cfg)
+    }
 }
 
 /// What a DP-SEP run publishes about its privacy: public settings and the accounting only.
@@ -115,7 +190,7 @@ where
     let (noised, diagnostics) = wall.release(statistic)?;
     counts.failed_tilted += failed + diagnostics.replaced_records;
     counts.clipped_intermediate += diagnostics.clipped_records;
-    let theta_new = posterior_update(state, noised, config.gamma);
+    let theta_new = posterior_update(state, noised, config.gamma_for(state.n()));
     if refresh_factor(state, &theta_new, Some(clip)) {
         counts.clipped_factor += 1;
     }
@@ -168,11 +243,8 @@ where
         });
     }
     let clip = check_positive("clip", wall.clip())?;
-    crate::sep::SepConfig {
-        gamma: config.gamma,
-        clip: Some(clip),
-    }
-    .validate(n)?;
+    let gamma = config.gamma_for(n);
+    crate::sep::check_gamma(gamma, n)?;
     let mut counts = StepCounts::default();
     for epoch in 0..config.epochs {
         for _ in 0..n {
@@ -190,7 +262,7 @@ where
     Ok((
         DpSepReport {
             noise_multiplier: sigma,
-            theta_noise_std: sigma * 2.0 * config.gamma * clip / n as f64,
+            theta_noise_std: sigma * 2.0 * gamma * clip / n as f64,
             epsilon: wall.epsilon_spent()?,
             releases: wall.releases(),
             population: n,

@@ -26,34 +26,186 @@ use dp_core::{BlockSpec, PrivacyWall, ReleaseSpec, RngPolicy, SamplingScheme};
 
 use crate::error::SepError;
 
-/// The public plan of a [`FactorWall`]: everything it needs besides the records. All of it is
-/// declared by the caller, none of it is computed from the records.
+/// The public plan of a [`FactorWall`]: everything it needs besides the records; build with
+/// [`WallPlan::builder`]. All of it is declared by the caller, none of it is computed from the
+/// records.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WallPlan {
-    /// Declared public population size `N`: the accountant's `q = 1/N` (and the epoch length of
-    /// a shuffled schedule). Never the realised number of records (see [`FactorWall::new`]).
-    pub population: usize,
-    /// Length of the released statistic (the model's natural-parameter length).
-    pub dim: usize,
-    /// Budget epsilon.
-    pub epsilon: f64,
-    /// Budget delta.
-    pub delta: f64,
-    /// Clip norm `C`: the wall's per-record bound and DP-SEP's factor clip (one number).
-    pub clip: f64,
-    /// Planned releases `T`.
-    pub steps: u64,
-    /// The sampler: [`SamplingScheme::UniformSingle`] or [`SamplingScheme::ShuffledEpoch`] (the
-    /// accountant's event is the scheme's, so the two cannot disagree).
-    pub sampling: SamplingScheme,
-    /// Noise and sampling RNG.
-    pub rng: RngPolicy,
+    population: usize,
+    dim: usize,
+    epsilon: f64,
+    delta: f64,
+    clip: f64,
+    steps: u64,
+    sampling: SamplingScheme,
+    rng: RngPolicy,
 }
 
-fn check_plan<R>(records: &[R], plan: &WallPlan) -> Result<(), SepError> {
-    if records.is_empty() {
-        return Err(SepError::EmptyData("the wall needs at least one record"));
+/// Unchecked [`WallPlan`]. The population, the statistic length, the budget, the clip norm and
+/// the number of releases have no default and must be given.
+#[derive(Clone, Copy, Debug)]
+pub struct WallPlanBuilder {
+    population: Option<usize>,
+    dim: Option<usize>,
+    budget: Option<(f64, f64)>,
+    clip: Option<f64>,
+    steps: Option<u64>,
+    sampling: SamplingScheme,
+    rng: RngPolicy,
+}
+
+impl WallPlan {
+    /// A builder with [`SamplingScheme::UniformSingle`] and noise from
+    /// [`RngPolicy::OsEntropy`]; everything else must be given.
+    ///
+    /// # Example
+    /// ```
+    /// use dp_sep::{SamplingScheme, WallPlan};
+    /// let plan = WallPlan::builder()
+    ///     .population(1000)
+    ///     .dim(8)
+    ///     .budget(1.0, 1e-5)
+    ///     .clip(1.0)
+    ///     .steps(2000)
+    ///     .sampling(SamplingScheme::ShuffledEpoch)
+    ///     .build()?;
+    /// assert_eq!(plan.steps(), 2000);
+    /// // A shuffled schedule must be whole epochs of N = 1000 releases.
+    /// assert!(WallPlan::builder().population(1000).dim(8).budget(1.0, 1e-5).clip(1.0)
+    ///     .steps(1500).sampling(SamplingScheme::ShuffledEpoch).build().is_err());
+    /// # Ok::<(), dp_sep::SepError>(())
+    /// ```
+    pub fn builder() -> WallPlanBuilder {
+        WallPlanBuilder {
+            population: None,
+            dim: None,
+            budget: None,
+            clip: None,
+            steps: None,
+            sampling: SamplingScheme::UniformSingle,
+            rng: RngPolicy::OsEntropy,
+        }
     }
+
+    /// Declared public population size `N`: the accountant's `q = 1/N` (and the epoch length of
+    /// a shuffled schedule). Never the realised number of records (see [`FactorWall::new`]).
+    pub fn population(&self) -> usize {
+        self.population
+    }
+    /// Length of the released statistic (the model's natural-parameter length).
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+    /// Budget epsilon.
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    /// Budget delta.
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+    /// Clip norm `C`: the wall's per-record bound and DP-SEP's factor clip (one number).
+    pub fn clip(&self) -> f64 {
+        self.clip
+    }
+    /// Planned releases `T`.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+    /// The sampler: [`SamplingScheme::UniformSingle`] or [`SamplingScheme::ShuffledEpoch`] (the
+    /// accountant's event is the scheme's, so the two cannot disagree).
+    pub fn sampling(&self) -> SamplingScheme {
+        self.sampling
+    }
+    /// Noise and sampling RNG.
+    pub fn rng(&self) -> RngPolicy {
+        self.rng
+    }
+}
+
+impl WallPlanBuilder {
+    /// Declared public population size `N` (required).
+    ///
+    /// # Privacy
+    /// A public figure (a generator's configured size, a published split size), never the
+    /// count of the private records.
+    pub fn population(mut self, n: usize) -> Self {
+        self.population = Some(n);
+        self
+    }
+    /// Length of the released statistic (required).
+    pub fn dim(mut self, dim: usize) -> Self {
+        self.dim = Some(dim);
+        self
+    }
+    /// The whole run's budget `(epsilon, delta)` (required).
+    pub fn budget(mut self, epsilon: f64, delta: f64) -> Self {
+        self.budget = Some((epsilon, delta));
+        self
+    }
+    /// Clip norm `C` (required).
+    pub fn clip(mut self, clip: f64) -> Self {
+        self.clip = Some(clip);
+        self
+    }
+    /// Planned releases `T` (required).
+    pub fn steps(mut self, steps: u64) -> Self {
+        self.steps = Some(steps);
+        self
+    }
+    /// The sampler (default [`SamplingScheme::UniformSingle`]).
+    pub fn sampling(mut self, sampling: SamplingScheme) -> Self {
+        self.sampling = sampling;
+        self
+    }
+    /// Noise and sampling RNG (default [`RngPolicy::OsEntropy`]; a seed only for reproducible
+    /// experiments).
+    pub fn rng(mut self, rng: RngPolicy) -> Self {
+        self.rng = rng;
+        self
+    }
+
+    /// Validates the plan (everything but the records; [`FactorWall::new`] checks those and the
+    /// budget's reachability).
+    ///
+    /// # Errors
+    /// [`SepError::InvalidParameter`] for a missing setting, a zero population, statistic
+    /// length or number of steps, `clip` not finite and `> 0`, epsilon below
+    /// [`crate::limits::MIN_EPSILON`] or not finite, delta outside `(0, 1)`, or a shuffled
+    /// schedule that is not whole epochs; [`SepError::UnsupportedSampling`] for a batch scheme;
+    /// [`SepError::TooLarge`] for a population or statistic above the limits of
+    /// [`crate::limits`].
+    pub fn build(self) -> Result<WallPlan, SepError> {
+        let missing = |name| SepError::InvalidParameter {
+            name,
+            value: f64::NAN,
+            reason: "must be given (WallPlan::builder has no default for it)",
+        };
+        let (epsilon, delta) = self.budget.ok_or(missing("epsilon"))?;
+        let plan = WallPlan {
+            population: self.population.ok_or(missing("population"))?,
+            dim: self.dim.ok_or(missing("dim"))?,
+            epsilon,
+            delta,
+            clip: self.clip.ok_or(missing("clip"))?,
+            steps: self.steps.ok_or(missing("steps"))?,
+            sampling: self.sampling,
+            rng: self.rng,
+        };
+        check_epsilon(plan.epsilon)?;
+        if !(plan.delta > 0.0 && plan.delta < 1.0) {
+            return Err(SepError::InvalidParameter {
+                name: "delta",
+                value: plan.delta,
+                reason: "must be in (0, 1)",
+            });
+        }
+        check_plan(&plan)?;
+        Ok(plan)
+    }
+}
+
+fn check_plan(plan: &WallPlan) -> Result<(), SepError> {
     crate::error::check_positive("clip", plan.clip)?;
     crate::sep::check_scheme(plan.sampling)?;
     for (name, v) in [
@@ -96,7 +248,7 @@ fn check_plan<R>(records: &[R], plan: &WallPlan) -> Result<(), SepError> {
 }
 
 /// Refuses a budget below [`crate::limits::MIN_EPSILON`] (and anything not finite and `> 0`).
-fn check_epsilon(epsilon: f64) -> Result<(), SepError> {
+pub(crate) fn check_epsilon(epsilon: f64) -> Result<(), SepError> {
     crate::error::check_positive("epsilon", epsilon)?;
     if epsilon < crate::limits::MIN_EPSILON {
         return Err(SepError::InvalidParameter {
@@ -115,8 +267,15 @@ fn check_epsilon(epsilon: f64) -> Result<(), SepError> {
 /// use dp_core::RngPolicy;
 /// use dp_sep::{FactorWall, SamplingScheme, WallPlan};
 /// let records: Vec<f64> = (0..100).map(|i| i as f64).collect();
-/// let plan = WallPlan { population: 100, dim: 2, epsilon: 1.0, delta: 1e-5, clip: 1.0, steps: 200,
-///                       sampling: SamplingScheme::uniform_single(), rng: RngPolicy::Seeded { seed: 1 } };
+/// let plan = WallPlan::builder()
+///     .population(100)
+///     .dim(2)
+///     .budget(1.0, 1e-5)
+///     .clip(1.0)
+///     .steps(200)
+///     .sampling(SamplingScheme::uniform_single())
+///     .rng(RngPolicy::Seeded { seed: 1 })
+///     .build()?;
 /// let mut wall = FactorWall::new(records, &plan)?;
 /// // The statistic writes one record's factor into a zeroed slice; the wall clips it to
 /// // norm 1 and adds noise.
@@ -150,13 +309,9 @@ impl<R> FactorWall<R> {
     /// realised count.
     ///
     /// # Errors
-    /// [`SepError::InvalidParameter`] for `epsilon` below [`crate::limits::MIN_EPSILON`] or not
-    /// finite, `clip <= 0`, `steps == 0`, `population == 0`, `dim == 0`, or a shuffled schedule
-    /// that is not whole epochs; [`SepError::EmptyData`] for no records; [`SepError::TooLarge`]
-    /// for a population or statistic above the limits of [`crate::limits`];
-    /// [`SepError::Wall`] for the wall's errors (an invalid delta, an unreachable budget).
+    /// [`SepError::EmptyData`] for no records; [`SepError::Wall`] for the wall's errors (an
+    /// unreachable budget). The plan itself was checked by [`WallPlanBuilder::build`].
     pub fn new(records: Vec<R>, plan: &WallPlan) -> Result<Self, SepError> {
-        check_epsilon(plan.epsilon)?;
         Self::build(records, plan, false)
     }
 
@@ -177,7 +332,9 @@ impl<R> FactorWall<R> {
     }
 
     fn build(records: Vec<R>, plan: &WallPlan, noise_free: bool) -> Result<Self, SepError> {
-        check_plan(&records, plan)?;
+        if records.is_empty() {
+            return Err(SepError::EmptyData("the wall needs at least one record"));
+        }
         let mut builder = PrivacyWall::builder(records)
             .sampling(plan.sampling)
             .population_slots(plan.population)

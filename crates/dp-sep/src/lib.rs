@@ -26,13 +26,19 @@
 //! factor[0] = -1.0 / 200.0;
 //! factor[4] = 1.0 / 200.0;
 //! let mut state = SepState::new(prior, factor, 200)?;
-//! let config = DpSepConfig { gamma: 1.0, epochs: 2 };
+//! let config = DpSepConfig::builder().gamma(1.0).epochs(2).build()?;
 //! // dp-core's wall owns the records; the whole run is accounted before any data is touched.
 //! // N = 200 is the generator's configured (public) size, not a count of the records; the
 //! // clip norm C = 1 is the wall's and the run's.
-//! let plan = WallPlan { population: 200, dim: 8, epsilon: 1.0, delta: 1e-5, clip: 1.0,
-//!                       steps: 400, sampling: SamplingScheme::uniform_single(),
-//!                       rng: RngPolicy::OsEntropy };
+//! let plan = WallPlan::builder()
+//!     .population(200)
+//!     .dim(8)
+//!     .budget(1.0, 1e-5)
+//!     .clip(1.0)
+//!     .steps(400)
+//!     .sampling(SamplingScheme::uniform_single())
+//!     .rng(RngPolicy::OsEntropy)
+//!     .build()?;
 //! let mut wall = FactorWall::new(data.points, &plan)?;
 //! // The report is publishable; the diagnostics (clip counts, ...) are not.
 //! let (report, _diagnostics) = run_dp_sep(&mut model, &mut state, &mut wall, &config)?;
@@ -57,8 +63,10 @@ pub mod sep;
 /// The one sampling vocabulary of the workspace: DP-SEP uses
 /// [`SamplingScheme::UniformSingle`] and [`SamplingScheme::ShuffledEpoch`].
 pub use dp_core::SamplingScheme;
-pub use dpsep::{DpSepConfig, DpSepDiagnostics, DpSepReport, run_dp_sep, run_dp_sep_observed};
+pub use dpsep::{
+    DpSepConfig, DpSepConfigBuilder, DpSepDiagnostics, DpSepReport, run_dp_sep, run_dp_sep_observed,
+};
 pub use error::SepError;
-pub use factor::{FactorWall, WallPlan};
+pub use factor::{FactorWall, WallPlan, WallPlanBuilder};
 pub use model::SepModel;
-pub use sep::{SepConfig, SepState, StepCounts};
+pub use sep::{SepConfig, SepConfigBuilder, SepState, StepCounts};

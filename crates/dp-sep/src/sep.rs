@@ -109,41 +109,111 @@ impl SepState {
     }
 }
 
-/// Step size and clipping of (DP-)SEP.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// Step size and clipping of non-private (clipped) SEP; build with [`SepConfig::builder`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct SepConfig {
-    /// `gamma` of 002 Eq. 4: the intermediate factor enters the posterior with weight `gamma/N`.
-    pub gamma: f64,
-    /// Clip norm `C` for the intermediate and the refreshed factor (`None`: plain SEP).
-    pub clip: Option<f64>,
+    gamma: Option<f64>,
+    clip: Option<f64>,
+}
+
+/// Unchecked [`SepConfig`].
+#[derive(Clone, Copy, Debug)]
+pub struct SepConfigBuilder {
+    cfg: SepConfig,
 }
 
 impl SepConfig {
-    /// Plain SEP with Li et al.'s damping `1/N` (`gamma = N`), no clipping.
-    pub fn standard(n: usize) -> Self {
-        Self {
-            gamma: n as f64,
-            clip: None,
+    /// A builder with: `gamma = N` (Li et al.'s damping `1/N`), no clipping (plain SEP).
+    ///
+    /// # Example
+    /// ```
+    /// use dp_sep::SepConfig;
+    /// let plain = SepConfig::builder().build()?;
+    /// assert_eq!(plain.gamma_for(100), 100.0);
+    /// let clipped = SepConfig::builder().gamma(1.0).clip(2.0).build()?;
+    /// assert_eq!((clipped.gamma_for(100), clipped.clip()), (1.0, Some(2.0)));
+    /// assert!(SepConfig::builder().clip(-1.0).build().is_err());
+    /// # Ok::<(), dp_sep::SepError>(())
+    /// ```
+    pub fn builder() -> SepConfigBuilder {
+        SepConfigBuilder {
+            cfg: SepConfig {
+                gamma: None,
+                clip: None,
+            },
         }
     }
 
-    /// Checks `gamma` in `(0, N^2]` and `C > 0`.
+    /// The declared `gamma` of 002 Eq. 4 (`None`: `N`).
+    pub fn gamma(&self) -> Option<f64> {
+        self.gamma
+    }
+
+    /// `gamma` for `n` records: the declared value, or `N`.
+    pub fn gamma_for(&self, n: usize) -> f64 {
+        self.gamma.unwrap_or(n as f64)
+    }
+
+    /// Clip norm `C` of the intermediate and the refreshed factor (`None`: plain SEP).
+    pub fn clip(&self) -> Option<f64> {
+        self.clip
+    }
+
+    /// Checks `gamma <= N^2` for `n` records (the factor damping `gamma / N^2` must not
+    /// exceed 1); everything else was checked by [`SepConfigBuilder::build`].
     ///
     /// # Errors
     /// [`SepError::InvalidParameter`] otherwise.
     pub fn validate(&self, n: usize) -> Result<(), SepError> {
-        check_positive("gamma", self.gamma)?;
-        if self.gamma > (n as f64) * (n as f64) {
-            return Err(SepError::InvalidParameter {
-                name: "gamma",
-                value: self.gamma,
-                reason: "must be <= N^2 (the factor damping gamma/N^2 must not exceed 1)",
-            });
+        check_gamma(self.gamma_for(n), n)
+    }
+}
+
+/// `gamma` in `(0, N^2]`.
+pub(crate) fn check_gamma(gamma: f64, n: usize) -> Result<(), SepError> {
+    check_positive("gamma", gamma)?;
+    if gamma > (n as f64) * (n as f64) {
+        return Err(SepError::InvalidParameter {
+            name: "gamma",
+            value: gamma,
+            reason: "must be <= N^2 (the factor damping gamma/N^2 must not exceed 1)",
+        });
+    }
+    Ok(())
+}
+
+impl SepConfigBuilder {
+    /// `gamma` of 002 Eq. 4: the intermediate factor enters the posterior with weight
+    /// `gamma/N` (default `N`).
+    pub fn gamma(mut self, gamma: f64) -> Self {
+        self.cfg.gamma = Some(gamma);
+        self
+    }
+
+    /// Clip norm `C` of the intermediate and the refreshed factor (clipped SEP).
+    pub fn clip(mut self, clip: f64) -> Self {
+        self.cfg.clip = Some(clip);
+        self
+    }
+
+    /// Clip norm `C`, or `None` for plain SEP (the default).
+    pub fn clip_norm(mut self, clip: Option<f64>) -> Self {
+        self.cfg.clip = clip;
+        self
+    }
+
+    /// Validates the settings.
+    ///
+    /// # Errors
+    /// [`SepError::InvalidParameter`] for a `gamma` or `clip` that is not finite and `> 0`.
+    pub fn build(self) -> Result<SepConfig, SepError> {
+        if let Some(g) = self.cfg.gamma {
+            check_positive("gamma", g)?;
         }
-        if let Some(c) = self.clip {
+        if let Some(c) = self.cfg.clip {
             check_positive("clip", c)?;
         }
-        Ok(())
+        Ok(self.cfg)
     }
 }
 
@@ -255,7 +325,7 @@ pub fn sep_step<M: SepModel>(
 ) {
     let cavity = usable_cavity(model, state, counts);
     let fnew = intermediate_factor(model, &cavity, &state.factor, record, config.clip, counts);
-    let theta_new = posterior_update(state, &fnew, config.gamma);
+    let theta_new = posterior_update(state, &fnew, config.gamma_for(state.n));
     if refresh_factor(state, &theta_new, config.clip) {
         counts.clipped_factor += 1;
     }

@@ -54,7 +54,7 @@ fn conjugate_case_is_exact() {
             &mut model,
             &mut sep,
             &data.points,
-            &SepConfig::standard(n),
+            &SepConfig::builder().build().unwrap(),
             30,
             SamplingScheme::ShuffledEpoch,
             &mut rng,
@@ -86,10 +86,11 @@ fn sep_matches_gibbs_on_a_small_mixture() {
         &data.points,
         &data.means,
         0.5,
-        GibbsConfig {
-            burn_in: 200,
-            samples: 2000,
-        },
+        GibbsConfig::builder()
+            .burn_in(200)
+            .samples(2000)
+            .build()
+            .unwrap(),
         &mut rng,
     )
     .unwrap();
@@ -98,7 +99,7 @@ fn sep_matches_gibbs_on_a_small_mixture() {
         &mut model,
         &mut state,
         &data.points,
-        &SepConfig::standard(300),
+        &SepConfig::builder().build().unwrap(),
         20,
         SamplingScheme::ShuffledEpoch,
         &mut rng,
@@ -122,11 +123,11 @@ fn pbp_learns_a_smooth_function() {
     let all = Dataset::new(x, y, 2).unwrap();
     let train = all.select(&(0..n).collect::<Vec<_>>()).unwrap();
     let test = all.select(&(n..n + 100).collect::<Vec<_>>()).unwrap();
-    let base = PbpConfig {
-        hidden: vec![10],
-        epochs: 8,
-        ..PbpConfig::default()
-    };
+    let base = PbpConfig::builder()
+        .hidden(vec![10])
+        .epochs(8)
+        .build()
+        .unwrap();
     let sd = {
         let m = test.targets().iter().sum::<f64>() / 100.0;
         (test.targets().iter().map(|v| (v - m).powi(2)).sum::<f64>() / 100.0).sqrt()
@@ -135,10 +136,12 @@ fn pbp_learns_a_smooth_function() {
         let (out, _) = run_pbp(
             &train,
             &test,
-            &PbpConfig {
-                method,
-                ..base.clone()
-            },
+            &PbpConfig::builder()
+                .hidden(base.hidden().to_vec())
+                .epochs(base.epochs())
+                .method(method)
+                .build()
+                .unwrap(),
         )
         .unwrap();
         assert!(
@@ -155,26 +158,19 @@ fn bad_configurations_are_typed_errors() {
     let (mut model, mut state) = common::mog_state(10, &[0.0], Family::Full);
     let recs = vec![vec![0.0, 0.0]; 10];
     let mut rng = ChaCha20Rng::seed_from_u64(0);
-    for gamma in [0.0, -1.0, f64::NAN, 1e9] {
-        let cfg = SepConfig { gamma, clip: None };
+    for gamma in [0.0, -1.0, f64::NAN, f64::INFINITY] {
         assert!(matches!(
-            run_sep(
-                &mut model,
-                &mut state,
-                &recs,
-                &cfg,
-                1,
-                SamplingScheme::ShuffledEpoch,
-                &mut rng
-            ),
-            Err(SepError::InvalidParameter { .. })
+            SepConfig::builder().gamma(gamma).build(),
+            Err(SepError::InvalidParameter { name: "gamma", .. })
         ));
     }
-    let cfg = SepConfig {
-        gamma: 1.0,
-        clip: Some(-1.0),
-    };
-    assert!(
+    assert!(matches!(
+        SepConfig::builder().gamma(1.0).clip(-1.0).build(),
+        Err(SepError::InvalidParameter { name: "clip", .. })
+    ));
+    // gamma <= N^2 needs N: checked by the run.
+    let cfg = SepConfig::builder().gamma(1e9).build().unwrap();
+    assert!(matches!(
         run_sep(
             &mut model,
             &mut state,
@@ -183,15 +179,15 @@ fn bad_configurations_are_typed_errors() {
             1,
             SamplingScheme::ShuffledEpoch,
             &mut rng
-        )
-        .is_err()
-    );
+        ),
+        Err(SepError::InvalidParameter { name: "gamma", .. })
+    ));
     assert!(matches!(
         run_sep(
             &mut model,
             &mut state,
             &recs[..5],
-            &SepConfig::standard(10),
+            &SepConfig::builder().build().unwrap(),
             1,
             SamplingScheme::ShuffledEpoch,
             &mut rng
@@ -208,75 +204,66 @@ fn bad_configurations_are_typed_errors() {
         (1.0, 1e-5, 1.0, 0),
     ] {
         assert!(
-            FactorWall::new(
-                recs.clone(),
-                &WallPlan {
-                    population: 10,
-                    dim: 12,
-                    epsilon: eps,
-                    delta,
-                    clip,
-                    steps,
-                    sampling: SamplingScheme::UniformSingle,
-                    rng: seeded
-                },
-            )
-            .is_err(),
+            matches!(
+                WallPlan::builder()
+                    .population(10)
+                    .dim(12)
+                    .budget(eps, delta)
+                    .clip(clip)
+                    .steps(steps)
+                    .sampling(SamplingScheme::UniformSingle)
+                    .rng(seeded)
+                    .build(),
+                Err(SepError::InvalidParameter { .. })
+            ),
             "{eps} {delta} {clip} {steps}"
         );
     }
     assert!(matches!(
         FactorWall::new(
             Vec::<Vec<f64>>::new(),
-            &WallPlan {
-                population: 10,
-                dim: 12,
-                epsilon: 1.0,
-                delta: 1e-5,
-                clip: 1.0,
-                steps: 10,
-                sampling: SamplingScheme::UniformSingle,
-                rng: seeded
-            },
+            &WallPlan::builder()
+                .population(10)
+                .dim(12)
+                .budget(1.0, 1e-5)
+                .clip(1.0)
+                .steps(10)
+                .sampling(SamplingScheme::UniformSingle)
+                .rng(seeded)
+                .build()
+                .unwrap(),
         ),
         Err(SepError::EmptyData(_))
     ));
     // A shuffled schedule must be whole epochs.
     assert!(
-        FactorWall::new(
-            recs.clone(),
-            &WallPlan {
-                population: 10,
-                dim: 12,
-                epsilon: 1.0,
-                delta: 1e-5,
-                clip: 1.0,
-                steps: 15,
-                sampling: SamplingScheme::ShuffledEpoch,
-                rng: seeded
-            },
-        )
-        .is_err()
+        WallPlan::builder()
+            .population(10)
+            .dim(12)
+            .budget(1.0, 1e-5)
+            .clip(1.0)
+            .steps(15)
+            .sampling(SamplingScheme::ShuffledEpoch)
+            .rng(seeded)
+            .build()
+            .is_err()
     );
     // A wall planned for fewer releases than the run refuses to continue.
     let mut wall = FactorWall::new(
         recs.clone(),
-        &WallPlan {
-            population: 10,
-            dim: 12,
-            epsilon: 1.0,
-            delta: 1e-5,
-            clip: 1.0,
-            steps: 5,
-            sampling: SamplingScheme::UniformSingle,
-            rng: seeded,
-        },
+        &WallPlan::builder()
+            .population(10)
+            .dim(12)
+            .budget(1.0, 1e-5)
+            .clip(1.0)
+            .steps(5)
+            .sampling(SamplingScheme::UniformSingle)
+            .rng(seeded)
+            .build()
+            .unwrap(),
     )
     .unwrap();
-    let dp = DpSepConfig {
-        gamma: 1.0,
-        epochs: 1,
-    };
+    let dp = DpSepConfig::builder().gamma(1.0).epochs(1).build().unwrap();
     assert!(matches!(
         run_dp_sep(&mut model, &mut state, &mut wall, &dp),
         Err(SepError::Wall(dp_core::CoreError::BudgetExhausted { .. }))
@@ -291,30 +278,30 @@ fn shuffled_epochs_are_accounted_without_amplification() {
     let seeded = RngPolicy::Seeded { seed: 1 };
     let uniform = FactorWall::new(
         recs.clone(),
-        &WallPlan {
-            population: 1000,
-            dim: 1,
-            epsilon: 1.0,
-            delta: 1e-5,
-            clip: 1.0,
-            steps: 10_000,
-            sampling: SamplingScheme::UniformSingle,
-            rng: seeded,
-        },
+        &WallPlan::builder()
+            .population(1000)
+            .dim(1)
+            .budget(1.0, 1e-5)
+            .clip(1.0)
+            .steps(10_000)
+            .sampling(SamplingScheme::UniformSingle)
+            .rng(seeded)
+            .build()
+            .unwrap(),
     )
     .unwrap();
     let shuffled = FactorWall::new(
         recs,
-        &WallPlan {
-            population: 1000,
-            dim: 1,
-            epsilon: 1.0,
-            delta: 1e-5,
-            clip: 1.0,
-            steps: 10_000,
-            sampling: SamplingScheme::ShuffledEpoch,
-            rng: seeded,
-        },
+        &WallPlan::builder()
+            .population(1000)
+            .dim(1)
+            .budget(1.0, 1e-5)
+            .clip(1.0)
+            .steps(10_000)
+            .sampling(SamplingScheme::ShuffledEpoch)
+            .rng(seeded)
+            .build()
+            .unwrap(),
     )
     .unwrap();
     assert!(

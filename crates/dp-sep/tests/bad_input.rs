@@ -205,25 +205,19 @@ fn model_configs_refuse_zero_and_huge_sizes_before_allocating() {
     ));
     assert!(PbpModel::try_new(usize::MAX, &[usize::MAX]).is_err());
     let train = Dataset::new(vec![0.0, 1.0, 2.0, 3.0], vec![0.0, 1.0, 0.5, 2.0], 1).unwrap();
-    for config in [
-        PbpConfig {
-            hidden: vec![0],
-            ..PbpConfig::default()
-        },
-        PbpConfig {
-            epochs: 0,
-            ..PbpConfig::default()
-        },
-    ] {
-        assert!(matches!(
-            run_pbp(&train, &train, &config),
-            Err(SepError::InvalidParameter { .. })
-        ));
-    }
+    assert!(matches!(
+        PbpConfig::builder().epochs(0).build(),
+        Err(SepError::InvalidParameter { name: "epochs", .. })
+    ));
+    let zero_hidden = PbpConfig::builder().hidden(vec![0]).build().unwrap();
+    assert!(matches!(
+        run_pbp(&train, &train, &zero_hidden),
+        Err(SepError::InvalidParameter { .. })
+    ));
     // Test rows of another width than the training rows.
     let wide = Dataset::new(vec![0.0, 1.0], vec![0.0], 2).unwrap();
     assert!(matches!(
-        run_pbp(&train, &wide, &PbpConfig::default()),
+        run_pbp(&train, &wide, &PbpConfig::builder().build().unwrap()),
         Err(SepError::DimensionMismatch { .. })
     ));
 }
@@ -235,17 +229,16 @@ fn step_counts_and_tiny_budgets_are_bounded() {
     assert!(e.to_string().contains("--allow-long-run"), "{e}");
     assert!(limits::check_steps("--epochs", 1_000_000_000_000, 1000, true).is_ok());
     assert!(limits::check_steps("--epochs", usize::MAX, usize::MAX, true).is_err());
-    let plan = dp_sep::WallPlan {
-        population: 10,
-        dim: 2,
-        epsilon: 1e-300,
-        delta: 1e-5,
-        clip: 1.0,
-        steps: 10,
-        sampling: dp_sep::SamplingScheme::UniformSingle,
-        rng: dp_core::RngPolicy::Seeded { seed: 1 },
-    };
-    let e = dp_sep::FactorWall::new(vec![0u8; 10], &plan).unwrap_err();
+    let plan = dp_sep::WallPlan::builder()
+        .population(10)
+        .dim(2)
+        .budget(1e-300, 1e-5)
+        .clip(1.0)
+        .steps(10)
+        .sampling(dp_sep::SamplingScheme::UniformSingle)
+        .rng(dp_core::RngPolicy::Seeded { seed: 1 })
+        .build();
+    let e = plan.unwrap_err();
     assert!(
         matches!(
             e,
@@ -256,34 +249,32 @@ fn step_counts_and_tiny_budgets_are_bounded() {
         ),
         "{e}"
     );
-    let huge = dp_sep::WallPlan {
-        population: usize::MAX,
-        epsilon: 1.0,
-        ..plan
-    };
-    assert!(matches!(
-        dp_sep::FactorWall::new(vec![0u8; 10], &huge),
-        Err(SepError::TooLarge { .. })
-    ));
+    let huge = dp_sep::WallPlan::builder()
+        .population(usize::MAX)
+        .dim(2)
+        .budget(1.0, 1e-5)
+        .clip(1.0)
+        .steps(10)
+        .build();
+    assert!(matches!(huge, Err(SepError::TooLarge { .. })));
 }
 
-/// (DP-)SEP visits one record per step: a batch scheme is refused by the wall and by the
+/// (DP-)SEP visits one record per step: a batch scheme is refused by the wall plan and by the
 /// non-private runner, with the scheme kept in the error.
 #[test]
 fn batch_sampling_schemes_are_refused() {
     let poisson = dp_sep::SamplingScheme::poisson(0.1).unwrap();
-    let plan = dp_sep::WallPlan {
-        population: 10,
-        dim: 2,
-        epsilon: 1.0,
-        delta: 1e-5,
-        clip: 1.0,
-        steps: 10,
-        sampling: poisson,
-        rng: dp_core::RngPolicy::Seeded { seed: 1 },
-    };
+    let plan = dp_sep::WallPlan::builder()
+        .population(10)
+        .dim(2)
+        .budget(1.0, 1e-5)
+        .clip(1.0)
+        .steps(10)
+        .sampling(poisson)
+        .rng(dp_core::RngPolicy::Seeded { seed: 1 })
+        .build();
     assert!(matches!(
-        dp_sep::FactorWall::new(vec![0u8; 10], &plan),
+        plan,
         Err(SepError::UnsupportedSampling { scheme }) if scheme == poisson
     ));
     let mut model = MogModel::new(1, 1, 0.5, Family::Diagonal).unwrap();
@@ -294,7 +285,7 @@ fn batch_sampling_schemes_are_refused() {
         &mut model,
         &mut state,
         &[vec![0.0], vec![1.0], vec![2.0]],
-        &dp_sep::SepConfig::standard(3),
+        &dp_sep::SepConfig::builder().build().unwrap(),
         1,
         fixed,
         &mut rand::rngs::ChaCha20Rng::seed_from_u64(0),

@@ -13,7 +13,7 @@ use dp_core::RngPolicy;
 use dp_sep::data::uci::UciDataset;
 use dp_sep::dpsep::dp_sep_step;
 use dp_sep::natural::l2_norm;
-use dp_sep::pbp::{Labelled, PbpConfig, Prepared, Privacy, Scaling, prepare};
+use dp_sep::pbp::{Labelled, PbpConfig, PbpPrivacy, Prepared, Scaling, prepare};
 use dp_sep::{DpSepConfig, FactorWall, SamplingScheme, SepModel, SepState, StepCounts, WallPlan};
 
 const N: usize = 40;
@@ -85,18 +85,18 @@ fn pbp_prepared(dir: &Path) -> Prepared {
     let data = UciDataset::load(dir).unwrap();
     let (train, _test) = data.split(0).unwrap();
     let ranges = data.public_ranges(write_ranges(dir)).unwrap();
-    let config = PbpConfig {
-        hidden: vec![4],
-        clip: Some(1.0),
-        privacy: Some(Privacy {
+    let config = PbpConfig::builder()
+        .hidden(vec![4])
+        .scaling(Scaling::Declared(ranges))
+        .clip(1.0)
+        .privacy(PbpPrivacy {
             epsilon: 1.0,
             delta: 1e-5,
-            rng: RngPolicy::Seeded { seed: 1 },
+            noise_rng: RngPolicy::Seeded { seed: 1 },
             population: N_TRAIN,
-        }),
-        scaling: Scaling::Declared(ranges),
-        ..PbpConfig::default()
-    };
+        })
+        .build()
+        .unwrap();
     prepare(&train, &config).unwrap()
 }
 
@@ -124,19 +124,19 @@ where
     M::Record: Clone + std::fmt::Debug + Send,
 {
     let n = state.n();
-    let bound = 2.0 * config.gamma * clip / n as f64;
+    let bound = 2.0 * config.gamma_for(n) * clip / n as f64;
     // Compared by its printed form, so that a NaN record is recognised too.
     let marker = format!("{:?}", b[changed]);
-    let plan = WallPlan {
-        population: n,
-        dim: model.dim(),
-        epsilon: 1.0,
-        delta: 1e-5,
-        clip,
-        steps,
-        sampling,
-        rng: RngPolicy::Seeded { seed },
-    };
+    let plan = WallPlan::builder()
+        .population(n)
+        .dim(model.dim())
+        .budget(1.0, 1e-5)
+        .clip(clip)
+        .steps(steps)
+        .sampling(sampling)
+        .rng(RngPolicy::Seeded { seed })
+        .build()
+        .unwrap();
     let mut wall_a = FactorWall::noise_free(a, &plan).unwrap();
     let mut wall_b = FactorWall::noise_free(b.clone(), &plan).unwrap();
     // Same seed and records as `wall_b`: draws the same record at every step, and tells us which.
@@ -186,10 +186,7 @@ fn pbp_neighbours(tag: &str, edit: impl Fn(&mut Vec<[f64; 4]>)) {
     assert_eq!(pa.state, pb.state);
     let (model, state) = (pa.model, pa.state);
     let (a, b): (Vec<Labelled>, Vec<Labelled>) = (pa.records, pb.records);
-    let config = DpSepConfig {
-        gamma: 5.0,
-        epochs: 1,
-    };
+    let config = DpSepConfig::builder().gamma(5.0).epochs(1).build().unwrap();
     // 200 steps with q = 1/32: record 5 is drawn at least once except with probability
     // (31/32)^200 < 0.2%; the seed is fixed, so the test is deterministic.
     let (drawn, largest) = coupled_steps(
@@ -225,16 +222,16 @@ fn pbp_private_run_without_declared_ranges_is_refused() {
     let dir = write_uci("pbp_refused", |_| {});
     let data = UciDataset::load(&dir).unwrap();
     let (train, _test) = data.split(0).unwrap();
-    let config = PbpConfig {
-        clip: Some(1.0),
-        privacy: Some(Privacy {
+    let config = PbpConfig::builder()
+        .clip(1.0)
+        .privacy(PbpPrivacy {
             epsilon: 1.0,
             delta: 1e-5,
-            rng: RngPolicy::Seeded { seed: 1 },
+            noise_rng: RngPolicy::Seeded { seed: 1 },
             population: N_TRAIN,
-        }),
-        ..PbpConfig::default()
-    };
+        })
+        .build()
+        .unwrap();
     let err = prepare(&train, &config).unwrap_err();
     assert!(
         matches!(err, dp_sep::SepError::MissingPublicInput { .. }),
@@ -264,16 +261,16 @@ fn ranges_file_missing_a_column_names_it() {
 /// slot and release exactly zero (noise off); with more, only N of them are ever drawn.
 #[test]
 fn declared_population_alone_sets_sampling_and_accounting() {
-    let plan = WallPlan {
-        population: 10,
-        dim: 1,
-        epsilon: 1.0,
-        delta: 1e-5,
-        clip: 100.0,
-        steps: 400,
-        sampling: SamplingScheme::UniformSingle,
-        rng: RngPolicy::Seeded { seed: 5 },
-    };
+    let plan = WallPlan::builder()
+        .population(10)
+        .dim(1)
+        .budget(1.0, 1e-5)
+        .clip(100.0)
+        .steps(400)
+        .sampling(SamplingScheme::UniformSingle)
+        .rng(RngPolicy::Seeded { seed: 5 })
+        .build()
+        .unwrap();
     let walls: Vec<FactorWall<f64>> = [3usize, 10, 25]
         .iter()
         .map(|&n| FactorWall::new((1..=n).map(|i| i as f64).collect(), &plan).unwrap())
@@ -290,7 +287,7 @@ fn declared_population_alone_sets_sampling_and_accounting() {
         let mut w = FactorWall::noise_free((1..=n).map(|i| i as f64).collect(), &plan).unwrap();
         let mut seen = std::collections::BTreeSet::new();
         let mut zeros = 0;
-        for _ in 0..plan.steps {
+        for _ in 0..plan.steps() {
             let v = w.release(|x: &f64, out| out[0] = *x).unwrap().0[0];
             if v == 0.0 {
                 zeros += 1;
@@ -334,10 +331,7 @@ fn mog_neighbours_sampled(adversarial: Vec<f64>, sampling: SamplingScheme, steps
     let state = SepState::new(prior, factor, n).unwrap();
     let mut other = data.points.clone();
     other[7] = adversarial;
-    let config = DpSepConfig {
-        gamma: 3.0,
-        epochs: 1,
-    };
+    let config = DpSepConfig::builder().gamma(3.0).epochs(1).build().unwrap();
     // Independent draws, 300 steps with q = 1/60: record 7 is drawn at least once except
     // with probability (59/60)^300 < 0.7%; fixed seed, so deterministic.
     let (drawn, largest) = coupled_steps(

@@ -29,7 +29,7 @@ fn pbp_sep_on_wine_matches_the_published_band() {
     let k = wine.n_splits();
     for split in 0..k {
         let (train, test) = wine.split(split).unwrap();
-        let (out, _) = run_pbp(&train, &test, &PbpConfig::default()).unwrap();
+        let (out, _) = run_pbp(&train, &test, &PbpConfig::builder().build().unwrap()).unwrap();
         rmse += out.metrics.rmse / k as f64;
         ll += out.metrics.log_likelihood / k as f64;
     }
@@ -48,10 +48,11 @@ fn mog_sep_matches_gibbs_in_the_paper_setting() {
         &data.points,
         &data.means,
         0.5,
-        GibbsConfig {
-            burn_in: 1000,
-            samples: 10_000,
-        },
+        GibbsConfig::builder()
+            .burn_in(1000)
+            .samples(10_000)
+            .build()
+            .unwrap(),
         &mut rng,
     )
     .unwrap();
@@ -70,7 +71,7 @@ fn mog_sep_matches_gibbs_in_the_paper_setting() {
         &mut model,
         &mut state,
         &data.points,
-        &SepConfig::standard(1000),
+        &SepConfig::builder().build().unwrap(),
         100,
         SamplingScheme::ShuffledEpoch,
         &mut rng,

@@ -20,16 +20,16 @@ fn wall(
     let population = records.len();
     FactorWall::new(
         records,
-        &WallPlan {
-            population,
-            dim,
-            epsilon: 1.0,
-            delta: 1e-5,
-            clip,
-            steps,
-            sampling: dp_sep::SamplingScheme::UniformSingle,
-            rng: RngPolicy::Seeded { seed },
-        },
+        &WallPlan::builder()
+            .population(population)
+            .dim(dim)
+            .budget(1.0, 1e-5)
+            .clip(clip)
+            .steps(steps)
+            .sampling(dp_sep::SamplingScheme::UniformSingle)
+            .rng(RngPolicy::Seeded { seed })
+            .build()
+            .unwrap(),
     )
     .unwrap()
 }
@@ -41,7 +41,11 @@ fn noised_posterior_is_the_private_posterior() {
     let records = vec![vec![0.4, -0.7]; n];
     let (model, state) = common::mog_state(n, &[0.5, -0.3, 1.0, 0.2], Family::Full);
     let (gamma, clip) = (10.0, 100.0); // C large: nothing is clipped, the algebra is exact
-    let config = DpSepConfig { gamma, epochs: 1 };
+    let config = DpSepConfig::builder()
+        .gamma(gamma)
+        .epochs(1)
+        .build()
+        .unwrap();
     let mut private = state.clone();
     let mut w = wall(records.clone(), 12, clip, 9, 1);
     dp_sep_step(
@@ -54,10 +58,11 @@ fn noised_posterior_is_the_private_posterior() {
     .unwrap();
 
     let mut plain = state.clone();
-    let sep = SepConfig {
-        gamma,
-        clip: Some(clip),
-    };
+    let sep = SepConfig::builder()
+        .gamma(gamma)
+        .clip(clip)
+        .build()
+        .unwrap();
     sep_step(
         &model,
         &mut plain,
@@ -94,13 +99,10 @@ fn noised_posterior_is_the_private_posterior() {
 fn noise_persists_and_depends_on_the_noise_seed() {
     let n = 40;
     let records: Vec<Vec<f64>> = (0..n).map(|i| vec![(i % 5) as f64 * 0.3, -0.4]).collect();
-    let config = DpSepConfig {
-        gamma: 2.0,
-        epochs: 2,
-    };
+    let config = DpSepConfig::builder().gamma(2.0).epochs(2).build().unwrap();
     let run = |seed: u64| {
         let (mut model, mut state) = common::mog_state(n, &[0.5, -0.3, 1.0, 0.2], Family::Diagonal);
-        let mut w = wall(records.clone(), 8, 1.0, seed, (config.epochs * n) as u64);
+        let mut w = wall(records.clone(), 8, 1.0, seed, (config.epochs() * n) as u64);
         dp_sep::run_dp_sep(&mut model, &mut state, &mut w, &config).unwrap();
         state.posterior()
     };
@@ -129,16 +131,16 @@ fn the_wall_adds_noise_of_std_two_c_sigma() {
     ] {
         let mut w = FactorWall::new(
             vec![vec![0.0]; 40],
-            &WallPlan {
-                population: 40,
-                dim,
-                epsilon: 1.0,
-                delta: 1e-5,
-                clip,
-                steps,
-                sampling,
-                rng: RngPolicy::Seeded { seed: 3 },
-            },
+            &WallPlan::builder()
+                .population(40)
+                .dim(dim)
+                .budget(1.0, 1e-5)
+                .clip(clip)
+                .steps(steps)
+                .sampling(sampling)
+                .rng(RngPolicy::Seeded { seed: 3 })
+                .build()
+                .unwrap(),
         )
         .unwrap();
         let sigma = w.noise_multiplier();
@@ -172,22 +174,19 @@ fn full_run_through_the_core_wall() {
     let records: Vec<Vec<f64>> = (0..n).map(|i| vec![(i % 4) as f64 * 0.5, 0.1]).collect();
     let (mut model, mut state) = common::mog_state(n, &[0.5, -0.3, 1.0, 0.2], Family::Diagonal);
     let before = state.posterior();
-    let config = DpSepConfig {
-        gamma: 1.0,
-        epochs: 2,
-    };
+    let config = DpSepConfig::builder().gamma(1.0).epochs(2).build().unwrap();
     let mut w = FactorWall::new(
         records,
-        &WallPlan {
-            population: n,
-            dim: before.len(),
-            epsilon: 2.0,
-            delta: 1e-5,
-            clip: 1.0,
-            steps: (config.epochs * n) as u64,
-            sampling: dp_sep::SamplingScheme::UniformSingle,
-            rng: RngPolicy::Seeded { seed: 4 },
-        },
+        &WallPlan::builder()
+            .population(n)
+            .dim(before.len())
+            .budget(2.0, 1e-5)
+            .clip(1.0)
+            .steps((config.epochs() * n) as u64)
+            .sampling(dp_sep::SamplingScheme::UniformSingle)
+            .rng(RngPolicy::Seeded { seed: 4 })
+            .build()
+            .unwrap(),
     )
     .unwrap();
     let (report, _) = dp_sep::run_dp_sep(&mut model, &mut state, &mut w, &config).unwrap();
@@ -208,32 +207,32 @@ fn full_run_through_the_core_wall() {
 #[test]
 fn pbp_private_run_reports_its_accounting() {
     use dp_sep::data::Dataset;
-    use dp_sep::pbp::{PbpConfig, Privacy, run_pbp};
+    use dp_sep::pbp::{PbpConfig, PbpPrivacy, run_pbp};
     let x: Vec<f64> = (0..120).map(|i| ((i * 7) % 13) as f64 / 13.0).collect();
     let y: Vec<f64> = (0..60).map(|i| x[2 * i] - x[2 * i + 1]).collect();
     let data = Dataset::new(x, y, 2).unwrap();
     let train = data.select(&(0..50).collect::<Vec<_>>()).unwrap();
     let test = data.select(&(50..60).collect::<Vec<_>>()).unwrap();
-    let config = PbpConfig {
-        hidden: vec![4],
-        epochs: 2,
-        gamma: Some(1.0),
-        clip: Some(1.0),
-        sampling: dp_sep::SamplingScheme::UniformSingle,
-        privacy: Some(Privacy {
-            epsilon: 1.0,
-            delta: 1e-5,
-            rng: RngPolicy::Seeded { seed: 8 },
-            population: 50,
-        }),
-        // Declared public ranges (features in [0, 1], target in [-1, 1] by construction).
-        scaling: dp_sep::pbp::Scaling::Declared(dp_sep::data::PublicRanges::uniform(
-            2,
-            dp_sep::data::PublicRange::new(0.0, 1.0).unwrap(),
-            dp_sep::data::PublicRange::new(-1.0, 1.0).unwrap(),
-        )),
-        ..PbpConfig::default()
+    let privacy = PbpPrivacy {
+        epsilon: 1.0,
+        delta: 1e-5,
+        noise_rng: RngPolicy::Seeded { seed: 8 },
+        population: 50,
     };
+    // Declared public ranges (features in [0, 1], target in [-1, 1] by construction).
+    let scaling = dp_sep::pbp::Scaling::Declared(dp_sep::data::PublicRanges::uniform(
+        2,
+        dp_sep::data::PublicRange::new(0.0, 1.0).unwrap(),
+        dp_sep::data::PublicRange::new(-1.0, 1.0).unwrap(),
+    ));
+    let builder = PbpConfig::builder()
+        .hidden(vec![4])
+        .epochs(2)
+        .gamma(1.0)
+        .sampling(dp_sep::SamplingScheme::UniformSingle)
+        .privacy(privacy)
+        .scaling(scaling);
+    let config = builder.clone().clip(1.0).build().unwrap();
     let (out, _) = run_pbp(&train, &test, &config).unwrap();
     let p = out.privacy.unwrap();
     assert_eq!(p.releases, 100);
@@ -241,9 +240,8 @@ fn pbp_private_run_reports_its_accounting() {
     assert!((p.theta_noise_std - p.noise_multiplier * 2.0 * 1.0 * 1.0 / 50.0).abs() < 1e-12);
     assert!(out.metrics.rmse.is_finite());
     // Privacy without a clip norm is refused.
-    let no_clip = PbpConfig {
-        clip: None,
-        ..config.clone()
-    };
-    assert!(run_pbp(&train, &test, &no_clip).is_err());
+    assert!(matches!(
+        builder.build(),
+        Err(dp_sep::SepError::InvalidParameter { name: "clip", .. })
+    ));
 }

@@ -92,24 +92,21 @@ fn neighbouring_datasets_through_the_wall() {
         let base: Vec<Vec<f64>> = (0..n).map(|i| vec![i as f64 * 0.1, -0.2]).collect();
         let mut other = base.clone();
         other[3] = vec![40.0, -70.0];
-        let config = DpSepConfig {
-            gamma: 4.0,
-            epochs: 1,
-        };
+        let config = DpSepConfig::builder().gamma(4.0).epochs(1).build().unwrap();
         let mut out = Vec::new();
         for data in [base, other] {
             let mut wall = FactorWall::new(
                 data,
-                &WallPlan {
-                    population: n,
-                    dim: model.dim(),
-                    epsilon: 1.0,
-                    delta: 1e-5,
-                    clip: 0.5,
-                    steps: 1,
-                    sampling: dp_sep::SamplingScheme::UniformSingle,
-                    rng: RngPolicy::Seeded { seed },
-                },
+                &WallPlan::builder()
+                    .population(n)
+                    .dim(model.dim())
+                    .budget(1.0, 1e-5)
+                    .clip(0.5)
+                    .steps(1)
+                    .sampling(dp_sep::SamplingScheme::UniformSingle)
+                    .rng(RngPolicy::Seeded { seed })
+                    .build()
+                    .unwrap(),
             )
             .unwrap();
             let mut s = state.clone();
@@ -139,7 +136,7 @@ fn neighbouring_datasets_through_the_wall() {
                 .map(|(a, b)| a - b)
                 .collect::<Vec<_>>(),
         );
-        let bound = 2.0 * config.gamma * 0.5 / n as f64;
+        let bound = 2.0 * config.gamma_for(n) * 0.5 / n as f64;
         assert!(
             moved <= bound * (1.0 + 1e-9),
             "posterior moved {moved} > {bound}"

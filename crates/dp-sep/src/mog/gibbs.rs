@@ -13,13 +13,77 @@ use rand_distr::{Distribution, StandardNormal};
 use super::model::Moments;
 use crate::error::SepError;
 
-/// Settings of the Gibbs run.
+/// Settings of the Gibbs run; build with [`GibbsConfig::builder`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GibbsConfig {
+    burn_in: usize,
+    samples: usize,
+}
+
+/// Unchecked [`GibbsConfig`].
+#[derive(Clone, Copy, Debug)]
+pub struct GibbsConfigBuilder {
+    cfg: GibbsConfig,
+}
+
+impl GibbsConfig {
+    /// A builder with 1,000 burn-in sweeps and 10,000 kept sweeps.
+    ///
+    /// # Example
+    /// ```
+    /// use dp_sep::mog::GibbsConfig;
+    /// let config = GibbsConfig::builder().burn_in(100).samples(500).build()?;
+    /// assert_eq!((config.burn_in(), config.samples()), (100, 500));
+    /// assert!(GibbsConfig::builder().samples(0).build().is_err());
+    /// # Ok::<(), dp_sep::SepError>(())
+    /// ```
+    pub fn builder() -> GibbsConfigBuilder {
+        GibbsConfigBuilder {
+            cfg: GibbsConfig {
+                burn_in: 1000,
+                samples: 10_000,
+            },
+        }
+    }
+
     /// Sweeps discarded at the start.
-    pub burn_in: usize,
+    pub fn burn_in(&self) -> usize {
+        self.burn_in
+    }
+
     /// Sweeps kept.
-    pub samples: usize,
+    pub fn samples(&self) -> usize {
+        self.samples
+    }
+}
+
+impl GibbsConfigBuilder {
+    /// Sweeps discarded at the start (default 1,000).
+    pub fn burn_in(mut self, sweeps: usize) -> Self {
+        self.cfg.burn_in = sweeps;
+        self
+    }
+
+    /// Sweeps kept (default 10,000).
+    pub fn samples(mut self, sweeps: usize) -> Self {
+        self.cfg.samples = sweeps;
+        self
+    }
+
+    /// Validates the settings.
+    ///
+    /// # Errors
+    /// [`SepError::InvalidParameter`] for zero kept sweeps.
+    pub fn build(self) -> Result<GibbsConfig, SepError> {
+        if self.cfg.samples == 0 {
+            return Err(SepError::InvalidParameter {
+                name: "samples",
+                value: 0.0,
+                reason: "must be >= 1",
+            });
+        }
+        Ok(self.cfg)
+    }
 }
 
 /// Posterior mean and covariance of every component mean, estimated by Gibbs sampling with the

@@ -6,7 +6,7 @@ mod metrics;
 mod model;
 mod synthetic;
 
-pub use gibbs::{GibbsConfig, gibbs_posterior};
+pub use gibbs::{GibbsConfig, GibbsConfigBuilder, gibbs_posterior};
 pub use metrics::{MogAccuracy, compare, kl_gaussian};
 pub use model::{Family, MogModel, Moments};
 pub use synthetic::{MogData, generate, try_generate};

@@ -14,7 +14,7 @@ use super::model::{Labelled, PbpModel, records};
 use crate::data::{BoxClipCounts, Dataset, PublicRanges, Standardizer};
 use crate::dpsep::{DpSepConfig, DpSepReport, run_dp_sep_observed};
 use crate::ep::{EpState, run_adf, run_ep};
-use crate::error::SepError;
+use crate::error::{SepError, check_positive};
 use crate::factor::{FactorWall, WallPlan};
 use crate::sep::SepState;
 use crate::sep::{SepConfig, StepCounts, run_sep_observed};
@@ -31,28 +31,24 @@ pub enum Method {
     Sep,
 }
 
-/// Settings of one PBP run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Settings of one PBP run; build with [`PbpConfig::builder`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PbpConfig {
-    /// Inference method.
-    pub method: Method,
-    /// Hidden layer sizes (`[50]`, or `[100]` for protein).
-    pub hidden: Vec<usize>,
-    /// Passes over the data.
-    pub epochs: usize,
-    /// `gamma` of 002 Eq. 4; `None` means `N` (Li et al.'s damping `1/N`).
-    pub gamma: Option<f64>,
-    /// Clip norm `C` for SEP (`None`: unclipped).
-    pub clip: Option<f64>,
-    /// Visiting order: [`SamplingScheme::ShuffledEpoch`] or [`SamplingScheme::UniformSingle`]
-    /// (for a private run, the wall's sampler and accountant event).
-    pub sampling: SamplingScheme,
-    /// Seed of the (public) initialisation and visiting order.
-    pub seed: u64,
-    /// `Some` for DP-SEP (requires `method = Sep` and `clip`).
-    pub privacy: Option<Privacy>,
-    /// How features and target are scaled.
-    pub scaling: Scaling,
+    method: Method,
+    hidden: Vec<usize>,
+    epochs: usize,
+    gamma: Option<f64>,
+    clip: Option<f64>,
+    sampling: SamplingScheme,
+    seed: u64,
+    privacy: Option<PbpPrivacy>,
+    scaling: Scaling,
+}
+
+/// Unchecked [`PbpConfig`].
+#[derive(Clone, Debug)]
+pub struct PbpConfigBuilder {
+    cfg: PbpConfig,
 }
 
 /// How features and target are scaled before fitting (and how predictions are mapped back).
@@ -68,34 +64,207 @@ pub enum Scaling {
     Declared(PublicRanges),
 }
 
-/// The privacy settings of a DP-SEP run.
+/// What makes a PBP run a DP-SEP run: the budget of the whole run, the declared public
+/// population and the RNG of the privacy wall. (vips-models' `engine::Privacy` is the
+/// corresponding setting of its SVI driver.) Checked by [`PbpConfigBuilder::build`].
+///
+/// # Privacy
+/// Every field is public: none is computed from the training records.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Privacy {
-    /// Target epsilon.
+pub struct PbpPrivacy {
+    /// Epsilon of the whole run, in `[dp_sep::limits::MIN_EPSILON, inf)`.
     pub epsilon: f64,
-    /// Target delta.
+    /// Delta of the whole run, in `(0, 1)`.
     pub delta: f64,
-    /// Noise RNG (OS entropy by default; a seed only for reproducible experiments).
-    pub rng: dp_core::RngPolicy,
     /// Declared public population size `N` of the training data (the example's
     /// `--population`): used for `q = 1/N`, SEP's `N` copies of the factor, the `epochs * N`
     /// steps and the default `gamma`. Never the realised number of records.
     pub population: usize,
+    /// RNG of the wall's record draws and noise (OS entropy by default; a seed only for
+    /// reproducible experiments).
+    pub noise_rng: dp_core::RngPolicy,
 }
 
-impl Default for PbpConfig {
-    fn default() -> Self {
-        Self {
-            method: Method::Sep,
-            hidden: vec![50],
-            epochs: 40,
-            gamma: None,
-            clip: None,
-            sampling: SamplingScheme::ShuffledEpoch,
-            seed: 0,
-            privacy: None,
-            scaling: Scaling::FitOnTraining,
+impl PbpConfig {
+    /// A builder with: SEP, one hidden layer of 50 units, 40 epochs, `gamma = N`, no clipping,
+    /// shuffled epochs, seed 0, non-private, scaling fitted on the training split.
+    ///
+    /// # Example
+    /// ```
+    /// use dp_core::RngPolicy;
+    /// use dp_sep::SamplingScheme;
+    /// use dp_sep::pbp::{PbpConfig, PbpPrivacy};
+    /// let config = PbpConfig::builder()
+    ///     .epochs(10)
+    ///     .clip(1.0)
+    ///     .gamma(1.0)
+    ///     .sampling(SamplingScheme::uniform_single())
+    ///     .privacy(PbpPrivacy { epsilon: 1.0, delta: 1e-5, population: 1439,
+    ///                           noise_rng: RngPolicy::OsEntropy })
+    ///     .build()?;
+    /// assert_eq!(config.privacy().map(|p| p.population), Some(1439));
+    /// // DP-SEP needs a clip norm.
+    /// assert!(PbpConfig::builder().privacy(config.privacy().unwrap()).build().is_err());
+    /// # Ok::<(), dp_sep::SepError>(())
+    /// ```
+    pub fn builder() -> PbpConfigBuilder {
+        PbpConfigBuilder {
+            cfg: PbpConfig {
+                method: Method::Sep,
+                hidden: vec![50],
+                epochs: 40,
+                gamma: None,
+                clip: None,
+                sampling: SamplingScheme::ShuffledEpoch,
+                seed: 0,
+                privacy: None,
+                scaling: Scaling::FitOnTraining,
+            },
         }
+    }
+
+    /// Inference method.
+    pub fn method(&self) -> Method {
+        self.method
+    }
+    /// Hidden layer sizes.
+    pub fn hidden(&self) -> &[usize] {
+        &self.hidden
+    }
+    /// Passes over the data.
+    pub fn epochs(&self) -> usize {
+        self.epochs
+    }
+    /// `gamma` of 002 Eq. 4; `None` means `N` (Li et al.'s damping `1/N`).
+    pub fn gamma(&self) -> Option<f64> {
+        self.gamma
+    }
+    /// Clip norm `C` for SEP (`None`: unclipped).
+    pub fn clip(&self) -> Option<f64> {
+        self.clip
+    }
+    /// Visiting order (for a private run, the wall's sampler and accountant event).
+    pub fn sampling(&self) -> SamplingScheme {
+        self.sampling
+    }
+    /// Seed of the (public) initialisation and of the non-private visiting order.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    /// The privacy settings of a DP-SEP run (`None`: non-private).
+    pub fn privacy(&self) -> Option<PbpPrivacy> {
+        self.privacy
+    }
+    /// How features and target are scaled.
+    pub fn scaling(&self) -> &Scaling {
+        &self.scaling
+    }
+}
+
+impl PbpConfigBuilder {
+    /// Inference method (default SEP).
+    pub fn method(mut self, method: Method) -> Self {
+        self.cfg.method = method;
+        self
+    }
+    /// Hidden layer sizes (default `[50]`; `[100]` for protein).
+    pub fn hidden(mut self, hidden: Vec<usize>) -> Self {
+        self.cfg.hidden = hidden;
+        self
+    }
+    /// Passes over the data (default 40).
+    pub fn epochs(mut self, epochs: usize) -> Self {
+        self.cfg.epochs = epochs;
+        self
+    }
+    /// `gamma` of 002 Eq. 4 (default `N`).
+    pub fn gamma(mut self, gamma: f64) -> Self {
+        self.cfg.gamma = Some(gamma);
+        self
+    }
+    /// Clip norm `C` of SEP's factors (required for DP-SEP).
+    pub fn clip(mut self, clip: f64) -> Self {
+        self.cfg.clip = Some(clip);
+        self
+    }
+    /// Visiting order (default [`SamplingScheme::ShuffledEpoch`]).
+    pub fn sampling(mut self, sampling: SamplingScheme) -> Self {
+        self.cfg.sampling = sampling;
+        self
+    }
+    /// Seed of the public initialisation and the non-private visiting order (default 0).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.cfg.seed = seed;
+        self
+    }
+    /// Makes the run DP-SEP (requires [`Method::Sep`] and a clip norm).
+    pub fn privacy(mut self, privacy: PbpPrivacy) -> Self {
+        self.cfg.privacy = Some(privacy);
+        self
+    }
+    /// How features and target are scaled (default [`Scaling::FitOnTraining`], non-private
+    /// runs only).
+    pub fn scaling(mut self, scaling: Scaling) -> Self {
+        self.cfg.scaling = scaling;
+        self
+    }
+
+    /// Validates the settings (those that need the data, such as the width of declared ranges
+    /// and the network's size, are checked by [`prepare`]).
+    ///
+    /// # Errors
+    /// [`SepError::InvalidParameter`] for zero epochs, a `gamma` or `clip` not finite and
+    /// `> 0`, a private run with a method other than SEP or without a clip norm, an epsilon
+    /// below [`crate::limits::MIN_EPSILON`] or not finite, a delta outside `(0, 1)` or a zero
+    /// population; [`SepError::UnsupportedSampling`] for a batch scheme.
+    pub fn build(self) -> Result<PbpConfig, SepError> {
+        let c = self.cfg;
+        if c.epochs == 0 {
+            return Err(SepError::InvalidParameter {
+                name: "epochs",
+                value: 0.0,
+                reason: "must be >= 1",
+            });
+        }
+        if let Some(g) = c.gamma {
+            check_positive("gamma", g)?;
+        }
+        if let Some(clip) = c.clip {
+            check_positive("clip", clip)?;
+        }
+        crate::sep::check_scheme(c.sampling)?;
+        if let Some(p) = c.privacy {
+            if c.method != Method::Sep {
+                return Err(SepError::InvalidParameter {
+                    name: "method",
+                    value: f64::NAN,
+                    reason: "privacy is only available with Method::Sep",
+                });
+            }
+            if c.clip.is_none() {
+                return Err(SepError::InvalidParameter {
+                    name: "clip",
+                    value: f64::NAN,
+                    reason: "DP-SEP needs a clip norm C",
+                });
+            }
+            crate::factor::check_epsilon(p.epsilon)?;
+            if !(p.delta > 0.0 && p.delta < 1.0) {
+                return Err(SepError::InvalidParameter {
+                    name: "delta",
+                    value: p.delta,
+                    reason: "must be in (0, 1)",
+                });
+            }
+            if p.population == 0 {
+                return Err(SepError::InvalidParameter {
+                    name: "population",
+                    value: 0.0,
+                    reason: "must be >= 1",
+                });
+            }
+        }
+        Ok(c)
     }
 }
 
@@ -159,8 +328,8 @@ pub struct Prepared {
 /// # Errors
 /// [`SepError::MissingPublicInput`] for a private run without declared ranges;
 /// [`SepError::DimensionMismatch`] for ranges of the wrong width; [`SepError::InvalidParameter`]
-/// for zero epochs, a zero population or a hidden layer of 0 units; [`SepError::TooLarge`] for a
-/// network above [`crate::limits::MAX_MODEL_BYTES`].
+/// for a hidden layer of 0 units; [`SepError::TooLarge`] for a network above
+/// [`crate::limits::MAX_MODEL_BYTES`].
 pub fn prepare(train: &Dataset, config: &PbpConfig) -> Result<Prepared, SepError> {
     let scaler = match (&config.scaling, config.privacy) {
         (Scaling::FitOnTraining, Some(_)) => {
@@ -182,22 +351,6 @@ pub fn prepare(train: &Dataset, config: &PbpConfig) -> Result<Prepared, SepError
         }
     };
     let model = PbpModel::try_new(train.dim(), &config.hidden)?;
-    if config.epochs == 0 {
-        return Err(SepError::InvalidParameter {
-            name: "epochs",
-            value: 0.0,
-            reason: "must be >= 1",
-        });
-    }
-    if let Some(p) = config.privacy
-        && p.population == 0
-    {
-        return Err(SepError::InvalidParameter {
-            name: "population",
-            value: 0.0,
-            reason: "must be >= 1",
-        });
-    }
     let (scaled, box_clipped) = scaler.transform_counted(train);
     let records = records(&scaled);
     let mut rng = ChaCha20Rng::seed_from_u64(config.seed);
@@ -267,20 +420,24 @@ pub fn run_pbp_observed(
                 value: f64::NAN,
                 reason: "DP-SEP needs a clip norm C",
             })?;
-            let dp = DpSepConfig {
-                gamma: config.gamma.unwrap_or(n as f64),
-                epochs: config.epochs,
-            };
-            let plan = WallPlan {
-                population: n,
-                dim: crate::SepModel::dim(&model),
-                epsilon: privacy.epsilon,
-                delta: privacy.delta,
-                clip,
-                steps: crate::limits::check_steps("epochs", config.epochs, n, true)?,
-                sampling: config.sampling,
-                rng: privacy.rng,
-            };
+            let dp = DpSepConfig::builder()
+                .gamma(config.gamma.unwrap_or(n as f64))
+                .epochs(config.epochs)
+                .build()?;
+            let plan = WallPlan::builder()
+                .population(n)
+                .dim(crate::SepModel::dim(&model))
+                .budget(privacy.epsilon, privacy.delta)
+                .clip(clip)
+                .steps(crate::limits::check_steps(
+                    "epochs",
+                    config.epochs,
+                    n,
+                    true,
+                )?)
+                .sampling(config.sampling)
+                .rng(privacy.noise_rng)
+                .build()?;
             let mut wall = FactorWall::new(recs, &plan)?;
             let mut state = state0;
             let (r, diagnostics) =
@@ -301,10 +458,10 @@ pub fn run_pbp_observed(
             });
         }
         (Method::Sep, None) => {
-            let sep = SepConfig {
-                gamma: config.gamma.unwrap_or(n as f64),
-                clip: config.clip,
-            };
+            let sep = SepConfig::builder()
+                .gamma(config.gamma.unwrap_or(n as f64))
+                .clip_norm(config.clip)
+                .build()?;
             let mut state = state0;
             counts = run_sep_observed(
                 &mut model,

@@ -9,8 +9,8 @@ mod relu;
 
 pub use evaluate::{Metrics, evaluate};
 pub use experiment::{
-    Method, PbpConfig, PbpDiagnostics, PbpOutcome, Prepared, Privacy, Scaling, prepare, run_pbp,
-    run_pbp_observed,
+    Method, PbpConfig, PbpConfigBuilder, PbpDiagnostics, PbpOutcome, PbpPrivacy, Prepared, Scaling,
+    prepare, run_pbp, run_pbp_observed,
 };
 pub use model::{GAMMA_PRIOR, Labelled, PbpModel, records};
 pub use network::Architecture;
