@@ -17,8 +17,8 @@ use dp_core::wall::segments::SegmentBuffer;
 use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
-use vips_models::data::{Document, SyntheticConfig, load_uci_bow};
 use vips_models::engine::VipsModel;
+use vips_models::lda::corpus::{Document, SyntheticConfig, load_uci_bow};
 use vips_models::lda::{DocScratch, Lda, LdaConfig, Topics, infer_document};
 
 /// The news corpus's training file, or `None` when the caller asked for embedded data only.

@@ -25,8 +25,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use serde_json::json;
-use vips_models::data::{Corpus, ResamplingKey, SyntheticConfig, load_uci_dir};
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit};
+use vips_models::lda::corpus::{Corpus, ResamplingKey, SyntheticConfig, load_uci_dir};
 use vips_models::lda::{Lda, LdaConfig, evaluate, match_topics};
 
 mod common;

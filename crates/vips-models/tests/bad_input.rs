@@ -13,8 +13,8 @@ use vips_models::blr::{
     BlrConfig, BlrError, CsvOptions, FeatureMap, Hyperprior, LibsvmOptions, parse_csv,
     parse_libsvm, stratified_split,
 };
-use vips_models::data::{DataError, load_uci_bow, load_vocab};
 use vips_models::engine::{CancelToken, EngineError, Privacy, Stop, SviConfig, fit};
+use vips_models::lda::corpus::{CorpusError, load_uci_bow, load_vocab};
 use vips_models::lda::{Lda, LdaConfig, LdaError};
 use vips_models::limits::LimitError;
 use vips_models::sbn::{SbnConfig, SbnError, parse_idx_images};
@@ -38,9 +38,9 @@ fn sizes_implied_by_headers_and_flags_are_refused_before_allocation() {
     // A docword header claiming 10^12 documents.
     let p = temp("huge.txt", b"1000000000000\n10\n1000000000000\n1 1 1\n");
     match load_uci_bow(&p).unwrap_err() {
-        DataError::InFile { source, .. } => {
+        CorpusError::InFile { source, .. } => {
             assert!(
-                matches!(*source, DataError::Limit(LimitError::Memory { .. })),
+                matches!(*source, CorpusError::Limit(LimitError::Memory { .. })),
                 "{source}"
             )
         }
@@ -92,8 +92,8 @@ fn long_lines_and_bombs_are_bounded() {
     let p = temp("bomb.txt.gz", &gzip(&text));
     let e = load_uci_bow(&p).unwrap_err();
     assert!(
-        matches!(&e, DataError::InFile { source, .. }
-            if matches!(**source, DataError::Limit(LimitError::LineTooLong { line: 4, .. }))),
+        matches!(&e, CorpusError::InFile { source, .. }
+            if matches!(**source, CorpusError::Limit(LimitError::LineTooLong { line: 4, .. }))),
         "{e:?}"
     );
     let e = load_vocab(temp("vocab.txt", &text)).unwrap_err();
@@ -119,7 +119,7 @@ fn a_garbled_gzip_is_reported_as_such() {
     let n = z.len();
     z[n - 6] ^= 0xff; // the CRC
     let e = load_uci_bow(temp("garbled.txt.gz", &z)).unwrap_err();
-    assert!(matches!(e, DataError::Gzip { .. }), "{e:?}");
+    assert!(matches!(e, CorpusError::Gzip { .. }), "{e:?}");
     assert!(e.to_string().contains("garbled.txt.gz"), "{e}");
 }
 
@@ -170,8 +170,8 @@ fn hyperparameters_labels_and_overflow_are_typed_errors() {
     assert!(e.to_string().starts_with("line 2"), "{e}");
 }
 
-fn tiny_lda(config: LdaConfig) -> (Lda, Vec<vips_models::data::Document>) {
-    let data = vips_models::data::SyntheticConfig {
+fn tiny_lda(config: LdaConfig) -> (Lda, Vec<vips_models::lda::corpus::Document>) {
+    let data = vips_models::lda::corpus::SyntheticConfig {
         num_docs: 20,
         vocab_size: 10,
         num_topics: 2,
@@ -181,7 +181,7 @@ fn tiny_lda(config: LdaConfig) -> (Lda, Vec<vips_models::data::Document>) {
     .generate()
     .unwrap();
     let model = Lda::new(config);
-    let key = vips_models::data::ResamplingKey::public_seed(1);
+    let key = vips_models::lda::corpus::ResamplingKey::public_seed(1);
     let records = model.prepare(&data.corpus, &key).unwrap();
     (model, records)
 }
@@ -343,4 +343,29 @@ proptest! {
         let _ = parse_libsvm(&text, opts);
         let _ = parse_libsvm(&format!("{text}{junk}"), opts);
     }
+}
+
+/// Issue 18: errors stay typed across the crate's boundaries (a posterior failure keeps the
+/// `expfam` error as its source; an unreadable IDX file keeps the `io::Error`).
+#[test]
+fn wrapped_errors_keep_their_type() {
+    use std::error::Error as _;
+    // A likelihood precision that is not positive definite even with the prior added.
+    let h = nalgebra::DVector::from_vec(vec![0.0, 0.0]);
+    let p = nalgebra::DMatrix::from_row_slice(2, 2, &[-5.0, 0.0, 0.0, -5.0]);
+    let err = vips_models::blr::Blr::posterior_from(&h, &p, 1.0).unwrap_err();
+    assert!(matches!(err, BlrError::Posterior(_)), "{err:?}");
+    assert!(
+        err.source()
+            .is_some_and(|s| s.downcast_ref::<expfam::ExpFamError>().is_some())
+    );
+    let missing = std::env::temp_dir().join("vips-models-no-such-file.idx");
+    let err = vips_models::sbn::load_idx_images(&missing, 128).unwrap_err();
+    match &err {
+        SbnError::IdxIo { source, .. } => {
+            assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+        }
+        other => panic!("expected IdxIo, got {other:?}"),
+    }
+    assert!(err.to_string().starts_with("IDX file "), "{err}");
 }

@@ -96,7 +96,7 @@ fn bad_settings_and_records_are_typed_errors() {
     let (r, _) = BlrRecord::new(Features::Dense(vec![0.1, 0.2]), true).unwrap();
     assert!(matches!(
         blr::fit(&model, vec![r], &cfg),
-        Err(blr::BlrError::Dimension { .. })
+        Err(blr::BlrError::DimensionMismatch { .. })
     ));
     assert!(matches!(
         blr::fit(&model, vec![], &cfg),

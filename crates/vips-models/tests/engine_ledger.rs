@@ -4,11 +4,11 @@
 //! stopping by budget stops, and bad settings are typed errors.
 
 use dp_accountant::{Accountant, AccountantConfig, PrivacyEvent, epsilon_for_event};
-use vips_models::data::SyntheticConfig;
 use vips_models::engine::{EngineError, Privacy, Stop, SviConfig, fit};
+use vips_models::lda::corpus::SyntheticConfig;
 use vips_models::lda::{Lda, LdaConfig};
 
-fn small() -> (Lda, Vec<vips_models::data::Document>) {
+fn small() -> (Lda, Vec<vips_models::lda::corpus::Document>) {
     let data = SyntheticConfig {
         num_docs: 300,
         vocab_size: 40,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use vips_models::data::{DataError, load_uci_bow, load_uci_dir};
+use vips_models::lda::corpus::{CorpusError, load_uci_bow, load_uci_dir};
 
 fn write(name: &str, content: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("vips_lda_data_{}", std::process::id()));
@@ -41,9 +41,9 @@ fn reads_plain_and_gzip() {
 }
 
 /// The error inside the `InFile` wrapper (which must name the file).
-fn err(content: &str) -> DataError {
+fn err(content: &str) -> CorpusError {
     match load_uci_bow(write("bad.txt", content)).unwrap_err() {
-        DataError::InFile { path, source } => {
+        CorpusError::InFile { path, source } => {
             assert!(path.ends_with("bad.txt"), "{}", path.display());
             *source
         }
@@ -54,41 +54,41 @@ fn err(content: &str) -> DataError {
 #[test]
 fn bad_files_are_typed_errors_naming_the_line() {
     match err("2\n4\n2\n1 5 1\n2 1 1\n") {
-        DataError::WordOutOfRange {
+        CorpusError::WordOutOfRange {
             line: 4, word: 5, ..
         } => {}
         e => panic!("{e:?}"),
     }
     match err("2\n4\n2\n1 0 1\n2 1 1\n") {
-        DataError::WordOutOfRange {
+        CorpusError::WordOutOfRange {
             line: 4, word: 0, ..
         } => {}
         e => panic!("{e:?}"),
     }
     match err("2\n4\n2\n1 1 1\n3 1 1\n") {
-        DataError::DocOutOfRange {
+        CorpusError::DocOutOfRange {
             line: 5, doc: 3, ..
         } => {}
         e => panic!("{e:?}"),
     }
     match err("2\n4\n2\n1 1 -3\n2 1 1\n") {
-        DataError::BadCount { line: 4, count: -3 } => {}
+        CorpusError::BadCount { line: 4, count: -3 } => {}
         e => panic!("{e:?}"),
     }
     match err("2\n4\n2\n1 1 0\n2 1 1\n") {
-        DataError::BadCount { line: 4, count: 0 } => {}
+        CorpusError::BadCount { line: 4, count: 0 } => {}
         e => panic!("{e:?}"),
     }
     match err("3\n4\n3\n1 1 1\n3 1 1\n3 2 1\n") {
-        DataError::EmptyDocument { line: 5, doc: 2 } => {}
+        CorpusError::EmptyDocument { line: 5, doc: 2 } => {}
         e => panic!("{e:?}"),
     }
     match err("3\n4\n3\n1 1 1\n2 1 1\n2 2 1\n") {
-        DataError::EmptyDocument { doc: 3, .. } => {}
+        CorpusError::EmptyDocument { doc: 3, .. } => {}
         e => panic!("{e:?}"),
     }
     match err("2\n4\n5\n1 1 1\n2 1 1\n") {
-        DataError::Truncated {
+        CorpusError::Truncated {
             expected: 5,
             found: 2,
             ..
@@ -96,24 +96,24 @@ fn bad_files_are_typed_errors_naming_the_line() {
         e => panic!("{e:?}"),
     }
     match err("1\n4\n1\n1 1 1\n1 2 1\n") {
-        DataError::TooManyEntries { line: 5, .. } => {}
+        CorpusError::TooManyEntries { line: 5, .. } => {}
         e => panic!("{e:?}"),
     }
     match err("2\n4\n2\n1 2 1\n1 1 1\n") {
-        DataError::Unsorted { line: 5 } => {}
+        CorpusError::Unsorted { line: 5 } => {}
         e => panic!("{e:?}"),
     }
     match err("2\n4\n2\n1 x 1\n2 1 1\n") {
-        DataError::Parse { line: 4, .. } => {}
+        CorpusError::Parse { line: 4, .. } => {}
         e => panic!("{e:?}"),
     }
     match err("2\n") {
-        DataError::Parse { line: 2, .. } => {}
+        CorpusError::Parse { line: 2, .. } => {}
         e => panic!("{e:?}"),
     }
     assert!(matches!(
         load_uci_bow("/nonexistent/docword.txt"),
-        Err(DataError::Io { .. })
+        Err(CorpusError::Io { .. })
     ));
 }
 

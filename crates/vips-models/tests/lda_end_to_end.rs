@@ -14,8 +14,8 @@ use dp_core::wall::segments::SegmentBuffer;
 use dp_core::{PrivacyWall, SamplingScheme};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
-use vips_models::data::{Corpus, Document, ResamplingKey, SyntheticConfig};
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, VipsModel, fit};
+use vips_models::lda::corpus::{Corpus, Document, ResamplingKey, SyntheticConfig};
 use vips_models::lda::{Lda, LdaConfig, Topics};
 
 const V: usize = 40;

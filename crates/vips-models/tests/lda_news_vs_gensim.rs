@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use vips_models::data::{ResamplingKey, load_uci_dir};
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit};
+use vips_models::lda::corpus::{ResamplingKey, load_uci_dir};
 use vips_models::lda::{Lda, LdaConfig, evaluate};
 
 #[test]

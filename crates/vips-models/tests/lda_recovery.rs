@@ -3,8 +3,8 @@
 //! above the values these seeds give (see the assertion messages) and far below the TV of an
 //! unfitted model (~0.9), so a broken E-step, M-step or release path fails.
 
-use vips_models::data::SyntheticConfig;
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit};
+use vips_models::lda::corpus::SyntheticConfig;
 use vips_models::lda::{Lda, LdaConfig, match_topics};
 
 fn run(

@@ -13,8 +13,8 @@ use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
-use vips_models::data::{Document, SyntheticConfig};
 use vips_models::engine::VipsModel;
+use vips_models::lda::corpus::{Document, SyntheticConfig};
 use vips_models::lda::{Lda, LdaConfig, Topics};
 
 fn release(

@@ -220,7 +220,7 @@ fn bad_images_are_refused() {
     let short = BinaryImage { pixels: vec![0, 1] };
     assert!(matches!(
         model.check_images(&[short]),
-        Err(SbnError::WrongDimension { .. })
+        Err(SbnError::DimensionMismatch { .. })
     ));
     let grey = BinaryImage {
         pixels: vec![0, 1, 7, 0],
@@ -276,7 +276,10 @@ fn idx_loader_plain_gzip_and_corrupt() {
     ));
     assert!(matches!(
         parse_idx_images(&zipped[..zipped.len() / 2], 128, p),
-        Err(SbnError::Idx { .. })
+        Err(SbnError::IdxIo {
+            context: "bad gzip stream: ",
+            ..
+        })
     ));
     assert!(parse_idx_images(&bytes, 0, p).is_err());
 }

@@ -36,7 +36,7 @@ pub enum CliError {
     },
     /// Loader or model errors (they name the file, line or parameter).
     #[error(transparent)]
-    Data(#[from] vips_models::data::DataError),
+    Data(#[from] vips_models::lda::corpus::CorpusError),
     /// LDA errors.
     #[error(transparent)]
     Lda(#[from] vips_models::lda::LdaError),

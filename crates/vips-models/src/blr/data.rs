@@ -55,11 +55,11 @@ impl FeatureMap {
     /// `sqrt(output_dim)`, so every row inside the box lands in the unit ball without clipping.
     ///
     /// # Errors
-    /// [`BlrError::Dimension`] for different lengths, [`BlrError::Empty`] for none,
+    /// [`BlrError::DimensionMismatch`] for different lengths, [`BlrError::Empty`] for none,
     /// [`BlrError::NonFinite`], [`BlrError::InvalidParameter`] unless `lower_i < upper_i`.
     pub fn from_ranges(lower: &[f64], upper: &[f64], intercept: bool) -> Result<Self, BlrError> {
         if lower.len() != upper.len() {
-            return Err(BlrError::Dimension {
+            return Err(BlrError::DimensionMismatch {
                 what: "public ranges (lower vs upper)",
                 expected: lower.len(),
                 found: upper.len(),
@@ -129,10 +129,10 @@ impl FeatureMap {
     /// Maps raw features (before the unit-ball clip).
     ///
     /// # Errors
-    /// [`BlrError::Dimension`] for a wrong length; [`BlrError::NonFinite`].
+    /// [`BlrError::DimensionMismatch`] for a wrong length; [`BlrError::NonFinite`].
     pub fn apply(&self, raw: &[f64]) -> Result<Vec<f64>, BlrError> {
         if raw.len() != self.centre.len() {
-            return Err(BlrError::Dimension {
+            return Err(BlrError::DimensionMismatch {
                 what: "raw features vs feature map",
                 expected: self.centre.len(),
                 found: raw.len(),
@@ -309,10 +309,13 @@ fn in_file(path: &Path, e: BlrError) -> BlrError {
 /// (LF or CRLF line ends; blank lines skipped). Every non-label column is a numeric feature,
 /// mapped by the public [`FeatureMap`] and clipped into the unit ball.
 ///
+/// Fields are split on commas by hand, without CSV quoting: the format is numeric only, so a
+/// quoted field is refused as not a number (with its line) rather than misread.
+///
 /// # Errors
 /// [`BlrError::Parse`] naming the 1-based line for a missing header or label column, a row with
 /// the wrong number of fields, a value that is not a finite number, or a label outside
-/// `{0, 1}` / `{-1, 1}`; [`BlrError::Dimension`] if the map does not fit the feature count;
+/// `{0, 1}` / `{-1, 1}`; [`BlrError::DimensionMismatch`] if the map does not fit the feature count;
 /// [`BlrError::Empty`] for no rows.
 ///
 /// # Example
@@ -363,7 +366,7 @@ pub fn parse_csv(text: &str, options: &CsvOptions) -> Result<Loaded, BlrError> {
         .clone()
         .unwrap_or_else(|| FeatureMap::identity(d_raw));
     if map.input_dim() != d_raw {
-        return Err(BlrError::Dimension {
+        return Err(BlrError::DimensionMismatch {
             what: "feature map vs CSV feature columns",
             expected: map.input_dim(),
             found: d_raw,

@@ -4,6 +4,7 @@ use crate::engine::EngineError;
 
 /// Errors of Bayesian logistic regression: settings, records, files, fitting.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum BlrError {
     /// A setting is out of range.
     #[error("invalid {name} = {value}: {reason}")]
@@ -20,7 +21,7 @@ pub enum BlrError {
     Empty(String),
     /// A record or a scaling does not match the model's dimension.
     #[error("dimension mismatch in {what}: expected {expected}, found {found}")]
-    Dimension {
+    DimensionMismatch {
         /// What was compared.
         what: &'static str,
         /// The expected length.
@@ -67,9 +68,20 @@ pub enum BlrError {
         /// Why it cannot come from the data.
         reason: &'static str,
     },
-    /// A posterior computation failed (a precision that is not positive definite).
+    /// A posterior computation of `expfam` refused its input (a precision that is not positive
+    /// definite, a non-finite parameter).
     #[error("posterior: {0}")]
-    Posterior(String),
+    Posterior(#[from] expfam::ExpFamError),
+    /// A precision matrix of the Gibbs sampler is not positive definite (or its Cholesky factor
+    /// is singular).
+    #[error("posterior: {0}")]
+    NotPositiveDefinite(&'static str),
+    /// The Pólya-Gamma sampler refused its parameters.
+    #[error("posterior: {0}")]
+    PolyaGamma(#[from] polya_gamma::Error),
+    /// Clipping a record into the unit ball failed (a non-finite feature).
+    #[error("non-finite value in {0}")]
+    Clip(#[source] dp_core::CoreError),
     /// The VIPS engine refused or failed.
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -96,11 +108,5 @@ impl BlrError {
             line,
             reason: reason.into(),
         }
-    }
-}
-
-impl From<expfam::ExpFamError> for BlrError {
-    fn from(e: expfam::ExpFamError) -> Self {
-        Self::Posterior(e.to_string())
     }
 }

@@ -13,7 +13,7 @@ use super::{Blr, BlrError, BlrGlobal, BlrRecord};
 /// by [`BlrRecord::new`]; the wall clips each block again to its bound.
 ///
 /// # Errors
-/// [`BlrError::Empty`] / [`BlrError::Dimension`] for bad records; [`BlrError::Engine`] from the
+/// [`BlrError::Empty`] / [`BlrError::DimensionMismatch`] for bad records; [`BlrError::Engine`] from the
 /// engine (bad configuration, budget).
 pub fn fit(
     model: &Blr,

@@ -29,7 +29,8 @@ pub struct GibbsSummary {
 ///
 /// # Errors
 /// [`BlrError::Empty`] for no records or no draws; [`BlrError::InvalidParameter`] for
-/// `alpha <= 0`; [`BlrError::Posterior`] if a conditional precision cannot be factorised.
+/// `alpha <= 0`; [`BlrError::NotPositiveDefinite`] if a conditional precision cannot be
+/// factorised; [`BlrError::PolyaGamma`] if the sampler refuses a tilt.
 ///
 /// # Example
 /// ```
@@ -73,9 +74,7 @@ pub fn gibbs<R: Rng + ?Sized>(
         let mut precision = DMatrix::from_diagonal_element(dim, dim, alpha);
         for x in &xs {
             let psi: f64 = x.iter().zip(m.iter()).map(|(a, b)| a * b).sum();
-            let omega = PolyaGamma::new(1.0, psi)
-                .map_err(|e| BlrError::Posterior(e.to_string()))?
-                .sample(rng);
+            let omega = PolyaGamma::new(1.0, psi)?.sample(rng);
             for j in 0..dim {
                 let wj = omega * x[j];
                 for i in 0..dim {
@@ -83,9 +82,9 @@ pub fn gibbs<R: Rng + ?Sized>(
                 }
             }
         }
-        let chol = precision
-            .cholesky()
-            .ok_or_else(|| BlrError::Posterior("Gibbs precision not positive definite".into()))?;
+        let chol = precision.cholesky().ok_or(BlrError::NotPositiveDefinite(
+            "Gibbs precision not positive definite",
+        ))?;
         let mean = chol.solve(&xk);
         // m = mean + L^-T z with z ~ N(0, I): covariance (L L^T)^-1.
         let z = DVector::from_fn(dim, |_, _| StandardNormal.sample(rng));
@@ -93,7 +92,7 @@ pub fn gibbs<R: Rng + ?Sized>(
             .l()
             .transpose()
             .solve_upper_triangular(&z)
-            .ok_or_else(|| BlrError::Posterior("singular Cholesky factor".into()))?;
+            .ok_or(BlrError::NotPositiveDefinite("singular Cholesky factor"))?;
         m = mean + noise;
         if sweep >= burn_in {
             sum += &m;

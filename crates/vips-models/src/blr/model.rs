@@ -147,7 +147,7 @@ impl Blr {
     /// Checks that every record fits the model's dimension.
     ///
     /// # Errors
-    /// [`BlrError::Empty`] for no records; [`BlrError::Dimension`] naming the first bad record.
+    /// [`BlrError::Empty`] for no records; [`BlrError::DimensionMismatch`] naming the first bad record.
     pub fn check_records(&self, records: &[BlrRecord]) -> Result<(), BlrError> {
         if records.is_empty() {
             return Err(BlrError::Empty("no records".into()));
@@ -159,7 +159,7 @@ impl Blr {
                 f @ Features::Sparse { .. } => f.min_dim() <= d,
             };
             if !ok {
-                return Err(BlrError::Dimension {
+                return Err(BlrError::DimensionMismatch {
                     what: "record features vs model dimension",
                     expected: d,
                     found: r.features().min_dim(),

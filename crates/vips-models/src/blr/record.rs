@@ -132,19 +132,19 @@ impl BlrRecord {
     /// A record, clipped into the unit ball.
     ///
     /// # Errors
-    /// [`BlrError::NonFinite`] for NaN / infinite features; [`BlrError::Dimension`] for sparse
+    /// [`BlrError::NonFinite`] for NaN / infinite features; [`BlrError::DimensionMismatch`] for sparse
     /// indices that are not strictly increasing or index / value lists of different lengths.
     pub fn new(mut x: Features, y: bool) -> Result<(Self, ClipOutcome), BlrError> {
         if let Features::Sparse { indices, values } = &x {
             if indices.len() != values.len() {
-                return Err(BlrError::Dimension {
+                return Err(BlrError::DimensionMismatch {
                     what: "sparse values vs indices",
                     expected: indices.len(),
                     found: values.len(),
                 });
             }
             if indices.windows(2).any(|w| w[0] >= w[1]) {
-                return Err(BlrError::Dimension {
+                return Err(BlrError::DimensionMismatch {
                     what: "sparse indices (must be strictly increasing)",
                     expected: 0,
                     found: 1,
@@ -154,7 +154,7 @@ impl BlrRecord {
         if x.values().iter().any(|v| !v.is_finite()) {
             return Err(BlrError::NonFinite("record features".into()));
         }
-        let clip = clip_l2(x.values_mut(), 1.0).map_err(|e| BlrError::NonFinite(e.to_string()))?;
+        let clip = clip_l2(x.values_mut(), 1.0).map_err(BlrError::Clip)?;
         Ok((Self { x, y }, clip))
     }
 

@@ -1,9 +1,10 @@
 use thiserror::Error;
 
-use crate::data::DataError;
+use crate::lda::corpus::CorpusError;
 
 /// Errors of the LDA model.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum LdaError {
     /// A setting is out of range.
     #[error("invalid {name} = {value}: {reason}")]
@@ -17,7 +18,7 @@ pub enum LdaError {
     },
     /// No documents.
     #[error("empty input: {0}")]
-    EmptyData(&'static str),
+    Empty(&'static str),
     /// A document uses a word outside the model's vocabulary.
     #[error("unknown word id {word} (vocabulary has {vocab_size} words)")]
     UnknownWord {
@@ -26,9 +27,9 @@ pub enum LdaError {
         /// The model's `V`.
         vocab_size: usize,
     },
-    /// A data error (resampling, loading).
+    /// A corpus error (resampling, loading).
     #[error(transparent)]
-    Data(#[from] DataError),
+    Corpus(#[from] CorpusError),
     /// A Dirichlet computation of `expfam` refused its input (a non-positive or non-finite
     /// variational parameter).
     #[error(transparent)]

@@ -20,7 +20,7 @@ use pulp::{Arch, Simd, WithSimd};
 
 use super::special_fns::exp32;
 use super::{ExpectedTopics, LdaConfig};
-use crate::data::Document;
+use crate::lda::corpus::Document;
 use expfam::digamma_f32 as digamma32;
 use expfam::digamma_fast;
 

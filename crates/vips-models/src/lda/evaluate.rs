@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::estep::{DocScratch, infer_document};
 use super::special_fns::ln_gamma;
 use super::{LdaConfig, LdaError, Topics};
-use crate::data::Document;
+use crate::lda::corpus::Document;
 
 /// Held-out scores of a topic model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -27,7 +27,7 @@ pub struct HeldOut {
 
 fn check_docs(docs: &[Document], topics: &Topics) -> Result<(), LdaError> {
     if docs.is_empty() {
-        return Err(LdaError::EmptyData("no test documents"));
+        return Err(LdaError::Empty("no test documents"));
     }
     if let Some(d) = docs
         .iter()
@@ -57,7 +57,7 @@ fn check_docs(docs: &[Document], topics: &Topics) -> Result<(), LdaError> {
 /// `|docs|` (so `r = 1`). `gamma_d` is inferred with the same E-step as training.
 ///
 /// # Errors
-/// [`LdaError::EmptyData`] for no documents, [`LdaError::UnknownWord`] for a word id `>= V`,
+/// [`LdaError::Empty`] for no documents, [`LdaError::UnknownWord`] for a word id `>= V`,
 /// [`LdaError::InvalidParameter`] for a `total_docs` that is not finite and positive.
 pub fn perplexity_bound(
     topics: &Topics,
@@ -120,7 +120,7 @@ pub fn perplexity_bound(
 /// `log sum_k theta_dk E[beta_kw]`. Documents with a single token are skipped.
 ///
 /// # Errors
-/// As [`perplexity_bound`]; [`LdaError::EmptyData`] if no document has two tokens.
+/// As [`perplexity_bound`]; [`LdaError::Empty`] if no document has two tokens.
 pub fn completion_perplexity(
     topics: &Topics,
     cfg: &LdaConfig,
@@ -156,7 +156,7 @@ pub fn completion_perplexity(
         )
         .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     if tokens == 0 {
-        return Err(LdaError::EmptyData("no test document has two tokens"));
+        return Err(LdaError::Empty("no test document has two tokens"));
     }
     Ok((-log_lik / tokens as f64).exp())
 }

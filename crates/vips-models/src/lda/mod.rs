@@ -5,8 +5,11 @@
 //!   statistic block clipped to `a N`, M-step `lambda = eta + D max(s~, 0)`).
 //! - [`Topics`]: `q(beta) = Dir(lambda)`; [`ExpectedTopics`]: `E[log beta]`.
 //! - [`evaluate`]: held-out perplexity bound and document completion.
+//! - [`corpus`]: bag-of-words corpora (the UCI bag-of-words loader, synthetic LDA corpora,
+//!   fixed-length resampling).
 
 mod config;
+pub mod corpus;
 mod error;
 mod estep;
 mod evaluate;

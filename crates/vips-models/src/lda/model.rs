@@ -5,8 +5,8 @@ use rayon::prelude::*;
 
 use super::estep::{DocScratch, infer_document};
 use super::{ExpectedTopics, LdaConfig, LdaError, Topics};
-use crate::data::{Corpus, Document, ResamplingKey, resample_document};
 use crate::engine::{EngineError, VipsModel};
+use crate::lda::corpus::{Corpus, Document, ResamplingKey, resample_document};
 use dp_core::wall::segments::SegmentBuffer;
 use dp_core::{BlockSpec, ContributionBuffer, Release, ReleaseSpec};
 
@@ -42,11 +42,11 @@ impl Lda {
     /// Prepares training documents: checks the vocabulary and, if a fixed length `N` is set,
     /// resamples every document to exactly `N` tokens with replacement (003 Sec. 4.2), each from
     /// its own stream derived from `key` and the document's own content
-    /// ([`crate::data::resample_document`]). Documents are resampled in parallel; the result does
+    /// ([`crate::lda::corpus::resample_document`]). Documents are resampled in parallel; the result does
     /// not depend on the order or the thread count.
     ///
     /// # Errors
-    /// [`LdaError::EmptyData`] for no documents, [`LdaError::UnknownWord`] for word ids `>= V`.
+    /// [`LdaError::Empty`] for no documents, [`LdaError::UnknownWord`] for word ids `>= V`.
     ///
     /// # Privacy
     /// Resampling happens before the documents enter the privacy wall, so it is a per-record
@@ -61,7 +61,7 @@ impl Lda {
     ///
     /// # Example
     /// ```
-    /// use vips_models::data::{ResamplingKey, SyntheticConfig};
+    /// use vips_models::lda::corpus::{ResamplingKey, SyntheticConfig};
     /// use vips_models::lda::{Lda, LdaConfig};
     /// let corpus = SyntheticConfig { num_docs: 20, vocab_size: 30, num_topics: 2, doc_length: 40, ..Default::default() }
     ///     .generate()?
@@ -71,13 +71,13 @@ impl Lda {
     /// let docs = lda.prepare(&corpus, &key)?;
     /// assert!(docs.iter().all(|d| d.len() == 25));
     /// // Dropping the first document leaves every other resampled document unchanged.
-    /// let rest = vips_models::data::Corpus::new(corpus.docs()[1..].to_vec(), 30)?;
+    /// let rest = vips_models::lda::corpus::Corpus::new(corpus.docs()[1..].to_vec(), 30)?;
     /// assert_eq!(lda.prepare(&rest, &key)?, docs[1..].to_vec());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn prepare(&self, corpus: &Corpus, key: &ResamplingKey) -> Result<Vec<Document>, LdaError> {
         if corpus.is_empty() {
-            return Err(LdaError::EmptyData("no training documents"));
+            return Err(LdaError::Empty("no training documents"));
         }
         let v = self.cfg.vocab_size();
         if let Some(d) = corpus.docs().iter().find(|d| d.max_word() as usize >= v) {

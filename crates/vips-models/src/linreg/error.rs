@@ -21,7 +21,7 @@ pub enum LinregError {
     Empty(&'static str),
     /// A record or row does not match the model's dimension.
     #[error("dimension mismatch in {what}: expected {expected}, found {found}")]
-    Dimension {
+    DimensionMismatch {
         /// What was compared.
         what: &'static str,
         /// The expected length.
@@ -33,9 +33,9 @@ pub enum LinregError {
     /// release; the message carries no record value).
     #[error("non-finite value in {0}")]
     NonFinite(&'static str),
-    /// The posterior precision could not be factorised.
+    /// The posterior precision could not be factorised (not positive definite).
     #[error("posterior: {0}")]
-    Posterior(&'static str),
+    NotPositiveDefinite(&'static str),
     /// The VIPS engine refused or failed.
     #[error(transparent)]
     Engine(#[from] EngineError),

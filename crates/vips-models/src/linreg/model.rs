@@ -156,7 +156,7 @@ impl NormalGamma {
     /// `b' = b0 + (c - m^T Lambda m) / 2` (the residual term is floored at `n v_min / 2`).
     ///
     /// # Errors
-    /// [`LinregError::Dimension`] for mismatched sizes; [`LinregError::Posterior`] if
+    /// [`LinregError::DimensionMismatch`] for mismatched sizes; [`LinregError::NotPositiveDefinite`] if
     /// `A + lambda I` is not positive definite.
     ///
     /// # Example
@@ -197,7 +197,7 @@ impl NormalGamma {
     ) -> Result<Self, LinregError> {
         let d = config.dim;
         if a.nrows() != d || a.ncols() != d || b.len() != d {
-            return Err(LinregError::Dimension {
+            return Err(LinregError::DimensionMismatch {
                 what: "statistics vs model dimension",
                 expected: d,
                 found: b.len(),
@@ -207,9 +207,12 @@ impl NormalGamma {
         for i in 0..d {
             precision[(i, i)] += config.prior_precision;
         }
-        let chol = precision.clone().cholesky().ok_or(LinregError::Posterior(
-            "A + lambda I is not positive definite",
-        ))?;
+        let chol = precision
+            .clone()
+            .cholesky()
+            .ok_or(LinregError::NotPositiveDefinite(
+                "A + lambda I is not positive definite",
+            ))?;
         let mean = chol.solve(b);
         let covariance = chol.inverse();
         let residual = (c - mean.dot(b) + b_noise_std.powi(2) * covariance.trace())
@@ -408,7 +411,7 @@ impl Linreg {
     /// Checks that every record has the model's dimension.
     ///
     /// # Errors
-    /// [`LinregError::Empty`] for no records; [`LinregError::Dimension`] for a record of another
+    /// [`LinregError::Empty`] for no records; [`LinregError::DimensionMismatch`] for a record of another
     /// length.
     pub fn check_records(&self, records: &[LinregRecord]) -> Result<(), LinregError> {
         if records.is_empty() {
@@ -416,7 +419,7 @@ impl Linreg {
         }
         let d = self.config.dim;
         if let Some(r) = records.iter().find(|r| r.features().len() != d) {
-            return Err(LinregError::Dimension {
+            return Err(LinregError::DimensionMismatch {
                 what: "record features vs model dimension",
                 expected: d,
                 found: r.features().len(),

@@ -120,7 +120,7 @@ pub fn evaluate(
 /// wall clips each block again to its bound (1, 1, 1), so the guarantee holds for any record.
 ///
 /// # Errors
-/// [`LinregError::Empty`] / [`LinregError::Dimension`] for bad records; [`LinregError::Engine`]
+/// [`LinregError::Empty`] / [`LinregError::DimensionMismatch`] for bad records; [`LinregError::Engine`]
 /// from the engine (bad configuration, budget, undeclared population).
 pub fn fit(
     model: &Linreg,

@@ -147,7 +147,7 @@ impl RowMap {
 
     fn raw(&self, z: &[f64]) -> Result<Vec<f64>, LinregError> {
         if z.len() != self.d {
-            return Err(LinregError::Dimension {
+            return Err(LinregError::DimensionMismatch {
                 what: "row vs declared features",
                 expected: self.d,
                 found: z.len(),
@@ -167,7 +167,7 @@ impl RowMap {
     /// the radius, and scale into the unit ball.
     ///
     /// # Errors
-    /// [`LinregError::Dimension`] for a row of the wrong length; [`LinregError::NonFinite`].
+    /// [`LinregError::DimensionMismatch`] for a row of the wrong length; [`LinregError::NonFinite`].
     pub fn features(&self, z: &[f64]) -> Result<Vec<f64>, LinregError> {
         Ok(LinregRecord::new(self.raw(z)?, 0.0)?.0.x)
     }

@@ -6,6 +6,7 @@ use crate::engine::EngineError;
 
 /// Errors of the SBN model, its data loaders and its evaluation.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum SbnError {
     /// A setting is out of range.
     #[error("invalid {name} = {value}: {reason}")]
@@ -21,14 +22,14 @@ pub enum SbnError {
     #[error("empty input: {0}")]
     Empty(&'static str),
     /// An image has the wrong number of pixels.
-    #[error("image {index} has {len} pixels, the model expects {expected}")]
-    WrongDimension {
+    #[error("image {index} has {found} pixels, the model expects {expected}")]
+    DimensionMismatch {
         /// Index of the image.
         index: usize,
-        /// Its length.
-        len: usize,
         /// The model's `J`.
         expected: usize,
+        /// The image's length.
+        found: usize,
     },
     /// A pixel is not 0 or 1.
     #[error("image {index} has a non-binary pixel value {value}")]
@@ -45,6 +46,27 @@ pub enum SbnError {
         path: String,
         /// What is wrong.
         reason: String,
+    },
+    /// An IDX file could not be opened or read (`context` says which: `"cannot read: "`,
+    /// `"bad gzip stream: "`, or empty when the file cannot be opened).
+    #[error("IDX file {path}: {context}{source}")]
+    IdxIo {
+        /// The file.
+        path: String,
+        /// What was being read.
+        context: &'static str,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An IDX file's header implies more memory than the machine has.
+    #[error("IDX file {path}: {source}")]
+    IdxLimit {
+        /// The file.
+        path: String,
+        /// The limit that refused it.
+        #[source]
+        source: crate::limits::LimitError,
     },
     /// The engine refused the fit.
     #[error(transparent)]

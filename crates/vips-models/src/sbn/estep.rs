@@ -1,7 +1,7 @@
 //! The per-record E-step: `q(xi0_n)` Pólya-Gamma (000 Eq. 53) and `q(z_n)` Bernoulli by
 //! coordinate updates (000 Eq. 55-56).
 
-use super::model::SbnNatural;
+use super::params::SbnNatural;
 use crate::blr::expected_xi as pg1_mean;
 use expfam::sigmoid;
 

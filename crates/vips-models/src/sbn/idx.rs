@@ -15,6 +15,14 @@ pub struct BinaryImage {
     pub pixels: Vec<u8>,
 }
 
+fn open_err(path: &Path, source: std::io::Error) -> SbnError {
+    SbnError::IdxIo {
+        path: path.display().to_string(),
+        context: "",
+        source,
+    }
+}
+
 fn idx_err(path: &Path, reason: impl Into<String>) -> SbnError {
     SbnError::Idx {
         path: path.display().to_string(),
@@ -26,9 +34,10 @@ fn idx_err(path: &Path, reason: impl Into<String>) -> SbnError {
 /// unsigned bytes; gzip-compressed or not) and binarises: pixel `>= threshold` becomes 1.
 ///
 /// # Errors
-/// [`SbnError::Idx`] for a bad gzip stream, a wrong magic number, a truncated body or trailing
-/// bytes, a header whose size exceeds [`MAX_INPUT_BYTES`] or the machine's memory (checked
-/// before the body is read); [`SbnError::InvalidParameter`] for `threshold = 0` (every pixel would be 1).
+/// [`SbnError::IdxIo`] for a bad gzip stream; [`SbnError::Idx`] for a wrong magic number, a
+/// truncated body or trailing bytes, a header whose size exceeds [`MAX_INPUT_BYTES`];
+/// [`SbnError::IdxLimit`] for one over the machine's memory (both checked before the body is
+/// read); [`SbnError::InvalidParameter`] for `threshold = 0` (every pixel would be 1).
 ///
 /// # Example
 /// ```
@@ -72,12 +81,14 @@ fn read_idx(
     path: &Path,
     gzip: bool,
 ) -> Result<Vec<BinaryImage>, SbnError> {
-    let io_reason = |e: std::io::Error| {
-        if gzip {
-            format!("bad gzip stream: {e}")
+    let io_err = |source: std::io::Error| SbnError::IdxIo {
+        path: path.display().to_string(),
+        context: if gzip {
+            "bad gzip stream: "
         } else {
-            format!("cannot read: {e}")
-        }
+            "cannot read: "
+        },
+        source,
     };
     let mut header = [0u8; 16];
     let mut got = 0;
@@ -86,7 +97,7 @@ fn read_idx(
             Ok(0) => break,
             Ok(n) => got += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(idx_err(path, io_reason(e))),
+            Err(e) => return Err(io_err(e)),
         }
     }
     if got < 16 {
@@ -133,13 +144,16 @@ fn read_idx(
         format!("n x rows x cols = {n} x {rows} x {cols} pixels"),
         implied * 2.0 + n as f64 * 24.0,
     )
-    .map_err(|e| idx_err(path, e.to_string()))?;
+    .map_err(|source| SbnError::IdxLimit {
+        path: path.display().to_string(),
+        source,
+    })?;
     let expected = n * j;
     let mut body = Vec::new();
     (&mut reader)
         .take(expected as u64)
         .read_to_end(&mut body)
-        .map_err(|e| idx_err(path, io_reason(e)))?;
+        .map_err(io_err)?;
     if body.len() != expected {
         return Err(idx_err(
             path,
@@ -158,7 +172,7 @@ fn read_idx(
                 format!("trailing bytes after the {expected} the header declares"),
             ));
         }
-        Err(e) => return Err(idx_err(path, io_reason(e))),
+        Err(e) => return Err(io_err(e)),
     }
     Ok(body
         .chunks_exact(j)
@@ -171,7 +185,7 @@ fn read_idx(
 /// Reads and binarises an IDX image file (see [`parse_idx_images`]).
 ///
 /// # Errors
-/// [`SbnError::Idx`] if the file cannot be read or is malformed.
+/// [`SbnError::IdxIo`] if the file cannot be read, [`SbnError::Idx`] if it is malformed.
 pub fn load_idx_images(path: &Path, threshold: u8) -> Result<Vec<BinaryImage>, SbnError> {
     if threshold == 0 {
         return Err(SbnError::invalid(
@@ -180,14 +194,10 @@ pub fn load_idx_images(path: &Path, threshold: u8) -> Result<Vec<BinaryImage>, S
             "must be >= 1 (0 would make every pixel 1)",
         ));
     }
-    let mut file = std::fs::File::open(path).map_err(|e| idx_err(path, e.to_string()))?;
+    let mut file = std::fs::File::open(path).map_err(|e| open_err(path, e))?;
     let mut magic = [0u8; 2];
-    let n = file
-        .read(&mut magic)
-        .map_err(|e| idx_err(path, e.to_string()))?;
-    let file = std::io::BufReader::new(
-        std::fs::File::open(path).map_err(|e| idx_err(path, e.to_string()))?,
-    );
+    let n = file.read(&mut magic).map_err(|e| open_err(path, e))?;
+    let file = std::io::BufReader::new(std::fs::File::open(path).map_err(|e| open_err(path, e))?);
     if n == 2 && magic == [0x1f, 0x8b] {
         read_idx(
             BoundedReader::new(flate2::read::GzDecoder::new(file), MAX_INPUT_BYTES + 16),
@@ -214,7 +224,8 @@ fn find(dir: &Path, stem: &str) -> Result<PathBuf, SbnError> {
 /// directory, binarised at `threshold`.
 ///
 /// # Errors
-/// [`SbnError::Idx`] for a missing or malformed file, or train and test of different sizes.
+/// [`SbnError::IdxIo`] for a missing or unreadable file; [`SbnError::Idx`] for a malformed one,
+/// or train and test of different sizes.
 pub fn load_mnist_dir(
     dir: &Path,
     threshold: u8,

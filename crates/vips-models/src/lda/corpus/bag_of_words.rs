@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 
 use flate2::read::MultiGzDecoder;
 
-use super::{Corpus, DataError, Document};
+use super::{Corpus, CorpusError, Document};
 
 /// Opens a file, decompressing gzip (detected from the content) through a reader bounded by
 /// [`MAX_INPUT_BYTES`]. Returns the reader and whether it is gzip.
-fn open(path: &Path) -> Result<(Box<dyn BufRead>, bool), DataError> {
-    let io = |source| DataError::Io {
+fn open(path: &Path) -> Result<(Box<dyn BufRead>, bool), CorpusError> {
+    let io = |source| CorpusError::Io {
         path: path.to_path_buf(),
         source,
     };
@@ -42,11 +42,11 @@ fn open(path: &Path) -> Result<(Box<dyn BufRead>, bool), DataError> {
 }
 
 /// An I/O error while reading `path`: over the input limit, a corrupt gzip stream, or plain I/O.
-fn read_error(path: &Path, gzip: bool, source: std::io::Error) -> DataError {
+fn read_error(path: &Path, gzip: bool, source: std::io::Error) -> CorpusError {
     if source.to_string().contains("MAX_INPUT_BYTES") {
-        return DataError::InFile {
+        return CorpusError::InFile {
             path: path.to_path_buf(),
-            source: Box::new(DataError::Limit(LimitError::Input {
+            source: Box::new(CorpusError::Limit(LimitError::Input {
                 what: if gzip {
                     "the decompressed stream".into()
                 } else {
@@ -57,12 +57,12 @@ fn read_error(path: &Path, gzip: bool, source: std::io::Error) -> DataError {
         };
     }
     if gzip && source.kind() != std::io::ErrorKind::NotFound {
-        DataError::Gzip {
+        CorpusError::Gzip {
             path: path.to_path_buf(),
             source,
         }
     } else {
-        DataError::Io {
+        CorpusError::Io {
             path: path.to_path_buf(),
             source,
         }
@@ -76,20 +76,20 @@ fn next_line(
     line: usize,
     path: &Path,
     gzip: bool,
-) -> Result<bool, DataError> {
+) -> Result<bool, CorpusError> {
     let mut r = reader;
     read_line_bounded(&mut r, buf, MAX_LINE_BYTES, line).map_err(|e| match e {
         ReadLineError::Io(source) => read_error(path, gzip, source),
-        ReadLineError::Limit(l) => DataError::Limit(l),
+        ReadLineError::Limit(l) => CorpusError::Limit(l),
     })
 }
 
-fn parse_int(field: Option<&str>, line: usize, what: &str) -> Result<i64, DataError> {
-    let field = field.ok_or_else(|| DataError::Parse {
+fn parse_int(field: Option<&str>, line: usize, what: &str) -> Result<i64, CorpusError> {
+    let field = field.ok_or_else(|| CorpusError::Parse {
         line,
         reason: format!("missing {what}"),
     })?;
-    field.parse::<i64>().map_err(|_| DataError::Parse {
+    field.parse::<i64>().map_err(|_| CorpusError::Parse {
         line,
         reason: if !field.is_empty()
             && field
@@ -116,15 +116,15 @@ fn header_value(
     what: &str,
     path: &Path,
     gzip: bool,
-) -> Result<usize, DataError> {
+) -> Result<usize, CorpusError> {
     if !next_line(reader, buf, line, path, gzip)? {
-        return Err(DataError::Parse {
+        return Err(CorpusError::Parse {
             line,
             reason: format!("file ends before the header's {what}"),
         });
     }
     let v = parse_int(Some(buf.trim()), line, what)?;
-    usize::try_from(v).map_err(|_| DataError::Parse {
+    usize::try_from(v).map_err(|_| CorpusError::Parse {
         line,
         reason: format!("{what} {v} is negative"),
     })
@@ -135,17 +135,17 @@ fn header_value(
 /// Word ids become 0-based. Every document `1..=D` must have at least one entry.
 ///
 /// # Errors
-/// [`DataError::InFile`] naming the file around a [`DataError`] naming the line for: a malformed line, a word or document id out of range, a
+/// [`CorpusError::InFile`] naming the file around a [`CorpusError`] naming the line for: a malformed line, a word or document id out of range, a
 /// count that is not positive, entries out of order or repeated, an empty document, a file with
 /// fewer or more entries than its header's `NNZ`, a header whose `D` exceeds `NNZ` or whose sizes
-/// would need more memory than the machine has ([`DataError::Limit`]), a line longer than
-/// [`MAX_LINE_BYTES`]; [`DataError::Io`] if the file cannot be read; [`DataError::Gzip`] for a
+/// would need more memory than the machine has ([`CorpusError::Limit`]), a line longer than
+/// [`MAX_LINE_BYTES`]; [`CorpusError::Io`] if the file cannot be read; [`CorpusError::Gzip`] for a
 /// corrupt gzip stream (reported in preference to the parse error the garbled text caused); an
 /// input over [`MAX_INPUT_BYTES`] after decompression.
 ///
 /// # Example
 /// ```
-/// use vips_models::data::load_uci_bow;
+/// use vips_models::lda::corpus::load_uci_bow;
 /// let dir = std::env::temp_dir().join("vips_models_doc_uci");
 /// std::fs::create_dir_all(&dir).unwrap();
 /// let path = dir.join("docword.txt");
@@ -153,23 +153,23 @@ fn header_value(
 /// let corpus = load_uci_bow(&path)?;
 /// assert_eq!(corpus.len(), 2);
 /// assert_eq!(corpus.docs()[1].words(), &[1]);
-/// # Ok::<(), vips_models::data::DataError>(())
+/// # Ok::<(), vips_models::lda::corpus::CorpusError>(())
 /// ```
-pub fn load_uci_bow(path: impl AsRef<Path>) -> Result<Corpus, DataError> {
+pub fn load_uci_bow(path: impl AsRef<Path>) -> Result<Corpus, CorpusError> {
     let path = path.as_ref();
     let (mut reader, gzip) = open(path)?;
     match parse_docword(&mut *reader, path, gzip) {
         Ok(corpus) => Ok(corpus),
-        Err(e @ (DataError::Io { .. } | DataError::Gzip { .. } | DataError::InFile { .. })) => {
-            Err(e)
-        }
+        Err(
+            e @ (CorpusError::Io { .. } | CorpusError::Gzip { .. } | CorpusError::InFile { .. }),
+        ) => Err(e),
         Err(e) => {
             // A garbled gzip stream decodes to text that fails to parse before the decoder
             // reaches its checksum: report the gzip error, not the parse error it caused.
             if gzip && let Err(source) = std::io::copy(&mut reader, &mut std::io::sink()) {
                 return Err(read_error(path, gzip, source));
             }
-            Err(DataError::InFile {
+            Err(CorpusError::InFile {
                 path: path.to_path_buf(),
                 source: Box::new(e),
             })
@@ -182,25 +182,25 @@ const BYTES_PER_DOC: f64 = 72.0;
 /// Bytes per non-zero entry once loaded (a word id and a count).
 const BYTES_PER_ENTRY: f64 = 8.0;
 
-fn parse_docword(reader: &mut dyn BufRead, path: &Path, gzip: bool) -> Result<Corpus, DataError> {
+fn parse_docword(reader: &mut dyn BufRead, path: &Path, gzip: bool) -> Result<Corpus, CorpusError> {
     let mut buf = String::new();
     let num_docs = header_value(reader, &mut buf, 1, "D", path, gzip)?;
     let vocab_size = header_value(reader, &mut buf, 2, "W", path, gzip)?;
     let nnz = header_value(reader, &mut buf, 3, "NNZ", path, gzip)?;
     if vocab_size == 0 {
-        return Err(DataError::Parse {
+        return Err(CorpusError::Parse {
             line: 2,
             reason: "W must be positive".into(),
         });
     }
     if vocab_size > u32::MAX as usize {
-        return Err(DataError::Parse {
+        return Err(CorpusError::Parse {
             line: 2,
             reason: format!("W = {vocab_size} is too large: at most {}", u32::MAX),
         });
     }
     if num_docs > nnz {
-        return Err(DataError::Parse {
+        return Err(CorpusError::Parse {
             line: 1,
             reason: format!(
                 "the header declares D = {num_docs} documents but only NNZ = {nnz} entries \
@@ -229,9 +229,9 @@ fn parse_docword(reader: &mut dyn BufRead, path: &Path, gzip: bool) -> Result<Co
          words: &mut Vec<u32>,
          counts: &mut Vec<u32>,
          line: usize|
-         -> Result<(), DataError> {
+         -> Result<(), CorpusError> {
             let doc = Document::from_sorted(std::mem::take(words), std::mem::take(counts))
-                .map_err(|e| DataError::Parse {
+                .map_err(|e| CorpusError::Parse {
                     line,
                     reason: e.to_string(),
                 })?;
@@ -249,7 +249,7 @@ fn parse_docword(reader: &mut dyn BufRead, path: &Path, gzip: bool) -> Result<Co
             continue;
         }
         if found == nnz {
-            return Err(DataError::TooManyEntries {
+            return Err(CorpusError::TooManyEntries {
                 line: line_no,
                 expected: nnz,
             });
@@ -259,41 +259,41 @@ fn parse_docword(reader: &mut dyn BufRead, path: &Path, gzip: bool) -> Result<Co
         let word = parse_int(fields.next(), line_no, "wordID")?;
         let count = parse_int(fields.next(), line_no, "count")?;
         if fields.next().is_some() {
-            return Err(DataError::Parse {
+            return Err(CorpusError::Parse {
                 line: line_no,
                 reason: "more than three fields".into(),
             });
         }
         if doc < 1 || doc as u64 > num_docs as u64 {
-            return Err(DataError::DocOutOfRange {
+            return Err(CorpusError::DocOutOfRange {
                 line: line_no,
                 doc,
                 num_docs,
             });
         }
         if word < 1 || word as u64 > vocab_size as u64 {
-            return Err(DataError::WordOutOfRange {
+            return Err(CorpusError::WordOutOfRange {
                 line: line_no,
                 word,
                 vocab_size,
             });
         }
         if count < 1 || count > i64::from(u32::MAX) {
-            return Err(DataError::BadCount {
+            return Err(CorpusError::BadCount {
                 line: line_no,
                 count,
             });
         }
         let (doc, word, count) = (doc as usize, (word - 1) as u32, count as u32);
         if doc < cur_doc || (doc == cur_doc && words.last().is_some_and(|&w| w >= word)) {
-            return Err(DataError::Unsorted { line: line_no });
+            return Err(CorpusError::Unsorted { line: line_no });
         }
         if doc > cur_doc {
             if cur_doc > 0 {
                 finish(&mut docs, &mut words, &mut counts, line_no)?;
             }
             if doc > cur_doc + 1 {
-                return Err(DataError::EmptyDocument {
+                return Err(CorpusError::EmptyDocument {
                     line: line_no,
                     doc: cur_doc + 1,
                 });
@@ -305,7 +305,7 @@ fn parse_docword(reader: &mut dyn BufRead, path: &Path, gzip: bool) -> Result<Co
         found += 1;
     }
     if found < nnz {
-        return Err(DataError::Truncated {
+        return Err(CorpusError::Truncated {
             line: line_no,
             expected: nnz,
             found,
@@ -315,7 +315,7 @@ fn parse_docword(reader: &mut dyn BufRead, path: &Path, gzip: bool) -> Result<Co
         finish(&mut docs, &mut words, &mut counts, line_no)?;
     }
     if cur_doc < num_docs {
-        return Err(DataError::EmptyDocument {
+        return Err(CorpusError::EmptyDocument {
             line: line_no,
             doc: cur_doc + 1,
         });
@@ -326,11 +326,11 @@ fn parse_docword(reader: &mut dyn BufRead, path: &Path, gzip: bool) -> Result<Co
 /// Reads a vocabulary file: one word per line (trailing empty lines ignored).
 ///
 /// # Errors
-/// [`DataError::Io`] if unreadable; [`DataError::Parse`] for an empty line inside the list.
-pub fn load_vocab(path: impl AsRef<Path>) -> Result<Vec<String>, DataError> {
+/// [`CorpusError::Io`] if unreadable; [`CorpusError::Parse`] for an empty line inside the list.
+pub fn load_vocab(path: impl AsRef<Path>) -> Result<Vec<String>, CorpusError> {
     let path = path.as_ref();
     let (mut reader, gzip) = open(path)?;
-    let in_file = |e: DataError| DataError::InFile {
+    let in_file = |e: CorpusError| CorpusError::InFile {
         path: path.to_path_buf(),
         source: Box::new(e),
     };
@@ -341,7 +341,7 @@ pub fn load_vocab(path: impl AsRef<Path>) -> Result<Vec<String>, DataError> {
     loop {
         line += 1;
         if !next_line(&mut *reader, &mut buf, line, path, gzip).map_err(|e| match e {
-            e @ (DataError::Io { .. } | DataError::Gzip { .. }) => e,
+            e @ (CorpusError::Io { .. } | CorpusError::Gzip { .. }) => e,
             e => in_file(e),
         })? {
             break;
@@ -352,7 +352,7 @@ pub fn load_vocab(path: impl AsRef<Path>) -> Result<Vec<String>, DataError> {
             continue;
         }
         if let Some(line) = blank_at {
-            return Err(in_file(DataError::Parse {
+            return Err(in_file(CorpusError::Parse {
                 line,
                 reason: "empty line inside the vocabulary".into(),
             }));
@@ -382,11 +382,11 @@ fn find(dir: &Path, stem: &str) -> Option<PathBuf> {
 /// `docword.test.txt[.gz]` and `vocab.txt`.
 ///
 /// # Errors
-/// [`DataError::Io`] if a file is missing; any error of [`load_uci_bow`] / [`load_vocab`];
-/// [`DataError::Mismatch`] if the files disagree on the vocabulary size.
-pub fn load_uci_dir(dir: impl AsRef<Path>) -> Result<UciSplits, DataError> {
+/// [`CorpusError::Io`] if a file is missing; any error of [`load_uci_bow`] / [`load_vocab`];
+/// [`CorpusError::Mismatch`] if the files disagree on the vocabulary size.
+pub fn load_uci_dir(dir: impl AsRef<Path>) -> Result<UciSplits, CorpusError> {
     let dir = dir.as_ref();
-    let missing = |name: &str| DataError::Io {
+    let missing = |name: &str| CorpusError::Io {
         path: dir.join(name),
         source: std::io::Error::new(std::io::ErrorKind::NotFound, "not found"),
     };
@@ -397,7 +397,7 @@ pub fn load_uci_dir(dir: impl AsRef<Path>) -> Result<UciSplits, DataError> {
     let train = load_uci_bow(train_path)?.with_vocab(vocab.clone())?;
     let test = load_uci_bow(test_path)?;
     if test.vocab_size() != train.vocab_size() {
-        return Err(DataError::Mismatch(format!(
+        return Err(CorpusError::Mismatch(format!(
             "train has W = {}, test has W = {}",
             train.vocab_size(),
             test.vocab_size()

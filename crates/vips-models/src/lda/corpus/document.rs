@@ -1,17 +1,17 @@
 use serde::{Deserialize, Serialize};
 
-use super::DataError;
+use super::CorpusError;
 
 /// One document as a bag of words: distinct word ids in increasing order, each with a positive count.
 ///
 /// # Example
 /// ```
-/// use vips_models::data::Document;
+/// use vips_models::lda::corpus::Document;
 /// let doc = Document::new(vec![(3, 2), (0, 1)])?;
 /// assert_eq!(doc.words(), &[0, 3]);
 /// assert_eq!(doc.counts(), &[1, 2]);
 /// assert_eq!(doc.len(), 3);
-/// # Ok::<(), vips_models::data::DataError>(())
+/// # Ok::<(), vips_models::lda::corpus::CorpusError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Document {
@@ -24,10 +24,10 @@ impl Document {
     /// A document from `(word id, count)` pairs in any order; repeated ids are merged.
     ///
     /// # Errors
-    /// [`DataError::InvalidDocument`] for a zero count or no words at all.
-    pub fn new(mut pairs: Vec<(u32, u32)>) -> Result<Self, DataError> {
+    /// [`CorpusError::InvalidDocument`] for a zero count or no words at all.
+    pub fn new(mut pairs: Vec<(u32, u32)>) -> Result<Self, CorpusError> {
         if pairs.iter().any(|&(_, c)| c == 0) {
-            return Err(DataError::InvalidDocument("zero count".into()));
+            return Err(CorpusError::InvalidDocument("zero count".into()));
         }
         pairs.sort_unstable_by_key(|&(w, _)| w);
         let mut words: Vec<u32> = Vec::with_capacity(pairs.len());
@@ -37,7 +37,7 @@ impl Document {
                 let last = counts.last_mut().expect("parallel vectors");
                 *last = last
                     .checked_add(c)
-                    .ok_or_else(|| DataError::InvalidDocument("count overflows u32".into()))?;
+                    .ok_or_else(|| CorpusError::InvalidDocument("count overflows u32".into()))?;
             } else {
                 words.push(w);
                 counts.push(c);
@@ -49,24 +49,24 @@ impl Document {
     /// A document from sorted distinct word ids and their positive counts.
     ///
     /// # Errors
-    /// [`DataError::InvalidDocument`] if the lengths differ, ids are not strictly increasing, a
+    /// [`CorpusError::InvalidDocument`] if the lengths differ, ids are not strictly increasing, a
     /// count is zero, or the document is empty.
-    pub fn from_sorted(words: Vec<u32>, counts: Vec<u32>) -> Result<Self, DataError> {
+    pub fn from_sorted(words: Vec<u32>, counts: Vec<u32>) -> Result<Self, CorpusError> {
         if words.len() != counts.len() {
-            return Err(DataError::InvalidDocument(
+            return Err(CorpusError::InvalidDocument(
                 "words and counts differ in length".into(),
             ));
         }
         if words.is_empty() {
-            return Err(DataError::InvalidDocument("no words".into()));
+            return Err(CorpusError::InvalidDocument("no words".into()));
         }
         if words.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(DataError::InvalidDocument(
+            return Err(CorpusError::InvalidDocument(
                 "word ids must be strictly increasing".into(),
             ));
         }
         if counts.contains(&0) {
-            return Err(DataError::InvalidDocument("zero count".into()));
+            return Err(CorpusError::InvalidDocument("zero count".into()));
         }
         let total = counts.iter().map(|&c| u64::from(c)).sum();
         Ok(Self {
@@ -145,11 +145,11 @@ impl Corpus {
     /// A corpus of `docs` over `vocab_size` words.
     ///
     /// # Errors
-    /// [`DataError::InvalidDocument`] if a document uses a word id `>= vocab_size`;
-    /// [`DataError::InvalidParameter`] for `vocab_size == 0`.
-    pub fn new(docs: Vec<Document>, vocab_size: usize) -> Result<Self, DataError> {
+    /// [`CorpusError::InvalidDocument`] if a document uses a word id `>= vocab_size`;
+    /// [`CorpusError::InvalidParameter`] for `vocab_size == 0`.
+    pub fn new(docs: Vec<Document>, vocab_size: usize) -> Result<Self, CorpusError> {
         if vocab_size == 0 {
-            return Err(DataError::InvalidParameter {
+            return Err(CorpusError::InvalidParameter {
                 name: "vocab_size",
                 value: 0.0,
                 reason: "must be positive",
@@ -160,7 +160,7 @@ impl Corpus {
             .enumerate()
             .find(|(_, d)| d.max_word() as usize >= vocab_size)
         {
-            return Err(DataError::InvalidDocument(format!(
+            return Err(CorpusError::InvalidDocument(format!(
                 "document {i} uses word id {} outside 0..{vocab_size}",
                 d.max_word()
             )));
@@ -175,10 +175,10 @@ impl Corpus {
     /// Attaches word strings (one per word id).
     ///
     /// # Errors
-    /// [`DataError::Mismatch`] if there are not exactly `vocab_size` words.
-    pub fn with_vocab(mut self, vocab: Vec<String>) -> Result<Self, DataError> {
+    /// [`CorpusError::Mismatch`] if there are not exactly `vocab_size` words.
+    pub fn with_vocab(mut self, vocab: Vec<String>) -> Result<Self, CorpusError> {
         if vocab.len() != self.vocab_size {
-            return Err(DataError::Mismatch(format!(
+            return Err(CorpusError::Mismatch(format!(
                 "vocabulary has {} words, corpus declares {}",
                 vocab.len(),
                 self.vocab_size

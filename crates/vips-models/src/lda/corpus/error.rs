@@ -6,7 +6,8 @@ use thiserror::Error;
 ///
 /// Every error about a file's content names the (1-based) line it was found on.
 #[derive(Debug, Error)]
-pub enum DataError {
+#[non_exhaustive]
+pub enum CorpusError {
     /// The file could not be opened or read.
     #[error("cannot read {path}: {source}")]
     Io {
@@ -106,7 +107,7 @@ pub enum DataError {
         path: PathBuf,
         /// What was wrong.
         #[source]
-        source: Box<DataError>,
+        source: Box<CorpusError>,
     },
     /// A corrupt gzip stream (reported instead of whatever the garbled text would have caused).
     #[error("{}: bad gzip stream: {source}", path.display())]
@@ -122,5 +123,5 @@ pub enum DataError {
     Limit(#[from] crate::limits::LimitError),
     /// The operating system could not provide entropy for a secret key.
     #[error("no OS entropy for the resampling key: {0}")]
-    Entropy(String),
+    Entropy(#[source] rand::rngs::SysError),
 }

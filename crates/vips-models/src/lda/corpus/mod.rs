@@ -1,14 +1,15 @@
-//! Bag-of-words corpora: the sparse document type, the UCI bag-of-words loader, a synthetic corpus
-//! drawn from the LDA generative model, and fixed-length resampling (003 Sec. 4.2).
+//! LDA's bag-of-words corpora: the sparse document type, the loader of the UCI bag-of-words
+//! format ([`load_uci_bow`], [`load_uci_dir`]), a synthetic corpus drawn from the LDA generative
+//! model, and fixed-length resampling (003 Sec. 4.2).
 
-mod corpus;
+mod bag_of_words;
+mod document;
 mod error;
 mod resample;
 mod synthetic;
-mod uci;
 
-pub use corpus::{Corpus, Document};
-pub use error::DataError;
+pub use bag_of_words::{UciSplits, load_uci_bow, load_uci_dir, load_vocab};
+pub use document::{Corpus, Document};
+pub use error::CorpusError;
 pub use resample::{ResamplingKey, resample_document, resample_fixed_length};
 pub use synthetic::{SyntheticConfig, SyntheticCorpus};
-pub use uci::{UciSplits, load_uci_bow, load_uci_dir, load_vocab};

@@ -19,7 +19,7 @@ use rand::{Rng, RngExt, SeedableRng};
 use sha2::{Digest, Sha256};
 
 use super::synthetic::tokens_to_document;
-use super::{DataError, Document};
+use super::{CorpusError, Document};
 
 /// Domain separation of the per-document seed hash (changing it changes every resampling).
 const DOMAIN: &[u8] = b"vips-models/lda-fixed-length-resampling/v1";
@@ -40,13 +40,13 @@ const DOMAIN: &[u8] = b"vips-models/lda-fixed-length-resampling/v1";
 ///
 /// # Example
 /// ```
-/// use vips_models::data::{Document, ResamplingKey, resample_document};
+/// use vips_models::lda::corpus::{Document, ResamplingKey, resample_document};
 /// let key = ResamplingKey::public_seed(7);
 /// let doc = Document::new(vec![(1, 3), (4, 1)])?;
 /// let a = resample_document(&doc, 50, &key)?;
 /// assert_eq!(a, resample_document(&doc, 50, &key)?); // a function of the document and the key
 /// assert_eq!(key.describe(), "public seed 7 (reproducible)");
-/// # Ok::<(), vips_models::data::DataError>(())
+/// # Ok::<(), vips_models::lda::corpus::CorpusError>(())
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct ResamplingKey {
@@ -66,10 +66,9 @@ impl ResamplingKey {
     /// A secret 256-bit key from the operating system's entropy (never printed or serialised).
     ///
     /// # Errors
-    /// [`DataError::Entropy`] if the OS cannot provide entropy.
-    pub fn from_os_entropy() -> Result<Self, DataError> {
-        let mut rng = ChaCha20Rng::try_from_rng(&mut SysRng)
-            .map_err(|e| DataError::Entropy(e.to_string()))?;
+    /// [`CorpusError::Entropy`] if the OS cannot provide entropy.
+    pub fn from_os_entropy() -> Result<Self, CorpusError> {
+        let mut rng = ChaCha20Rng::try_from_rng(&mut SysRng).map_err(CorpusError::Entropy)?;
         let mut bytes = [0u8; 32];
         rng.fill_bytes(&mut bytes);
         Ok(Self {
@@ -140,14 +139,14 @@ pub fn resample_document(
     doc: &Document,
     length: usize,
     key: &ResamplingKey,
-) -> Result<Document, DataError> {
+) -> Result<Document, CorpusError> {
     resample_fixed_length(doc, length, &mut key.document_rng(doc, length))
 }
 
 /// Draws `length` tokens with replacement from `doc`'s empirical word distribution.
 ///
 /// # Errors
-/// [`DataError::InvalidParameter`] if `length == 0` or does not fit in `u32`.
+/// [`CorpusError::InvalidParameter`] if `length == 0` or does not fit in `u32`.
 ///
 /// # Privacy
 /// Draws from `rng`: use a stream that belongs to this document only (as
@@ -157,21 +156,21 @@ pub fn resample_document(
 /// # Example
 /// ```
 /// use rand::SeedableRng;
-/// use vips_models::data::{resample_fixed_length, Document};
+/// use vips_models::lda::corpus::{resample_fixed_length, Document};
 /// let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(0);
 /// let doc = Document::new(vec![(1, 3), (4, 1)])?;
 /// let fixed = resample_fixed_length(&doc, 500, &mut rng)?;
 /// assert_eq!(fixed.len(), 500);
 /// assert!(fixed.words().iter().all(|w| [1, 4].contains(w)));
-/// # Ok::<(), vips_models::data::DataError>(())
+/// # Ok::<(), vips_models::lda::corpus::CorpusError>(())
 /// ```
 pub fn resample_fixed_length<R: Rng + ?Sized>(
     doc: &Document,
     length: usize,
     rng: &mut R,
-) -> Result<Document, DataError> {
+) -> Result<Document, CorpusError> {
     if length == 0 || length > u32::MAX as usize {
-        return Err(DataError::InvalidParameter {
+        return Err(CorpusError::InvalidParameter {
             name: "length",
             value: length as f64,
             reason: "must be in 1..=u32::MAX",

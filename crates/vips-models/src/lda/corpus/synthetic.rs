@@ -9,7 +9,7 @@ use rand_distr::{Distribution, Gamma};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{Corpus, DataError, Document};
+use super::{Corpus, CorpusError, Document};
 
 /// Settings of a synthetic LDA corpus. `SyntheticConfig::default()` is the small embedded default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -75,10 +75,10 @@ pub(crate) fn sample_symmetric_dirichlet(rng: &mut ChaCha8Rng, shape: f64, out: 
 }
 
 impl SyntheticConfig {
-    fn check(&self) -> Result<(), DataError> {
+    fn check(&self) -> Result<(), CorpusError> {
         let positive = |name, v: usize| {
             if v == 0 {
-                Err(DataError::InvalidParameter {
+                Err(CorpusError::InvalidParameter {
                     name,
                     value: 0.0,
                     reason: "must be positive",
@@ -92,7 +92,7 @@ impl SyntheticConfig {
         positive("num_topics", self.num_topics)?;
         positive("doc_length", self.doc_length)?;
         if self.vocab_size > u32::MAX as usize || self.doc_length > u32::MAX as usize {
-            return Err(DataError::InvalidParameter {
+            return Err(CorpusError::InvalidParameter {
                 name: "vocab_size",
                 value: self.vocab_size as f64,
                 reason: "vocabulary and document length must fit in u32",
@@ -115,7 +115,7 @@ impl SyntheticConfig {
         )?;
         for (name, v) in [("alpha", self.alpha), ("eta", self.eta)] {
             if !(v > 0.0 && v.is_finite()) {
-                return Err(DataError::InvalidParameter {
+                return Err(CorpusError::InvalidParameter {
                     name,
                     value: v,
                     reason: "must be finite and > 0",
@@ -128,19 +128,19 @@ impl SyntheticConfig {
     /// Generates the corpus (in parallel; deterministic for a given config).
     ///
     /// # Errors
-    /// [`DataError::InvalidParameter`] for a zero size or a non-positive / non-finite `alpha`, `eta`;
-    /// [`DataError::Limit`] if the topics and documents would not fit in memory.
+    /// [`CorpusError::InvalidParameter`] for a zero size or a non-positive / non-finite `alpha`, `eta`;
+    /// [`CorpusError::Limit`] if the topics and documents would not fit in memory.
     ///
     /// # Example
     /// ```
-    /// use vips_models::data::SyntheticConfig;
+    /// use vips_models::lda::corpus::SyntheticConfig;
     /// let cfg = SyntheticConfig { num_docs: 50, vocab_size: 30, num_topics: 3, doc_length: 20, ..Default::default() };
     /// let s = cfg.generate()?;
     /// assert_eq!(s.corpus.len(), 50);
     /// assert!(s.corpus.docs().iter().all(|d| d.len() == 20));
-    /// # Ok::<(), vips_models::data::DataError>(())
+    /// # Ok::<(), vips_models::lda::corpus::CorpusError>(())
     /// ```
-    pub fn generate(&self) -> Result<SyntheticCorpus, DataError> {
+    pub fn generate(&self) -> Result<SyntheticCorpus, CorpusError> {
         self.check()?;
         let (k, v) = (self.num_topics, self.vocab_size);
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
