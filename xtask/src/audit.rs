@@ -12,13 +12,16 @@ use crate::context::Context;
 use crate::report::markdown_table;
 use crate::sensitivity;
 
-/// The walls audited: each relation, full batch and subsampled.
+/// The walls audited: each relation, full batch and subsampled; and a group of 4 blocks
+/// sharing one joint bound under each relation.
 fn walls() -> anyhow::Result<Vec<AuditedWall>> {
     Ok(vec![
         AuditedWall::add_remove_gaussian(1.0)?,
         AuditedWall::poisson_subsampled(0.8, 0.5)?,
         AuditedWall::replace_one_gaussian(1.0)?,
         AuditedWall::replace_one_single_draw(0.8, 2)?,
+        AuditedWall::poisson_subsampled(0.8, 0.5)?.grouped(4)?,
+        AuditedWall::replace_one_single_draw(0.8, 2)?.grouped(4)?,
     ])
 }
 

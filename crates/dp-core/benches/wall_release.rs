@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use dp_core::{BlockSpec, ContributionBuffer, PrivacyWall, ReleaseSpec, SamplingScheme};
+use dp_core::{ContributionBuffer, MatrixBlock, PrivacyWall, ReleaseSpec, SamplingScheme};
 
 const K: usize = 50;
 const V: usize = 5000;
@@ -29,16 +29,16 @@ fn corpus(docs: usize, distinct: usize) -> Vec<Doc> {
 }
 
 /// Stand-in for the E-step: topic responsibilities `phi_k = 1/K` times the word count.
-fn sparse_statistic(doc: &Doc, buf: &mut ContributionBuffer) {
+fn sparse_statistic(h: MatrixBlock, doc: &Doc, buf: &mut ContributionBuffer) {
     for &(w, count) in doc {
         for k in 0..K {
-            buf.push_matrix(0, k, w, count / K as f64);
+            buf.push_matrix(h, k, w, count / K as f64);
         }
     }
 }
 
-fn dense_statistic(doc: &Doc, buf: &mut ContributionBuffer) {
-    let block = buf.dense(0);
+fn dense_statistic(h: MatrixBlock, doc: &Doc, buf: &mut ContributionBuffer) {
+    let block = buf.dense(h);
     for &(w, count) in doc {
         for k in 0..K {
             block[w * K + k] += count / K as f64;
@@ -51,10 +51,9 @@ fn bench_release(c: &mut Criterion) {
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(10));
-    let spec = ReleaseSpec::new(vec![
-        BlockSpec::matrix("topic_word", K, V, 1.0).expect("valid"),
-    ])
-    .expect("valid");
+    let mut b = ReleaseSpec::builder("lda e-step");
+    let h = b.matrix("topic_word", K, V, 1.0).expect("valid");
+    let spec = b.build().expect("valid");
     let wall = || {
         PrivacyWall::builder(corpus(20_000, 100))
             .sampling(SamplingScheme::poisson(0.025).expect("valid")) // ~500 documents
@@ -69,14 +68,24 @@ fn bench_release(c: &mut Criterion) {
         b.iter(|| {
             black_box(
                 sparse_wall
-                    .release(&spec, sparse_statistic)
+                    .release(&spec, |d: &Doc, buf: &mut ContributionBuffer| {
+                        sparse_statistic(h, d, buf)
+                    })
                     .expect("release"),
             )
         })
     });
     let mut dense_wall = wall();
     group.bench_function("dense_writes_500_docs", |b| {
-        b.iter(|| black_box(dense_wall.release(&spec, dense_statistic).expect("release")))
+        b.iter(|| {
+            black_box(
+                dense_wall
+                    .release(&spec, |d: &Doc, buf: &mut ContributionBuffer| {
+                        dense_statistic(h, d, buf)
+                    })
+                    .expect("release"),
+            )
+        })
     });
     group.finish();
 }

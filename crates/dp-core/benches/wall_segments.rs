@@ -1,4 +1,5 @@
-//! One LDA-shaped segment release (`PrivacyWall::release_segments`) at 1 and 2 rayon threads:
+//! One LDA-shaped release written as runs (`ContributionBuffer::segment` through
+//! `PrivacyWall::release`) at 1 and 2 rayon threads:
 //! a `K x V = 50 x 10000` block (500,000 entries), 256 records per release (Poisson rate 1 over
 //! 256 records), each writing 150 runs of 50 entries (one run of `K` topic weights per distinct
 //! word, 7,500 entries per record); clip (Frobenius), sum, 500,000 Gaussian draws, normalise,
@@ -15,8 +16,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group};
-use dp_core::wall::segments::SegmentBuffer;
-use dp_core::{BlockSpec, PrivacyWall, ReleaseSpec, SamplingScheme};
+use dp_core::{ContributionBuffer, MatrixBlock, PrivacyWall, ReleaseSpec, SamplingScheme};
 
 const K: usize = 50;
 const V: usize = 10_000;
@@ -44,9 +44,13 @@ fn corpus() -> Vec<Doc> {
 }
 
 /// Stand-in for the E-step's output: one run of `K` responsibilities times the count per word.
-fn statistic(doc: &Doc, buf: &mut SegmentBuffer) {
+fn statistic(topic_word: MatrixBlock) -> impl Fn(&Doc, &mut ContributionBuffer) + Sync {
+    move |doc, buf| statistic_into(topic_word, doc, buf)
+}
+
+fn statistic_into(topic_word: MatrixBlock, doc: &Doc, buf: &mut ContributionBuffer) {
     for &(w, count) in doc {
-        let run = buf.segment(w * K, K);
+        let run = buf.segment(topic_word, topic_word.stored_index(0, w), K);
         for (k, r) in run.iter_mut().enumerate() {
             *r = count * (1.0 + (k % 7) as f64) / (4.0 * K as f64);
         }
@@ -63,15 +67,14 @@ fn wall() -> PrivacyWall<Doc> {
         .expect("valid wall")
 }
 
-fn spec() -> ReleaseSpec {
-    ReleaseSpec::new(vec![
-        BlockSpec::matrix("topic_word", K, V, 1.0).expect("valid"),
-    ])
-    .expect("valid")
+fn spec() -> (ReleaseSpec, MatrixBlock) {
+    let mut b = ReleaseSpec::builder("lda e-step");
+    let topic_word = b.matrix("topic_word", K, V, 1.0).expect("valid");
+    (b.build().expect("valid"), topic_word)
 }
 
 fn bench_segments(c: &mut Criterion) {
-    let spec = spec();
+    let (spec, h) = spec();
     let mut group = c.benchmark_group("wall_segments_lda_50x10000_256_records");
     group
         .sample_size(20)
@@ -83,16 +86,14 @@ fn bench_segments(c: &mut Criterion) {
             .expect("thread pool");
         let mut w = wall();
         group.bench_function(format!("threads_{threads}"), |b| {
-            b.iter(|| {
-                pool.install(|| black_box(w.release_segments(&spec, statistic).expect("release")))
-            })
+            b.iter(|| pool.install(|| black_box(w.release(&spec, statistic(h)).expect("release"))))
         });
     }
     group.finish();
 }
 
 fn oneshot(releases: usize) {
-    let spec = spec();
+    let (spec, h) = spec();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -100,7 +101,7 @@ fn oneshot(releases: usize) {
     let mut w = wall();
     pool.install(|| {
         for _ in 0..releases {
-            black_box(w.release_segments(&spec, statistic).expect("release"));
+            black_box(w.release(&spec, statistic(h)).expect("release"));
         }
     });
 }

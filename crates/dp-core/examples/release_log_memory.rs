@@ -4,13 +4,15 @@
 //!
 //! `cargo run --release -p dp-core --example release_log_memory [planned|per-release|non-private] [releases]`
 //!
-//! Peak RSS: run under `/usr/bin/time -v`. The time printed is the release loop's total minus
+//! Peak RSS: run under `/usr/bin/time -v`. Under per-release accounting every release is also a
+//! ledger entry with its own copy of the notes (`dp_accountant::LedgerEntry` owns them); the
+//! wall's own log shares one copy per spec. The time printed is the release loop's total minus
 //! the time spent in the statistic itself (measured inside it), i.e. the wall's own work.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use dp_core::{BlockSpec, PrivacyWall, ReleaseSpec, SamplingScheme};
+use dp_core::{PrivacyWall, ReleaseSpec, SamplingScheme};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -34,7 +36,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         other => return Err(format!("unknown mode {other}").into()),
     };
     let mut wall = builder.noise_free_for_tests().seed(1).build()?;
-    let spec = ReleaseSpec::new(vec![BlockSpec::vector("factor", dim, 1.0)?])?;
+    let mut spec = ReleaseSpec::builder("dp-sep step");
+    let factor = spec.vector("factor", dim, 1.0)?;
+    let spec = spec.build()?;
     let in_stat = Cell::new(Duration::ZERO);
     let mut out = vec![0.0; dim];
     let t = Instant::now();
@@ -43,7 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &spec,
             |x: &Vec<f64>, buf| {
                 let t = Instant::now();
-                buf.dense(0).copy_from_slice(x);
+                buf.dense(factor).copy_from_slice(x);
                 in_stat.set(in_stat.get() + t.elapsed());
             },
             &mut out,

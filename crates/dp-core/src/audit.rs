@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, check_delta, check_positive};
 use crate::sampling::SamplingScheme;
-use crate::wall::{BlockSpec, PrivacyWall, ReleaseSpec};
+use crate::wall::{PrivacyWall, ReleaseSpec, VectorBlock};
 
 /// How much auditing to do.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -394,11 +394,20 @@ pub fn audit_with_noise_scale(
 /// of weight `q` (or `m / N`): the pair of Mironov, Talwar & Zhang (2019) and the one behind the
 /// fixed-size bound of Wang, Balle & Kasiviswanathan (2019).
 ///
+/// **Grouped** ([`Self::grouped`]): the released statistic is instead a group of `m` vector
+/// blocks of length 1 sharing the joint bound 1 (one unit of rescale-noise-rescale). The
+/// differing record writes `±1e6` into every block (clipped jointly to `1/sqrt(m)` each), `D`'s
+/// records (replace-one) `1/sqrt(m)` each, and the audited output is the sum of the `m` blocks
+/// standardised by `sqrt(m)` times their declared noise std: under a correct wall the same
+/// Gaussian pair as above, with mean shift `1 / sigma`. Clipping the blocks one by one (a
+/// shift of `sqrt(m) / sigma`) or noise too small for the group is refuted.
+///
 /// # Example
 /// ```
 /// use dp_core::audit::AuditedWall;
 /// let gaussian = AuditedWall::add_remove_gaussian(1.0)?;
 /// assert_eq!(gaussian.inclusion_probability(), 1.0);
+/// assert_eq!(gaussian.grouped(4)?.grouped_blocks, 4);
 /// let single = AuditedWall::replace_one_single_draw(0.8, 2)?;
 /// assert_eq!(single.inclusion_probability(), 0.5);
 /// # Ok::<(), dp_core::CoreError>(())
@@ -411,6 +420,13 @@ pub struct AuditedWall {
     pub noise_multiplier: f64,
     /// Records of `D` (add/remove: `D'` has one more; replace-one: both have this many).
     pub population: usize,
+    /// Blocks in the audited group (`1`: one block of its own, the plain audit).
+    #[serde(default = "one_block")]
+    pub grouped_blocks: usize,
+}
+
+fn one_block() -> usize {
+    1
 }
 
 impl AuditedWall {
@@ -437,7 +453,25 @@ impl AuditedWall {
             scheme,
             noise_multiplier,
             population,
+            grouped_blocks: 1,
         })
+    }
+
+    /// The same wall releasing a **group** of `blocks` blocks that share one joint bound (see
+    /// the type's documentation).
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] unless `1 <= blocks <= 64`.
+    pub fn grouped(mut self, blocks: usize) -> Result<Self, CoreError> {
+        if !(1..=64).contains(&blocks) {
+            return Err(CoreError::InvalidParameter {
+                name: "grouped blocks",
+                value: blocks as f64,
+                reason: "must lie in 1..=64",
+            });
+        }
+        self.grouped_blocks = blocks;
+        Ok(self)
     }
 
     /// The plain Gaussian mechanism under add/remove-one (Poisson at `q = 1`, one record in `D`).
@@ -537,7 +571,14 @@ impl AuditedWall {
             SamplingScheme::UniformSingle => format!("single draw of {}", self.population),
             SamplingScheme::ShuffledEpoch => format!("shuffled epoch of {}", self.population),
         };
-        format!("{relation}, {sampling}, sigma = {}", self.noise_multiplier)
+        let grouped = match self.grouped_blocks {
+            1 => String::new(),
+            m => format!(", a group of {m} blocks"),
+        };
+        format!(
+            "{relation}, {sampling}{grouped}, sigma = {}",
+            self.noise_multiplier
+        )
     }
 
     /// The two walls of the pair (`D`, `D'`), built like a user's: the real builder, budget and
@@ -606,34 +647,60 @@ impl AuditedWall {
             dp_accountant::Neighbouring::AddRemoveOne => (0.0, 1.0),
             dp_accountant::Neighbouring::ReplaceOne => (wall_d.expected_batch_size(), -1.0),
         };
-        let d = wall_outputs(&mut wall_d, config.runs, centre, sign)?;
-        let d_prime = wall_outputs(&mut wall_d_prime, config.runs, centre, sign)?;
+        let m = self.grouped_blocks;
+        let d = wall_outputs(&mut wall_d, config.runs, centre, sign, m)?;
+        let d_prime = wall_outputs(&mut wall_d_prime, config.runs, centre, sign, m)?;
         Ok((d, d_prime, event))
     }
 }
 
 /// The standardised outputs of `runs` releases of `wall` (sorted): `sign (value - centre) / s`
 /// with `s` the released block's declared noise std, so that `D` gives `N(0, r^2)` (`r` the
-/// planted noise scale) and `D'` a mixture with `N(1 / sigma, r^2)`.
+/// planted noise scale) and `D'` a mixture with `N(1 / sigma, r^2)`. With a group of `m > 1`
+/// blocks, each record writes its value times `1/sqrt(m)` into every block and the output is
+/// `sign sum_b (value_b - centre / sqrt(m)) / (sqrt(m) s)`: the same two distributions.
 fn wall_outputs(
     wall: &mut PrivacyWall<f64>,
     runs: u64,
     centre_sum: f64,
     sign: f64,
+    blocks: usize,
 ) -> Result<Vec<f64>, CoreError> {
-    let spec = ReleaseSpec::new(vec![BlockSpec::vector("audit", 1, 1.0)?])?;
+    let mut b = ReleaseSpec::builder("audit");
+    let handles: Vec<VectorBlock> = if blocks == 1 {
+        vec![b.vector("audit", 1, 1.0)?]
+    } else {
+        let g = b.group("audit", 1.0)?;
+        (0..blocks)
+            .map(|i| b.vector_in(g, format!("audit{i}"), 1))
+            .collect::<Result<_, _>>()?
+    };
+    let spec = b.build()?;
+    let root = (blocks as f64).sqrt();
+    let w = 1.0 / root;
     let mut out = Vec::with_capacity(usize::try_from(runs).unwrap_or(0));
     let expected = wall.expected_batch_size();
-    let centre = centre_sum / expected;
+    let centre = centre_sum / expected * w;
     let mut failure = None;
     wall.release_repeatedly(
         "audit",
         &spec,
         runs,
-        |&x: &f64, buf| buf.dense(0)[0] = x,
+        |&x: &f64, buf| {
+            for &h in &handles {
+                buf.push(h, 0, x * w);
+            }
+        },
         |r| {
-            let block = &r.blocks()[0];
-            let y = sign * (block.value.as_slice()[0] - centre) / block.noise_std;
+            let mut y = 0.0;
+            for &h in &handles {
+                match r.released(h) {
+                    Ok(block) => {
+                        y += sign * (block.value.as_slice()[0] - centre) / (root * block.noise_std)
+                    }
+                    Err(e) => failure = Some(e),
+                }
+            }
             if y.is_nan() {
                 failure = Some(CoreError::NonFinite("audited release"));
             }

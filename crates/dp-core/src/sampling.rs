@@ -112,12 +112,23 @@ impl SamplingScheme {
         }
     }
 
-    /// Checks the scheme fits a population of `population` records.
+    /// Checks the scheme fits a population of `population` records (and that its parameters
+    /// are valid: the variants' fields are public, so a scheme built directly or read from JSON
+    /// is checked here, by everything that samples, accounts or normalises with it).
     ///
     /// # Errors
     /// [`CoreError::Empty`] for no records; [`CoreError::InvalidParameter`] for a fixed batch
-    /// larger than the population.
+    /// larger than the population, a batch size of `0` or a Poisson rate outside `(0, 1]`.
     pub fn check_population(&self, population: usize) -> Result<(), CoreError> {
+        match *self {
+            Self::Poisson { rate } => {
+                Self::poisson(rate)?;
+            }
+            Self::FixedSize { batch_size } => {
+                Self::fixed_size(batch_size)?;
+            }
+            Self::UniformSingle | Self::ShuffledEpoch => {}
+        }
         if population == 0 {
             return Err(CoreError::Empty("the wall holds no records"));
         }
@@ -321,6 +332,23 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
     use rand::rngs::ChaCha20Rng;
+
+    #[test]
+    fn schemes_built_directly_are_checked_too() {
+        for bad in [
+            SamplingScheme::Poisson { rate: 0.0 },
+            SamplingScheme::Poisson { rate: 2.0 },
+            SamplingScheme::Poisson { rate: f64::NAN },
+            SamplingScheme::FixedSize { batch_size: 0 },
+        ] {
+            assert!(bad.check_population(10).is_err());
+            assert!(bad.expected_batch_size(10).is_err());
+            assert!(bad.event(1.0, 10).is_err());
+        }
+        let json: SamplingScheme =
+            serde_json::from_str(r#"{"scheme":"fixed_size","batch_size":0}"#).unwrap();
+        assert!(json.expected_batch_size(10).is_err());
+    }
 
     #[test]
     fn rejects_bad_parameters() {

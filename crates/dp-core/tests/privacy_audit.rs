@@ -24,6 +24,14 @@ fn walls() -> Vec<AuditedWall> {
         AuditedWall::poisson_subsampled(0.8, 0.5).unwrap(),
         AuditedWall::replace_one_gaussian(1.0).unwrap(),
         AuditedWall::replace_one_single_draw(0.8, 2).unwrap(),
+        AuditedWall::poisson_subsampled(0.8, 0.5)
+            .unwrap()
+            .grouped(4)
+            .unwrap(),
+        AuditedWall::replace_one_single_draw(0.8, 2)
+            .unwrap()
+            .grouped(4)
+            .unwrap(),
     ]
 }
 
@@ -73,6 +81,18 @@ fn wall_audit_catches_a_sqrt2_bug_in_the_full_batch_gaussian() {
         if wall.is_full_batch() {
             check(wall, &config(20_000));
         }
+    }
+}
+
+/// A group of 4 blocks sharing one joint bound, as implemented, passes; its noise planted at
+/// 1/sqrt(2) (or 0.5) of the declared std is caught, under both relations (full batch).
+#[test]
+fn wall_audit_catches_a_group_with_too_little_noise() {
+    for wall in [
+        AuditedWall::add_remove_gaussian(1.0).unwrap(),
+        AuditedWall::replace_one_gaussian(1.0).unwrap(),
+    ] {
+        check(&wall.grouped(4).unwrap(), &config(20_000));
     }
 }
 
