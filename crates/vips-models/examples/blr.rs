@@ -128,9 +128,9 @@ fn read_ranges(path: &str, features: &[String]) -> Result<(Vec<f64>, Vec<f64>), 
         path: path.to_string(),
         reason: format!("line {line}: {reason}"),
     };
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::File {
+    let text = std::fs::read_to_string(path).map_err(|source| CliError::Read {
         path: path.to_string(),
-        reason: format!("cannot read: {e}"),
+        source,
     })?;
     let mut by_name: std::collections::HashMap<String, (f64, f64, usize)> =
         std::collections::HashMap::new();

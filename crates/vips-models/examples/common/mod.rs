@@ -55,9 +55,21 @@ pub enum CliError {
     /// The result could not be written to stdout.
     #[error("cannot write the result to stdout: {0}")]
     Output(std::io::Error),
-    /// Could not set up threads or the Ctrl-C handler.
+    /// A file could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Could not install the Ctrl-C handler.
     #[error("set-up: {0}")]
-    Setup(String),
+    CtrlC(#[from] ctrlc::Error),
+    /// Could not set up the rayon thread pool.
+    #[error("set-up: {0}")]
+    Threads(#[from] rayon::ThreadPoolBuildError),
 }
 
 impl CliError {
@@ -66,7 +78,7 @@ impl CliError {
             Self::Engine(EngineError::Interrupted { .. }) => 130,
             Self::Blr(vips_models::blr::BlrError::Engine(EngineError::Interrupted { .. }))
             | Self::Sbn(vips_models::sbn::SbnError::Engine(EngineError::Interrupted { .. })) => 130,
-            Self::NonFinite(_) | Self::Output(_) | Self::Setup(_) => 1,
+            Self::NonFinite(_) | Self::Output(_) | Self::CtrlC(_) | Self::Threads(_) => 1,
             _ => 2,
         }
     }
@@ -143,7 +155,7 @@ pub fn find_null(value: &serde_json::Value, path: &str) -> Option<String> {
 pub fn ctrl_c_token() -> Result<CancelToken, CliError> {
     let token = CancelToken::new();
     let handle = token.clone();
-    ctrlc::set_handler(move || handle.cancel()).map_err(|e| CliError::Setup(e.to_string()))?;
+    ctrlc::set_handler(move || handle.cancel())?;
     Ok(token)
 }
 
@@ -155,8 +167,7 @@ pub fn threads(n: Option<usize>) -> Result<(), CliError> {
         }
         rayon::ThreadPoolBuilder::new()
             .num_threads(t)
-            .build_global()
-            .map_err(|e| CliError::Setup(e.to_string()))?;
+            .build_global()?;
     }
     Ok(())
 }
