@@ -528,3 +528,40 @@ fn builder_errors_are_typed() {
     assert_eq!(spec.vector_block("a").unwrap(), v);
     assert!(spec.matrix_block("a").is_err());
 }
+
+/// A spec rebuilt between releases (same shapes, a new identity) is released with its own
+/// handles, and the old spec's handles are then foreign; the release is the same as with one
+/// spec throughout.
+#[test]
+fn a_rebuilt_spec_takes_its_own_handles() {
+    let build = || {
+        let mut b = ReleaseSpec::builder("rebuilt");
+        let v = b.vector("v", 3, 1.0).unwrap();
+        (b.build().unwrap(), v)
+    };
+    let wall = || {
+        PrivacyWall::builder((0..200).map(f64::from).collect::<Vec<_>>())
+            .sampling(SamplingScheme::poisson(0.5).unwrap())
+            .epsilon_delta(1e6, 1e-5)
+            .noise_multiplier(1.0)
+            .seed(9)
+            .build()
+            .unwrap()
+    };
+    let (first, v1) = build();
+    let (second, v2) = build();
+    let stat =
+        |v: VectorBlock| move |x: &f64, buf: &mut ContributionBuffer| buf.push(v, 1, x.sin());
+    let mut a = wall();
+    let mut b = wall();
+    let a1 = a.release(&first, stat(v1)).unwrap();
+    let a2 = a.release(&first, stat(v1)).unwrap();
+    let b1 = b.release(&first, stat(v1)).unwrap();
+    let b2 = b.release(&second, stat(v2)).unwrap();
+    assert_eq!((a1, a2.clone()), (b1, b2.clone()));
+    assert_eq!(b2.diagnostics().replaced_records, 0);
+    assert!(b2.vector(v1).is_err());
+    // The first spec's handle used with the second spec is an invalid write.
+    let b3 = b.release(&second, stat(v1)).unwrap();
+    assert!(b3.diagnostics().replaced_records > 0);
+}

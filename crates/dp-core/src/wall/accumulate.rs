@@ -114,13 +114,20 @@ pub(crate) struct SumScratch {
 impl SumScratch {
     /// Fits the scratch to `spec` (rebuilt if it is another spec) with nothing summed yet.
     fn prepare(&mut self, spec: &ReleaseSpec) {
-        let same = self.spec_id == spec.id()
-            && self
-                .shapes
-                .iter()
-                .copied()
-                .eq(spec.blocks().iter().map(|b| b.shape()));
-        if !same {
+        let same_shapes = self
+            .shapes
+            .iter()
+            .copied()
+            .eq(spec.blocks().iter().map(|b| b.shape()));
+        if same_shapes && self.spec_id != spec.id() {
+            // Another spec of the same shapes (e.g. rebuilt every iteration): keep the memory,
+            // accept the new spec's handles.
+            self.spec_id = spec.id();
+            self.workers
+                .iter_mut()
+                .for_each(|w| w.buffer.rebind(spec.id()));
+        }
+        if !same_shapes {
             *self = Self {
                 spec_id: spec.id(),
                 shapes: spec.blocks().iter().map(|b| b.shape()).collect(),

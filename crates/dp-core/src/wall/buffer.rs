@@ -386,6 +386,11 @@ impl ContributionBuffer {
         }
     }
 
+    /// Makes the buffer take the handles of spec `id` (a spec of the same block shapes).
+    pub(crate) fn rebind(&mut self, id: u64) {
+        self.spec_id = id;
+    }
+
     /// Number of blocks.
     pub fn num_blocks(&self) -> usize {
         self.blocks.len()

@@ -28,7 +28,8 @@
 //! `B_g / a_g`: the rescaled record has norm `<= a_g` on group `g`, so the concatenation over
 //! all groups has add/remove sensitivity
 //!
-//! `Delta = sqrt(sum_g a_g^2)` (`sqrt(G)` with default weights; [`ReleaseSpec::rescaled_sensitivity`]),
+//! `Delta = sqrt(sum_g a_g^2)` (`sqrt(G)` with default weights;
+//! [`ReleaseSpec::rescaled_sensitivity`]),
 //!
 //! and `f Delta` under the scheme's relation (`f = 1` add/remove-one, `f = 2` replace-one). It
 //! gets iid noise of std `sigma f Delta` and is scaled back, so every free entry of the **sum**
@@ -37,10 +38,12 @@
 //! `B_g / a_g x sigma x f x sqrt(sum_g a_g^2)`,
 //!
 //! divided by the expected batch size in the release ([`ReleasedBlock::noise_std`]). With `k`
-//! ungrouped blocks of weight 1 this is today's `B_j sigma f sqrt(k)`, drawn bit for bit as
-//! before. Grouping `K` blocks that share a joint bound saves the factor `sqrt(K)` that `K`
-//! separate bounds would cost; a weight trades noise between groups at a fixed privacy cost
-//! (the event depends on `sigma` only).
+//! ungrouped blocks of weight 1 this is `B_j sigma f sqrt(k)`, the noise of the wall before
+//! groups existed, drawn bit for bit as then. `K` blocks whose per-record contributions share
+//! one joint bound `B` (a mixture model's `K` covariance statistics: a record's
+//! responsibilities sum to one) grouped with bound `B` count once, not `K` times, in the
+//! sensitivity: up to `sqrt(K)` less noise than `K` separate bounds `B`. A weight trades noise
+//! between groups at a fixed privacy cost (the event depends on `sigma` only).
 //!
 //! # Order of the additions
 //! Entry writes (sparse and dense) are summed per chunk of 64 records from zero and the chunk
@@ -83,6 +86,9 @@ use crate::sampling::SamplingScheme;
 /// Entries per parallel task when the noise is added and the sum normalised (does not affect the
 /// result: every entry is computed on its own).
 const COMBINE_SPAN: usize = 32 * 1024;
+
+/// Most specs whose notes the wall keeps for sharing (see [`ReleaseRecord::notes`]).
+const NOTES_TABLE_LEN: usize = 64;
 
 /// How the wall chooses its noise multiplier.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -1016,6 +1022,10 @@ impl<R> PrivacyWall<R> {
             return Arc::clone(notes);
         }
         let notes = Arc::new(self.notes(spec, self.noise_multiplier()));
+        if self.notes_table.len() >= NOTES_TABLE_LEN {
+            // A run whose spec keeps changing: forget the oldest (its records keep their copy).
+            self.notes_table.remove(0);
+        }
         self.notes_table.push((spec.clone(), Arc::clone(&notes)));
         notes
     }

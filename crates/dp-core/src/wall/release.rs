@@ -99,7 +99,8 @@ impl ReleasedBlock {
 #[serde(into = "DiagnosticsJson", try_from = "DiagnosticsJson")]
 #[non_exhaustive]
 pub struct ReleaseDiagnostics {
-    /// Records of the batch whose contribution was clipped in at least one block.
+    /// Records of the batch whose contribution was clipped in at least one group (an ungrouped
+    /// block is a group of one).
     pub clipped_records: u64,
     /// Records of the batch whose statistic was malformed (a write outside its block, runs out
     /// of order, ...) or non-finite, replaced by zero (private releases only; a non-private
