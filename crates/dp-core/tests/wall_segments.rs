@@ -1,5 +1,7 @@
-//! The wall's segment release (`PrivacyWall::release_segments`): the neighbouring-record bound,
-//! agreement with the general path, and typed errors for malformed contributions.
+//! The wall's segment release (`PrivacyWall::release_segments`, now a compatibility shim over
+//! run writes in `PrivacyWall::release`): the neighbouring-record bound, agreement with entry
+//! writes, typed errors for malformed contributions, and thread-count independence. The same
+//! properties through handles and several run blocks: `wall_unified.rs`.
 //!
 //! Neighbours are coupled as in `wall_neighbouring.rs`: same seed, Poisson sampling, the extra
 //! record appended at the end (the draws for the others are unchanged); for the private walls the

@@ -56,6 +56,8 @@ mod buffer;
 mod calibrate;
 mod planned;
 mod release;
+// compat: removed once vips-models and dp-sep use handles
+#[doc(hidden)]
 pub mod segments;
 mod spec;
 
