@@ -326,6 +326,12 @@ where
     Ok(counts)
 }
 
+/// Whether [`clipped_sums`] of a batch of `records` runs on the calling thread (one thread, or
+/// one chunk).
+pub(crate) fn runs_on_caller(records: usize) -> bool {
+    rayon::current_num_threads() <= 1 || records <= CHUNK
+}
+
 /// The clipped sums of `records[indices]` (left in [`SumScratch::sums`]) and the diagnostics
 /// (records clipped, and replaced by zero: malformed or non-finite, when `replace_invalid`;
 /// otherwise such a record is an error).
@@ -358,7 +364,7 @@ where
     F: Fn(&R, &mut ContributionBuffer) + Sync,
 {
     let threads = rayon::current_num_threads().max(1);
-    if threads == 1 || indices.len() <= CHUNK {
+    if runs_on_caller(indices.len()) {
         return sequential_sums(records, indices, spec, statistic, scratch, replace_invalid);
     }
     scratch.prepare(spec);

@@ -962,15 +962,21 @@ impl<R> PrivacyWall<R> {
         // The noise does not depend on the data: it is drawn (serially, from the one noise
         // stream, block after block in spec order, so the same draws at every thread count)
         // while the other threads evaluate and sum the records.
+        // A small batch is summed on the calling thread: no rayon hand-off for tiny releases.
         let (records, batch, noise_rng) = (&self.records, &self.batch, &mut self.noise_rng);
-        let ((), summed) = rayon::join(
-            || {
-                for ((z, block), &(_, drawn)) in noise.iter_mut().zip(spec.blocks()).zip(&stds) {
-                    draw_noise(noise_rng, z, block.stored_len(), drawn);
-                }
-            },
-            || accumulate::clipped_sums(records, batch, spec, statistic, &mut scratch, replace),
-        );
+        let mut draw = || {
+            for ((z, block), &(_, drawn)) in noise.iter_mut().zip(spec.blocks()).zip(&stds) {
+                draw_noise(noise_rng, z, block.stored_len(), drawn);
+            }
+        };
+        let mut sum =
+            || accumulate::clipped_sums(records, batch, spec, statistic, &mut scratch, replace);
+        let summed = if accumulate::runs_on_caller(batch.len()) {
+            draw();
+            sum()
+        } else {
+            rayon::join(draw, sum).1
+        };
         self.batch.clear();
         self.noise = noise;
         // After an error the scratch is dropped (its worker sums may hold part of a batch).
