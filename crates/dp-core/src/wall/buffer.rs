@@ -368,6 +368,9 @@ pub(crate) enum RecordOutcome {
 /// Position reported for a write through a handle of another spec.
 const FOREIGN: usize = usize::MAX;
 
+/// Position reported for a record the statistic itself rejected ([`ContributionBuffer::reject_record`]).
+const REJECTED: usize = usize::MAX - 1;
+
 impl ContributionBuffer {
     /// A zeroed buffer for the blocks of `spec`.
     pub fn new(spec: &ReleaseSpec) -> Self {
@@ -416,6 +419,33 @@ impl ContributionBuffer {
         if self.error.is_none() {
             self.error = Some((block, reason));
         }
+    }
+
+    /// Declares that the statistic could not be computed for the current record (its E-step met
+    /// a value outside the model's domain, a factorisation failed, ...). The record is handled
+    /// exactly like one with an invalid write: in a private release it is replaced by zero
+    /// (contributes nothing; counted in the non-private [`crate::wall::ReleaseDiagnostics`])
+    /// and the release goes ahead and is charged; in a non-private release the release fails
+    /// with [`CoreError::InvalidContribution`] naming the statistic and `reason`.
+    ///
+    /// # Privacy
+    /// `reason` must be a fixed text: it may reach an error message, so it must never carry a
+    /// value derived from the record. Whether a sampled record was rejected changes a private
+    /// release only as removing that record would, which the noise covers.
+    ///
+    /// # Example
+    /// ```
+    /// use dp_core::{ContributionBuffer, ReleaseSpec};
+    /// let mut b = ReleaseSpec::builder("example");
+    /// let s = b.vector("s", 3, 1.0)?;
+    /// let spec = b.build()?;
+    /// let mut buf = ContributionBuffer::new(&spec);
+    /// buf.push(s, 0, 0.5);
+    /// buf.reject_record("the E-step did not converge");
+    /// # Ok::<(), dp_core::CoreError>(())
+    /// ```
+    pub fn reject_record(&mut self, reason: &'static str) {
+        self.fail(REJECTED, reason);
     }
 
     /// Scratch handed out for an invalid write (never read).
@@ -653,11 +683,15 @@ fn joint_norm(norms: impl Iterator<Item = f64> + Clone) -> f64 {
 /// The error of a malformed record in a non-private release: the block's declared name (or
 /// `"(no such block)"`) and a fixed reason, never a value derived from the record.
 fn invalid(spec: &ReleaseSpec, block: usize, reason: &'static str) -> CoreError {
-    CoreError::InvalidContribution {
-        block: spec
+    let name = match block {
+        REJECTED => "(rejected by the statistic)".to_string(),
+        _ => spec
             .blocks()
             .get(block)
             .map_or_else(|| "(no such block)".to_string(), |b| b.name().to_string()),
+    };
+    CoreError::InvalidContribution {
+        block: name,
         reason: reason.to_string(),
     }
 }
