@@ -4,6 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -29,9 +30,10 @@ pub struct LedgerEntry {
     /// The privacy event accounted for.
     pub event: PrivacyEvent,
     /// Free-form notes: mechanism, sensitivity, noise std, RNG policy (`"os-chacha20"` or
-    /// `"seeded:<seed>"`), clip counts, ...
+    /// `"seeded:<seed>"`), clip counts, ... Shared (`Arc`) so that a run of many releases of one
+    /// kind stores its notes once, not once per entry; serialised as a plain JSON object.
     #[serde(default)]
-    pub notes: BTreeMap<String, String>,
+    pub notes: Arc<BTreeMap<String, String>>,
 }
 
 /// The privacy ledger.
@@ -275,7 +277,7 @@ impl Accountant {
         self.record_entry(LedgerEntry {
             label: label.into(),
             event,
-            notes: BTreeMap::new(),
+            notes: Arc::default(),
         })
     }
 
@@ -292,7 +294,7 @@ impl Accountant {
         self.record_entry(LedgerEntry {
             label: label.into(),
             event,
-            notes,
+            notes: Arc::new(notes),
         })
     }
 
@@ -338,7 +340,7 @@ impl Accountant {
             LedgerEntry {
                 label: label.into(),
                 event,
-                notes: BTreeMap::new(),
+                notes: Arc::default(),
             },
             budget,
         )
@@ -998,7 +1000,7 @@ mod tests {
                     noise_multiplier: -1.0,
                     sampling_rate: 0.1,
                 },
-                notes: BTreeMap::new(),
+                notes: Arc::default(),
             }],
         };
         let content_hash = hash_body(&body.as_ref()).unwrap();

@@ -5,8 +5,7 @@
 //! `cargo run --release -p dp-core --example release_log_memory [planned|per-release|non-private] [releases]`
 //!
 //! Peak RSS: run under `/usr/bin/time -v`. Under per-release accounting every release is also a
-//! ledger entry with its own copy of the notes (`dp_accountant::LedgerEntry` owns them); the
-//! wall's own log shares one copy per spec. The time printed is the release loop's total minus
+//! ledger entry; its notes are shared with the wall's log (one copy per spec, an `Arc`). The time printed is the release loop's total minus
 //! the time spent in the statistic itself (measured inside it), i.e. the wall's own work.
 
 use std::cell::Cell;

@@ -480,7 +480,7 @@ fn labels_and_shared_notes() {
     assert!(Arc::ptr_eq(&log[0].notes, &log[3].notes));
     assert!(!Arc::ptr_eq(&log[0].notes, &log[1].notes));
     assert_eq!(log[0].notes["spec"], "lda e-step");
-    assert_eq!(*log[0].notes, w.ledger().entries()[0].notes);
+    assert_eq!(log[0].notes, w.ledger().entries()[0].notes);
 }
 
 /// The builder refuses what it cannot release, with typed errors.

@@ -1088,7 +1088,7 @@ impl<R> PrivacyWall<R> {
             self.ledger.record_entry(LedgerEntry {
                 label,
                 event,
-                notes: notes.as_ref().clone(),
+                notes: Arc::clone(&notes),
             })?;
         }
         self.log.push(ReleaseRecord {

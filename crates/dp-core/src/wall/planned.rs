@@ -2,6 +2,7 @@
 //! tiny batches ([`PrivacyWall::release_into`]).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use dp_accountant::LedgerEntry;
 
@@ -50,6 +51,7 @@ impl<R> PrivacyWall<R> {
             ),
         );
         notes.append(&mut self.common_notes(sigma));
+        let notes = Arc::new(notes);
         if let Mode::Private { budget, .. } = &self.mode {
             let event = self.scheme.run_event(
                 sigma.expect("private mode has a noise multiplier"),
@@ -62,13 +64,13 @@ impl<R> PrivacyWall<R> {
             self.ledger.record_entry(LedgerEntry {
                 label,
                 event,
-                notes: notes.clone(),
+                notes: Arc::clone(&notes),
             })?;
         }
         self.log.push(ReleaseRecord {
             index: 0,
             private: sigma.is_some(),
-            notes: std::sync::Arc::new(notes),
+            notes,
             clipped_records: 0,
             replaced_records: 0,
         });
@@ -200,7 +202,7 @@ impl<R> PrivacyWall<R> {
                 self.ledger.record_entry(LedgerEntry {
                     label: format!("{} #{index}", spec.name()),
                     event,
-                    notes: notes.as_ref().clone(),
+                    notes: Arc::clone(&notes),
                 })?;
             }
             self.log.push(ReleaseRecord {
