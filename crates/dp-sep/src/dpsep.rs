@@ -17,6 +17,7 @@
 //! wall's: `(epsilon, delta)`-DP under replace-one neighbours for the whole run, with the sampler
 //! the accountant assumed.
 
+use dp_core::ContributionBuffer;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{SepError, check_positive};
@@ -147,9 +148,13 @@ pub struct DpSepDiagnostics {
 ///
 /// # Privacy
 /// The record's intermediate factor `proj[q_c p(x | .)] - theta_c` is computed inside the wall;
-/// when it fails or is non-finite it is replaced by zero (counted in `counts.failed_tilted`, a
-/// diagnostic) and the step is released and charged as any other: a failure never aborts, retries
-/// or skips a release, and no error carries a record-derived value.
+/// when the moment match fails the statistic rejects the record
+/// ([`dp_core::ContributionBuffer::reject_record`], a fixed reason) and when it is non-finite
+/// the wall catches it: either way the record contributes zero (counted in
+/// `counts.failed_tilted`, a diagnostic) and the step is released and charged as any other. A
+/// failure never aborts, retries or skips a release, and no error carries a record-derived
+/// value. Rejection changes a release only as removing the record would, which the noise
+/// covers; for records whose factor can be computed nothing changes.
 ///
 /// # Errors
 /// The wall's errors ([`dp_core::CoreError::BudgetExhausted`] after the planned releases); a
@@ -172,23 +177,23 @@ where
         });
     }
     let cavity = usable_cavity(model, state, counts);
-    let mut failed = 0u64;
-    // One record's intermediate factor, written into the wall's zeroed buffer (the wall clips
-    // it). A record whose tilted moments cannot be computed contributes the zero vector
-    // (counted); a non-finite one is replaced by zero by the wall (counted there); either way
-    // the release goes ahead and was accounted, and nothing about the record leaves this
-    // closure but the vector.
-    let statistic = |record: &M::Record, out: &mut [f64]| {
+    let factor = wall.factor();
+    // One record's intermediate factor, written through the wall's handle into its zeroed
+    // block (the wall clips it). A record whose tilted moments cannot be computed is rejected
+    // (a fixed reason, no record value) and a non-finite one is caught by the wall: either way
+    // it contributes zero, is counted in the release's `replaced_records`, and the release goes
+    // ahead and was accounted; nothing about the record leaves this closure but the block.
+    let statistic = |record: &M::Record, buf: &mut ContributionBuffer| {
+        let out = buf.dense(factor);
         if model.tilted(&cavity, record, out) {
             out.iter_mut().zip(&cavity).for_each(|(t, c)| *t -= c);
         } else {
-            out.iter_mut().for_each(|v| *v = 0.0);
-            failed += 1;
+            buf.reject_record("the tilted distribution's moments could not be computed");
         }
     };
     let clip = wall.clip();
     let (noised, diagnostics) = wall.release(statistic)?;
-    counts.failed_tilted += failed + diagnostics.replaced_records;
+    counts.failed_tilted += diagnostics.replaced_records;
     counts.clipped_intermediate += diagnostics.clipped_records;
     let theta_new = posterior_update(state, noised, config.gamma_for(state.n()));
     if refresh_factor(state, &theta_new, Some(clip)) {

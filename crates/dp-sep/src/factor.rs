@@ -2,11 +2,14 @@
 //! `C` and noised by [`dp_core::PrivacyWall`], for a planned run.
 //!
 //! A [`FactorWall`] is a [`dp_core::PrivacyWall`] built from a public [`WallPlan`] plus the one
-//! release spec DP-SEP uses (a vector block of the model's natural-parameter length with bound
-//! `C = plan.clip`). Everything private happens in the wall: the sampler
+//! release spec DP-SEP uses, built with [`dp_core::ReleaseSpec::builder`]: one vector block
+//! `"factor"` of the model's natural-parameter length with bound `C = plan.clip`, whose typed
+//! handle is [`FactorWall::factor`]. A statistic writes one record's factor through it
+//! (`buf.dense(factor)`) into dp-core's [`ContributionBuffer`], or rejects the record
+//! ([`ContributionBuffer::reject_record`]). Everything private happens in the wall: the sampler
 //! ([`dp_core::SamplingScheme::UniformSingle`] or [`dp_core::SamplingScheme::ShuffledEpoch`]),
 //! the declared population ([`dp_core::WallBuilder::population_slots`]), the clipping, the
-//! replacement of a failing statistic by zero, the noise, and the accounting (planned:
+//! replacement of a rejected or non-finite statistic by zero, the noise, and the accounting (planned:
 //! [`dp_core::WallBuilder::planned_run`], one ledger entry charged before any record is
 //! touched). This module only forwards; it has no sampler, RNG, clip or noise of its own. The
 //! clip `C` exists once, in the plan: the DP-SEP step reads it from the wall.
@@ -22,7 +25,9 @@
 //! seeded RNG, floating-point noise).
 
 use dp_core::wall::ReleaseDiagnostics;
-use dp_core::{BlockSpec, PrivacyWall, ReleaseSpec, RngPolicy, SamplingScheme};
+use dp_core::{
+    ContributionBuffer, PrivacyWall, ReleaseSpec, RngPolicy, SamplingScheme, VectorBlock,
+};
 
 use crate::error::SepError;
 
@@ -277,9 +282,16 @@ pub(crate) fn check_epsilon(epsilon: f64) -> Result<(), SepError> {
 ///     .rng(RngPolicy::Seeded { seed: 1 })
 ///     .build()?;
 /// let mut wall = FactorWall::new(records, &plan)?;
-/// // The statistic writes one record's factor into a zeroed slice; the wall clips it to
-/// // norm 1 and adds noise.
-/// let (noised, _diagnostics) = wall.release(|x: &f64, out| out[0] = *x)?;
+/// // The statistic writes one record's factor through the wall's typed handle into a zeroed
+/// // block (or rejects the record); the wall clips it to norm 1 and adds noise.
+/// let factor = wall.factor();
+/// let (noised, _diagnostics) = wall.release(|x: &f64, buf| {
+///     if *x >= 0.0 {
+///         buf.dense(factor)[0] = *x;
+///     } else {
+///         buf.reject_record("a negative record has no factor"); // contributes zero
+///     }
+/// })?;
 /// assert_eq!(noised.len(), 2);
 /// assert!(wall.epsilon_spent()? <= 1.0);
 /// assert_eq!(wall.core().ledger().len(), 1); // the whole run, charged up front
@@ -289,6 +301,7 @@ pub(crate) fn check_epsilon(epsilon: f64) -> Result<(), SepError> {
 pub struct FactorWall<R> {
     wall: PrivacyWall<R>,
     spec: ReleaseSpec,
+    factor: VectorBlock,
     clip: f64,
     population: usize,
     out: Vec<f64>,
@@ -351,37 +364,48 @@ impl<R> FactorWall<R> {
             builder = builder.noise_free_for_tests();
         }
         let wall = builder.build()?;
-        let spec = ReleaseSpec::new(vec![BlockSpec::vector("factor", plan.dim, plan.clip)?])?;
+        let mut spec = ReleaseSpec::builder("dp-sep factor");
+        let factor = spec.vector("factor", plan.dim, plan.clip)?;
+        let spec = spec.build()?;
         Ok(Self {
             wall,
             spec,
+            factor,
             clip: plan.clip,
             population: plan.population,
             out: vec![0.0; plan.dim],
         })
     }
 
-    /// One release: draws a slot, lets `statistic` write its record's factor into a zeroed
-    /// slice of length `dim` (an empty slot writes nothing), clips it to `C`, adds
+    /// One release: draws a slot, lets `statistic` write its record's factor through the
+    /// handle [`Self::factor`] into the wall's [`ContributionBuffer`] (`buf.dense(factor)` is a
+    /// zeroed slice of length `dim`; an empty slot writes nothing), clips it to `C`, adds
     /// `N(0, (2 C sigma)^2 I)` and returns it with the release's diagnostics (not private).
     ///
     /// # Privacy
-    /// A statistic with a non-finite entry is replaced by zero by the wall (counted in the
-    /// diagnostics' `replaced_records`); the release is made and charged as any other.
+    /// A record the statistic rejects ([`ContributionBuffer::reject_record`], with a fixed
+    /// reason) or whose statistic has a non-finite entry is replaced by zero by the wall
+    /// (counted in the diagnostics' `replaced_records`); the release is made and charged as any
+    /// other. Rejecting a record changes the release only as removing it would, which the noise
+    /// covers.
     ///
     /// # Errors
     /// [`SepError::Wall`] with [`dp_core::CoreError::BudgetExhausted`] after the planned
     /// releases.
-    pub fn release<F>(&mut self, mut statistic: F) -> Result<(&[f64], ReleaseDiagnostics), SepError>
+    pub fn release<F>(&mut self, statistic: F) -> Result<(&[f64], ReleaseDiagnostics), SepError>
     where
-        F: FnMut(&R, &mut [f64]),
+        F: FnMut(&R, &mut ContributionBuffer),
     {
-        let diagnostics = self.wall.release_into(
-            &self.spec,
-            |record, buf| statistic(record, buf.dense(0)),
-            &mut self.out,
-        )?;
+        let diagnostics = self
+            .wall
+            .release_into(&self.spec, statistic, &mut self.out)?;
         Ok((&self.out, diagnostics))
+    }
+
+    /// The typed handle of the released factor block (`"factor"`, length [`Self::dim`], bound
+    /// [`Self::clip`]): the statistic of [`Self::release`] writes through it.
+    pub fn factor(&self) -> VectorBlock {
+        self.factor
     }
 
     /// The clip norm `C` (the wall's bound; DP-SEP clips its refreshed factor to it too).

@@ -227,7 +227,8 @@ pub struct StepCounts {
     /// Refreshed factors that were clipped.
     pub clipped_factor: u64,
     /// Steps whose tilted moments failed: non-private SEP keeps the current factor, DP-SEP
-    /// releases a zero contribution (a diagnostic).
+    /// rejects the record inside the wall, which releases a zero contribution (a diagnostic;
+    /// under DP-SEP it also counts non-finite factors the wall replaced).
     pub failed_tilted: u64,
     /// Steps whose cavity was improper and had to be repaired (post-processing).
     pub repaired_cavity: u64,

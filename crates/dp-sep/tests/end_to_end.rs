@@ -287,8 +287,12 @@ fn declared_population_alone_sets_sampling_and_accounting() {
         let mut w = FactorWall::noise_free((1..=n).map(|i| i as f64).collect(), &plan).unwrap();
         let mut seen = std::collections::BTreeSet::new();
         let mut zeros = 0;
+        let factor = w.factor();
         for _ in 0..plan.steps() {
-            let v = w.release(|x: &f64, out| out[0] = *x).unwrap().0[0];
+            let v = w
+                .release(|x: &f64, buf| buf.dense(factor)[0] = *x)
+                .unwrap()
+                .0[0];
             if v == 0.0 {
                 zeros += 1;
             } else {
