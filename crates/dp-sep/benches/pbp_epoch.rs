@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use dp_sep::data::Standardizer;
-use dp_sep::data::uci::UciDataset;
+use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::pbp::{PbpModel, records};
 use dp_sep::sep::run_sep;
 use dp_sep::{SamplingScheme, SepConfig};
@@ -43,7 +43,7 @@ fn bench_epoch(c: &mut Criterion) {
             eprintln!("skipping {name}: {} is absent", dir.display());
             continue;
         }
-        let data = UciDataset::load(&dir).expect("load");
+        let data = SplitFolder::load(&dir).expect("load");
         let (train, _) = data.split(0).expect("split");
         let recs = records(&Standardizer::fit(&train).transform(&train));
         let model = PbpModel::new(train.dim(), &[hidden]);

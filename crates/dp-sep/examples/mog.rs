@@ -293,7 +293,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         .any(|m| m.mean.iter().chain(m.cov.iter()).any(|v| !v.is_finite()))
     {
         return Err(SepError::InvalidNaturalParameters(
-            "the fitted posterior has a non-finite mean or covariance; no result".into(),
+            "the fitted posterior has a non-finite mean or covariance; no result",
         )
         .into());
     }

@@ -30,7 +30,7 @@ use clap::Parser;
 use dp_core::RngPolicy;
 use dp_sep::SamplingScheme;
 use dp_sep::SepError;
-use dp_sep::data::uci::UciDataset;
+use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges};
 use dp_sep::limits;
 use dp_sep::pbp::{Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, run_pbp_observed};
@@ -41,7 +41,8 @@ use dp_sep::pbp::{Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, run_pbp_obse
     allow_negative_numbers = true
 )]
 struct Args {
-    /// UCI folder (e.g. ../shared/data/uci/wine-quality-red).
+    /// Split folder of the UCI regression benchmark (data.txt plus split index files, e.g.
+    /// ../shared/data/uci/wine-quality-red).
     #[arg(long)]
     uci: PathBuf,
     /// Standard split (0-based).
@@ -208,7 +209,7 @@ fn parse_range(flag: &'static str, text: &str) -> Result<PublicRange, ExampleErr
 }
 
 /// The declared public ranges, if any: flags, then `--ranges`, then the committed file.
-fn declared_ranges(args: &Args, data: &UciDataset) -> Result<Option<PublicRanges>, ExampleError> {
+fn declared_ranges(args: &Args, data: &SplitFolder) -> Result<Option<PublicRanges>, ExampleError> {
     match (&args.feature_range, &args.target_range) {
         (Some(f), Some(t)) => {
             return Ok(Some(PublicRanges::uniform(
@@ -252,7 +253,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
             "the data folder is absent (the UCI sets live in ../shared/data/uci)",
         ));
     }
-    let data = UciDataset::load(&args.uci).map_err(flagged("--uci"))?;
+    let data = SplitFolder::load(&args.uci).map_err(flagged("--uci"))?;
     let (train, test) = data
         .split(args.split)
         .map_err(flagged(format!("--split {}", args.split)))?;

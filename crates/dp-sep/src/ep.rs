@@ -20,10 +20,10 @@ impl EpState {
     /// EP with all factors at zero (posterior = prior) for `n` records.
     ///
     /// # Errors
-    /// [`SepError::EmptyData`] for `n == 0`.
+    /// [`SepError::Empty`] for `n == 0`.
     pub fn new(prior: Vec<f64>, n: usize) -> Result<Self, SepError> {
         if n == 0 {
-            return Err(SepError::EmptyData("EP needs at least one record"));
+            return Err(SepError::Empty("EP needs at least one record"));
         }
         Ok(Self {
             factors: vec![vec![0.0; prior.len()]; n],
@@ -150,7 +150,7 @@ pub fn run_ep<M: SepModel, R: Rng + ?Sized>(
 /// model's prior refinement after each epoch (PBP as published). Returns the skipped updates.
 ///
 /// # Errors
-/// [`SepError::EmptyData`] for no records; [`SepError::DimensionMismatch`] for a wrong length.
+/// [`SepError::Empty`] for no records; [`SepError::DimensionMismatch`] for a wrong length.
 pub fn run_adf<M: SepModel, R: Rng + ?Sized>(
     model: &mut M,
     prior: &mut [f64],
@@ -160,7 +160,7 @@ pub fn run_adf<M: SepModel, R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<u64, SepError> {
     if records.is_empty() {
-        return Err(SepError::EmptyData("ADF needs at least one record"));
+        return Err(SepError::Empty("ADF needs at least one record"));
     }
     if posterior.len() != model.dim() || prior.len() != model.dim() {
         return Err(SepError::DimensionMismatch {

@@ -27,9 +27,9 @@ pub enum SepError {
         /// Actual length.
         got: usize,
     },
-    /// No records where at least one is needed.
+    /// No records (rows, features, indices) where at least one is needed; the text says which.
     #[error("empty data: {0}")]
-    EmptyData(&'static str),
+    Empty(&'static str),
     /// A non-finite value in the input data.
     #[error("non-finite value in {context} at row {row}, column {column}")]
     NonFinite {
@@ -57,9 +57,10 @@ pub enum SepError {
         #[source]
         source: std::io::Error,
     },
-    /// A natural-parameter vector that is not a valid distribution (e.g. a negative precision).
+    /// A natural-parameter vector that is not a valid distribution (e.g. a precision that is
+    /// not positive definite); the text is a fixed reason, never a value of the vector.
     #[error("invalid natural parameters: {0}")]
-    InvalidNaturalParameters(String),
+    InvalidNaturalParameters(&'static str),
     /// A public input a private run needs was not declared (it is never computed from the data).
     #[error("a private run needs the public {input}: declare it with {flag}")]
     MissingPublicInput {
@@ -79,9 +80,6 @@ pub enum SepError {
         /// The scheme asked for.
         scheme: dp_core::SamplingScheme,
     },
-    /// An error from the privacy accountant.
-    #[error("accountant: {0}")]
-    Accountant(#[from] dp_accountant::AccountantError),
     /// An error from `dp_core`'s privacy wall, kept typed (e.g.
     /// [`dp_core::CoreError::BudgetExhausted`] stays matchable).
     #[error("privacy wall: {0}")]

@@ -322,7 +322,7 @@ impl<R> FactorWall<R> {
     /// realised count.
     ///
     /// # Errors
-    /// [`SepError::EmptyData`] for no records; [`SepError::Wall`] for the wall's errors (an
+    /// [`SepError::Empty`] for no records; [`SepError::Wall`] for the wall's errors (an
     /// unreachable budget). The plan itself was checked by [`WallPlanBuilder::build`].
     pub fn new(records: Vec<R>, plan: &WallPlan) -> Result<Self, SepError> {
         Self::build(records, plan, false)
@@ -346,7 +346,7 @@ impl<R> FactorWall<R> {
 
     fn build(records: Vec<R>, plan: &WallPlan, noise_free: bool) -> Result<Self, SepError> {
         if records.is_empty() {
-            return Err(SepError::EmptyData("the wall needs at least one record"));
+            return Err(SepError::Empty("the wall needs at least one record"));
         }
         let mut builder = PrivacyWall::builder(records)
             .sampling(plan.sampling)

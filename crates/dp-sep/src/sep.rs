@@ -39,7 +39,7 @@ impl SepState {
     /// A state with prior `prior`, initial factor `factor` and `n` records.
     ///
     /// # Errors
-    /// [`SepError::DimensionMismatch`] if the lengths differ, [`SepError::EmptyData`] for
+    /// [`SepError::DimensionMismatch`] if the lengths differ, [`SepError::Empty`] for
     /// `n == 0`, [`SepError::InvalidNaturalParameters`] for non-finite entries.
     ///
     /// # Example
@@ -59,11 +59,11 @@ impl SepState {
             });
         }
         if n == 0 {
-            return Err(SepError::EmptyData("SEP needs at least one record"));
+            return Err(SepError::Empty("SEP needs at least one record"));
         }
         if prior.iter().chain(&factor).any(|v| !v.is_finite()) {
             return Err(SepError::InvalidNaturalParameters(
-                "non-finite prior or factor".into(),
+                "non-finite prior or factor",
             ));
         }
         Ok(Self { prior, factor, n })
@@ -458,7 +458,7 @@ pub(crate) fn check_fit<M: SepModel>(
         });
     }
     if n_records == 0 {
-        return Err(SepError::EmptyData("no records"));
+        return Err(SepError::Empty("no records"));
     }
     if n_records != state.n {
         return Err(SepError::DimensionMismatch {

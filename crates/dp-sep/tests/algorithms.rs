@@ -233,7 +233,7 @@ fn bad_configurations_are_typed_errors() {
                 .build()
                 .unwrap(),
         ),
-        Err(SepError::EmptyData(_))
+        Err(SepError::Empty(_))
     ));
     // A shuffled schedule must be whole epochs.
     assert!(

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use dp_sep::SepError;
 use dp_sep::data::csv_loader::load_csv;
-use dp_sep::data::uci::UciDataset;
+use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{Dataset, PublicRanges, Standardizer};
 use dp_sep::limits;
 use dp_sep::mog::{Family, MogModel, try_generate};
@@ -37,7 +37,7 @@ const DATA: &str = "1 2 3\n4 5 6\n7 8 9\n10 11 12\n";
 
 fn split_err(tag: &str, train: &str, test: &str) -> String {
     let dir = folder(tag, DATA, train, test);
-    let err = UciDataset::load(&dir).unwrap().split(0).unwrap_err();
+    let err = SplitFolder::load(&dir).unwrap().split(0).unwrap_err();
     assert!(matches!(err, SepError::Corrupt { .. }), "{err}");
     err.to_string()
 }
@@ -74,7 +74,7 @@ fn splits_refuse_duplicates_out_of_range_and_overlap_naming_file_and_line() {
 #[test]
 fn constant_target_and_bad_cells_are_typed_errors_naming_file_and_line() {
     let dir = folder("const", "1 2 5\n4 5 5\n7 8 5\n", "0\n1\n", "2\n");
-    let e = UciDataset::load(&dir)
+    let e = SplitFolder::load(&dir)
         .unwrap()
         .split(0)
         .unwrap_err()
@@ -85,7 +85,7 @@ fn constant_target_and_bad_cells_are_typed_errors_naming_file_and_line() {
     );
     for (tag, cell) in [("nan", "NaN"), ("inf", "inf"), ("big", "1e400")] {
         let dir = folder(tag, &format!("1 2 3\n\n4 {cell} 6\n"), "0\n", "1\n");
-        let e = UciDataset::load(&dir).unwrap_err();
+        let e = SplitFolder::load(&dir).unwrap_err();
         assert!(
             matches!(
                 e,
@@ -109,7 +109,7 @@ fn constant_target_and_bad_cells_are_typed_errors_naming_file_and_line() {
 fn a_long_line_or_a_large_file_is_refused_with_the_limit() {
     let long = format!("1 2 {}\n", "3".repeat(limits::MAX_LINE_BYTES + 10));
     let dir = folder("long", &long, "0\n", "0\n");
-    let e = UciDataset::load(&dir).unwrap_err();
+    let e = SplitFolder::load(&dir).unwrap_err();
     assert!(matches!(e, SepError::TooLarge { .. }), "{e}");
     assert!(e.to_string().contains("data.txt line 1"), "{e}");
     let csv = dir.join("long.csv");
@@ -132,7 +132,7 @@ fn a_long_line_or_a_large_file_is_refused_with_the_limit() {
 fn messages_quote_only_a_short_excerpt_of_bad_input() {
     let junk = "x".repeat(10_000);
     let dir = folder("excerpt", &format!("1 2 {junk}\n"), "0\n", "0\n");
-    let e = UciDataset::load(&dir).unwrap_err().to_string();
+    let e = SplitFolder::load(&dir).unwrap_err().to_string();
     assert!(e.contains("line 1") && e.len() < 300, "{} chars", e.len());
     let csv = dir.join("junk.csv");
     fs::write(&csv, format!("1,{junk}\n")).unwrap();
@@ -501,4 +501,28 @@ fn ctrl_c_stops_a_long_run_cleanly() {
         "{err}"
     );
     assert!(out.stdout.is_empty());
+}
+
+/// Parameters that are not a distribution, and empty inputs, come back as typed errors with
+/// fixed reasons (no value of the vector); only the former is not the caller's input.
+#[test]
+fn improper_natural_parameters_and_empty_inputs_are_typed() {
+    let model = MogModel::new(2, 2, 0.5, Family::Diagonal).unwrap();
+    let mut theta = model.prior();
+    theta.iter_mut().for_each(|v| *v = -*v); // every precision negative
+    let e = model.moments(&theta).unwrap_err();
+    assert!(
+        matches!(e, SepError::InvalidNaturalParameters(reason) if !reason.contains('-')),
+        "{e}"
+    );
+    assert!(!e.is_input_error());
+    assert!(matches!(
+        dp_sep::SepState::new(vec![f64::NAN, 1.0], vec![0.0, 0.0], 3),
+        Err(SepError::InvalidNaturalParameters(
+            "non-finite prior or factor"
+        ))
+    ));
+    let e = Dataset::new(vec![], vec![], 2).unwrap_err();
+    assert!(matches!(e, SepError::Empty(_)), "{e}");
+    assert!(e.is_input_error());
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use dp_sep::SepError;
 use dp_sep::data::csv_loader::load_csv;
-use dp_sep::data::uci::UciDataset;
+use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{Dataset, Standardizer};
 
 fn uci(name: &str) -> Option<PathBuf> {
@@ -33,7 +33,7 @@ fn wine_has_the_documented_shape_and_splits() {
     let Some(dir) = uci("wine-quality-red") else {
         return;
     };
-    let wine = UciDataset::load(&dir).unwrap();
+    let wine = SplitFolder::load(&dir).unwrap();
     assert_eq!((wine.all().len(), wine.all().dim()), (1599, 11));
     assert_eq!(
         (wine.n_splits(), wine.n_hidden(), wine.n_epochs()),
@@ -58,7 +58,7 @@ fn naval_constant_columns_do_not_divide_by_zero() {
     let Some(dir) = uci("naval-propulsion-plant") else {
         return;
     };
-    let naval = UciDataset::load(&dir).unwrap();
+    let naval = SplitFolder::load(&dir).unwrap();
     let (train, _) = naval.split(0).unwrap();
     let z = Standardizer::fit(&train).transform(&train);
     assert!((0..z.len()).all(|i| z.row(i).iter().all(|v| v.is_finite())));
@@ -77,53 +77,50 @@ fn write_folder(dir: &std::path::Path, data: &str) {
 fn corrupt_uci_folders_give_typed_errors() {
     let dir = temp_dir("uci_ok");
     write_folder(&dir, "1 2 3\n\n4\t5 6\n7 8 9\n");
-    let d = UciDataset::load(&dir).unwrap();
+    let d = SplitFolder::load(&dir).unwrap();
     let (train, test) = d.split(0).unwrap();
     assert_eq!((train.len(), test.len(), train.dim()), (2, 1, 2));
 
     let dir = temp_dir("uci_ragged");
     write_folder(&dir, "1 2 3\n4 5\n");
     assert!(matches!(
-        UciDataset::load(&dir),
+        SplitFolder::load(&dir),
         Err(SepError::Corrupt { .. })
     ));
 
     let dir = temp_dir("uci_text");
     write_folder(&dir, "1 2 x\n");
     assert!(matches!(
-        UciDataset::load(&dir),
+        SplitFolder::load(&dir),
         Err(SepError::Corrupt { .. })
     ));
 
     let dir = temp_dir("uci_nan");
     write_folder(&dir, "1 2 3\n4 NaN 6\n7 8 9\n");
     assert!(matches!(
-        UciDataset::load(&dir),
+        SplitFolder::load(&dir),
         Err(SepError::NonFinite { row: 1, .. })
     ));
 
     let dir = temp_dir("uci_empty");
     write_folder(&dir, "\n\n");
-    assert!(matches!(
-        UciDataset::load(&dir),
-        Err(SepError::EmptyData(_))
-    ));
+    assert!(matches!(SplitFolder::load(&dir), Err(SepError::Empty(_))));
 
     let dir = temp_dir("uci_missing");
-    assert!(matches!(UciDataset::load(&dir), Err(SepError::Io { .. })));
+    assert!(matches!(SplitFolder::load(&dir), Err(SepError::Io { .. })));
 
     let dir = temp_dir("uci_overlap");
     write_folder(&dir, "1 2 3\n4 5 6\n7 8 9\n");
     fs::write(dir.join("index_test_0.txt"), "1\n").unwrap();
     assert!(matches!(
-        UciDataset::load(&dir).unwrap().split(0),
+        SplitFolder::load(&dir).unwrap().split(0),
         Err(SepError::Corrupt { .. })
     ));
 
     let dir = temp_dir("uci_range");
     write_folder(&dir, "1 2 3\n4 5 6\n7 8 9\n");
     fs::write(dir.join("index_train_0.txt"), "0\n7\n").unwrap();
-    assert!(UciDataset::load(&dir).unwrap().split(0).is_err());
+    assert!(SplitFolder::load(&dir).unwrap().split(0).is_err());
 }
 
 #[test]
@@ -157,10 +154,7 @@ fn csv_loader_errors() {
     ));
     let empty = dir.join("empty.csv");
     fs::write(&empty, "a,b\n").unwrap();
-    assert!(matches!(
-        load_csv(&empty, 1, true),
-        Err(SepError::EmptyData(_))
-    ));
+    assert!(matches!(load_csv(&empty, 1, true), Err(SepError::Empty(_))));
     assert!(matches!(
         load_csv(dir.join("none.csv"), 1, true),
         Err(SepError::Io { .. })
@@ -171,11 +165,11 @@ fn csv_loader_errors() {
 fn dataset_rejects_bad_input() {
     assert!(matches!(
         Dataset::new(vec![], vec![], 1),
-        Err(SepError::EmptyData(_))
+        Err(SepError::Empty(_))
     ));
     assert!(matches!(
         Dataset::new(vec![1.0], vec![1.0], 0),
-        Err(SepError::EmptyData(_))
+        Err(SepError::Empty(_))
     ));
     assert!(matches!(
         Dataset::new(vec![1.0, 2.0, 3.0], vec![1.0], 2),
@@ -196,7 +190,7 @@ fn committed_wine_ranges_cover_every_column() {
     let Some(dir) = uci("wine-quality-red") else {
         return;
     };
-    let wine = UciDataset::load(&dir).unwrap();
+    let wine = SplitFolder::load(&dir).unwrap();
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("ranges/wine-quality-red.json");
     let ranges = wine.public_ranges(&path).unwrap();
     assert_eq!(ranges.features().len(), 11);

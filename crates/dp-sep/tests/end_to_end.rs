@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use dp_core::RngPolicy;
-use dp_sep::data::uci::UciDataset;
+use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::dpsep::dp_sep_step;
 use dp_sep::natural::l2_norm;
 use dp_sep::pbp::{Labelled, PbpConfig, PbpPrivacy, Prepared, Scaling, prepare};
@@ -82,7 +82,7 @@ fn write_ranges(dir: &Path) -> PathBuf {
 /// Loading and preprocessing through `run_pbp`'s public preprocessing entry point for a private
 /// run: the model, the public initial state and the training records the wall protects.
 fn pbp_prepared(dir: &Path) -> Prepared {
-    let data = UciDataset::load(dir).unwrap();
+    let data = SplitFolder::load(dir).unwrap();
     let (train, _test) = data.split(0).unwrap();
     let ranges = data.public_ranges(write_ranges(dir)).unwrap();
     let config = PbpConfig::builder()
@@ -220,7 +220,7 @@ fn pbp_one_feature_row_replaced_by_huge_values_moves_each_release_within_its_sen
 #[test]
 fn pbp_private_run_without_declared_ranges_is_refused() {
     let dir = write_uci("pbp_refused", |_| {});
-    let data = UciDataset::load(&dir).unwrap();
+    let data = SplitFolder::load(&dir).unwrap();
     let (train, _test) = data.split(0).unwrap();
     let config = PbpConfig::builder()
         .clip(1.0)
@@ -243,7 +243,7 @@ fn pbp_private_run_without_declared_ranges_is_refused() {
 #[test]
 fn ranges_file_missing_a_column_names_it() {
     let dir = write_uci("pbp_missing_range", |_| {});
-    let data = UciDataset::load(&dir).unwrap();
+    let data = SplitFolder::load(&dir).unwrap();
     let path = dir.join("short.json");
     fs::write(
         &path,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use dp_sep::data::PublicRanges;
 use dp_sep::data::csv_loader::load_csv;
-use dp_sep::data::uci::UciDataset;
+use dp_sep::data::split_folder::SplitFolder;
 use proptest::prelude::*;
 
 fn dir(tag: &str) -> PathBuf {
@@ -82,7 +82,7 @@ proptest! {
     fn uci_data_txt_never_panics(data in file(DATA)) {
         let d = dir("data");
         write_folder(&d, &data, TRAIN.as_bytes(), TEST.as_bytes(), b"0\n1\n", b"2\n");
-        if let Ok(set) = UciDataset::load(&d) {
+        if let Ok(set) = SplitFolder::load(&d) {
             let n = set.all().len();
             prop_assert!(n >= 1);
             if let Ok((train, test)) = set.split(0) {
@@ -101,7 +101,7 @@ proptest! {
     ) {
         let d = dir("index");
         write_folder(&d, DATA.as_bytes(), &train, &test, &features, &target);
-        if let Ok(set) = UciDataset::load(&d)
+        if let Ok(set) = SplitFolder::load(&d)
             && let Ok((tr, te)) = set.split(0)
         {
             // A valid split lists each record at most once, in one of the two sets.

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use dp_sep::data::uci::UciDataset;
+use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::mog::{Family, GibbsConfig, MogModel, compare, generate, gibbs_posterior};
 use dp_sep::pbp::{PbpConfig, run_pbp};
 use dp_sep::sep::run_sep;
@@ -24,7 +24,7 @@ fn pbp_sep_on_wine_matches_the_published_band() {
         eprintln!("skipping: {} is absent", dir.display());
         return;
     }
-    let wine = UciDataset::load(&dir).unwrap();
+    let wine = SplitFolder::load(&dir).unwrap();
     let (mut rmse, mut ll) = (0.0, 0.0);
     let k = wine.n_splits();
     for split in 0..k {

@@ -16,6 +16,7 @@ use dp_sep::SepError;
 /// An error of the example: a flag with a bad value or combination, or a library error,
 /// optionally attributed to the flag that caused it.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExampleError {
     /// A flag's value is out of its domain, or the flag has no effect in this combination.
     #[error("{flag}: {reason}")]

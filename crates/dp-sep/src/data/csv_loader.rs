@@ -13,7 +13,7 @@ use crate::limits;
 /// [`SepError::Io`] if the file cannot be opened, [`SepError::TooLarge`] for a file or line
 /// above the limits of [`crate::limits`], [`SepError::Corrupt`] for a ragged row or a
 /// non-numeric field (naming the line and quoting at most a short excerpt), [`SepError::InvalidParameter`] if `target_column` is out of range,
-/// [`SepError::EmptyData`] for no rows, [`SepError::NonFinite`] for NaN / infinite values.
+/// [`SepError::Empty`] for no rows, [`SepError::NonFinite`] for NaN / infinite values.
 ///
 /// # Example
 /// ```
@@ -100,6 +100,6 @@ pub fn load_csv(
             }
         }
     }
-    let d = cols.ok_or(SepError::EmptyData("CSV file has no rows"))? - 1;
+    let d = cols.ok_or(SepError::Empty("CSV file has no rows"))? - 1;
     Dataset::new(x, y, d)
 }

@@ -1,12 +1,19 @@
-//! Regression data: a row-major [`Dataset`], the UCI folders with their standard splits
-//! ([`uci`]), a CSV loader ([`csv_loader`]), caller-declared public ranges ([`PublicRanges`]) and
+//! Regression data: a row-major [`Dataset`], a folder holding a data set with its standard
+//! train/test splits (the UCI regression benchmark's layout, [`split_folder`]), a CSV loader ([`csv_loader`]), caller-declared public ranges ([`PublicRanges`]) and
 //! the affine transform ([`Standardizer`]): from public ranges for private runs, fitted on a
 //! training split for non-private ones.
 
 pub mod csv_loader;
 pub mod ranges;
+pub mod split_folder;
 mod standardize;
-pub mod uci;
+
+/// The former name of [`split_folder`], kept only until its last caller outside this crate
+/// (vips-models' linreg example and test) moves; use [`split_folder::SplitFolder`].
+#[doc(hidden)]
+pub mod uci {
+    pub use super::split_folder::SplitFolder as UciDataset;
+}
 
 pub use ranges::{PublicRange, PublicRanges};
 pub use standardize::{BoxClipCounts, Standardizer};
@@ -25,7 +32,7 @@ impl Dataset {
     /// Builds a data set from row-major features `x` (`n * d` values) and targets `y` (`n`).
     ///
     /// # Errors
-    /// [`SepError::EmptyData`] for no rows or no features, [`SepError::DimensionMismatch`] if the
+    /// [`SepError::Empty`] for no rows or no features, [`SepError::DimensionMismatch`] if the
     /// lengths disagree, [`SepError::NonFinite`] for a NaN or infinite value.
     ///
     /// # Example
@@ -38,10 +45,10 @@ impl Dataset {
     /// ```
     pub fn new(x: Vec<f64>, y: Vec<f64>, d: usize) -> Result<Self, SepError> {
         if d == 0 {
-            return Err(SepError::EmptyData("a data set needs at least one feature"));
+            return Err(SepError::Empty("a data set needs at least one feature"));
         }
         if y.is_empty() {
-            return Err(SepError::EmptyData("a data set needs at least one row"));
+            return Err(SepError::Empty("a data set needs at least one row"));
         }
         if x.len() != y.len() * d {
             return Err(SepError::DimensionMismatch {
@@ -106,7 +113,7 @@ impl Dataset {
     /// The rows listed in `indices`, in that order.
     ///
     /// # Errors
-    /// [`SepError::EmptyData`] for no indices; [`SepError::InvalidParameter`] for an index out of
+    /// [`SepError::Empty`] for no indices; [`SepError::InvalidParameter`] for an index out of
     /// range.
     pub fn select(&self, indices: &[usize]) -> Result<Self, SepError> {
         let mut x = Vec::with_capacity(indices.len() * self.d);

@@ -141,10 +141,10 @@ impl PublicRanges {
     /// Per-feature ranges (in data order) and the target's.
     ///
     /// # Errors
-    /// [`SepError::InvalidParameter`] for an invalid range, [`SepError::EmptyData`] for no features.
+    /// [`SepError::InvalidParameter`] for an invalid range, [`SepError::Empty`] for no features.
     pub fn new(features: Vec<PublicRange>, target: PublicRange) -> Result<Self, SepError> {
         if features.is_empty() {
-            return Err(SepError::EmptyData("public ranges for no features"));
+            return Err(SepError::Empty("public ranges for no features"));
         }
         for r in features.iter().chain([&target]) {
             r.validate("range")?;

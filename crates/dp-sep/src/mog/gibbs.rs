@@ -90,7 +90,7 @@ impl GibbsConfigBuilder {
 /// components started at `init` (e.g. well-separated public guesses).
 ///
 /// # Errors
-/// [`SepError::EmptyData`] for no data or no kept samples; [`SepError::DimensionMismatch`] for
+/// [`SepError::Empty`] for no data or no kept samples; [`SepError::DimensionMismatch`] for
 /// ragged input.
 pub fn gibbs_posterior<R: Rng + ?Sized>(
     data: &[Vec<f64>],
@@ -100,9 +100,7 @@ pub fn gibbs_posterior<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<Vec<Moments>, SepError> {
     if data.is_empty() || init.is_empty() || config.samples == 0 {
-        return Err(SepError::EmptyData(
-            "Gibbs needs data, components and samples",
-        ));
+        return Err(SepError::Empty("Gibbs needs data, components and samples"));
     }
     let d = init[0].len();
     if let Some(bad) = data.iter().chain(init).find(|x| x.len() != d) {

@@ -79,7 +79,7 @@ pub fn compare(truth: &[Moments], estimate: &[Moments]) -> Result<MogAccuracy, S
         f2 += dist(a, b);
         c2 += (&truth[a].cov - &estimate[b].cov).norm_squared();
         kl += kl_gaussian(&truth[a], &estimate[b])
-            .ok_or_else(|| SepError::InvalidNaturalParameters("covariance not PD".into()))?;
+            .ok_or(SepError::InvalidNaturalParameters("covariance not PD"))?;
     }
     Ok(MogAccuracy {
         f_norm: f2.sqrt(),

@@ -144,7 +144,7 @@ impl MogModel {
             };
             let prec = cov
                 .cholesky()
-                .ok_or_else(|| SepError::InvalidNaturalParameters("covariance not PD".into()))?
+                .ok_or(SepError::InvalidNaturalParameters("covariance not PD"))?
                 .inverse();
             self.write_block(
                 &mut out[k * self.block()..(k + 1) * self.block()],
@@ -203,9 +203,9 @@ impl MogModel {
             .map(|k| {
                 let b = &theta[k * self.block()..(k + 1) * self.block()];
                 let prec = self.precision_of(b);
-                let chol = prec.cholesky().ok_or_else(|| {
-                    SepError::InvalidNaturalParameters(format!("component {k}: precision not PD"))
-                })?;
+                let chol = prec.cholesky().ok_or(SepError::InvalidNaturalParameters(
+                    "a component's precision is not PD",
+                ))?;
                 let h = DVector::from_column_slice(&b[..self.d]);
                 let mean = chol.solve(&h);
                 Ok(Moments {

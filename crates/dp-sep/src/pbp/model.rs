@@ -154,7 +154,7 @@ impl PbpModel {
     /// (data-independent) randomness.
     ///
     /// # Errors
-    /// [`SepError::EmptyData`] for `n == 0`.
+    /// [`SepError::Empty`] for `n == 0`.
     pub fn initial_state<R: Rng + ?Sized>(
         &self,
         n: usize,
@@ -190,9 +190,7 @@ impl PbpModel {
     /// [`SepError::DimensionMismatch`] for a wrong input length.
     pub fn predict(&self, posterior: &[f64], x: &[f64]) -> Result<(f64, f64, f64), SepError> {
         if !self.is_valid(posterior) {
-            return Err(SepError::InvalidNaturalParameters(
-                "improper PBP posterior".into(),
-            ));
+            return Err(SepError::InvalidNaturalParameters("improper PBP posterior"));
         }
         if x.len() != self.arch.input_dim() {
             return Err(SepError::DimensionMismatch {

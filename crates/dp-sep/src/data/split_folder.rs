@@ -1,5 +1,6 @@
-//! The UCI regression folders with the standard PBP splits (`../shared/data/uci/<name>/data/`):
-//! a whitespace-separated numeric `data.txt`, 0-based `index_features.txt` / `index_target.txt`,
+//! A split folder: one regression data set with its standard train/test splits, in the layout
+//! of the UCI regression benchmark of PBP (`../shared/data/uci/<name>/data/`): a
+//! whitespace-separated numeric `data.txt`, 0-based `index_features.txt` / `index_target.txt`,
 //! `n_splits.txt`, `n_hidden.txt`, `n_epochs.txt` and 0-based `index_train_<i>.txt` /
 //! `index_test_<i>.txt` (Hernández-Lobato & Adams 2015; Gal & Ghahramani 2016).
 
@@ -9,18 +10,19 @@ use super::{Dataset, PublicRanges};
 use crate::error::SepError;
 use crate::limits;
 
-/// One UCI regression folder, loaded in full, with access to its standard splits.
+/// One split folder (see the [module documentation](self)), loaded in full, with access to its
+/// standard splits.
 ///
 /// # Example
 /// ```no_run
-/// use dp_sep::data::uci::UciDataset;
-/// let wine = UciDataset::load("../shared/data/uci/wine-quality-red")?;
+/// use dp_sep::data::split_folder::SplitFolder;
+/// let wine = SplitFolder::load("../shared/data/uci/wine-quality-red")?;
 /// let (train, test) = wine.split(0)?;
 /// assert_eq!(train.len() + test.len(), 1599);
 /// # Ok::<(), dp_sep::SepError>(())
 /// ```
 #[derive(Clone, Debug)]
-pub struct UciDataset {
+pub struct SplitFolder {
     dir: PathBuf,
     name: String,
     all: Dataset,
@@ -143,12 +145,13 @@ fn read_matrix(path: &Path) -> Result<(Vec<f64>, usize, Vec<usize>), SepError> {
         }
         lines.push(line_no);
     }
-    let cols = cols.ok_or(SepError::EmptyData("data.txt has no rows"))?;
+    let cols = cols.ok_or(SepError::Empty("data.txt has no rows"))?;
     Ok((values, cols, lines))
 }
 
-impl UciDataset {
-    /// Loads `dir` (either `uci/<name>` or `uci/<name>/data`).
+impl SplitFolder {
+    /// Loads `dir`: the folder `<name>` or its `data` subfolder (e.g. `uci/<name>` or
+    /// `uci/<name>/data`).
     ///
     /// # Errors
     /// [`SepError::Io`] for a missing file, [`SepError::TooLarge`] for a file or line above the
@@ -184,7 +187,7 @@ impl UciDataset {
         let features: Vec<usize> = features.into_iter().map(|(c, _)| c).collect();
         let target = read_one(&dir.join("index_target.txt"))?;
         if features.is_empty() {
-            return Err(SepError::EmptyData("index_features.txt lists no features"));
+            return Err(SepError::Empty("index_features.txt lists no features"));
         }
         if let Some(&bad) = features.iter().chain([&target]).find(|&&c| c >= cols) {
             return Err(corrupt(
