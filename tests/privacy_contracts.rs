@@ -5,7 +5,7 @@
 use dp_accountant::calibrate::Sampling;
 use dp_accountant::cli::{CliCommand, execute};
 use dp_accountant::{Accountant, AccountantConfig, Budget, Neighbouring, epsilon_for_event};
-use dp_core::{BlockSpec, PrivacyWall, ReleaseSpec, SamplingScheme};
+use dp_core::{PrivacyWall, ReleaseSpec, SamplingScheme};
 
 /// Every sampling scheme states the relation of the event it yields, and its sensitivity factor
 /// is 1 for add/remove-one and 2 for replace-one (DESIGN.md Sec. 3).
@@ -42,9 +42,11 @@ fn wall_ledger_matches_the_audit_cli_and_replays() {
         .seed(11)
         .build()
         .unwrap();
-    let spec = ReleaseSpec::new(vec![BlockSpec::vector("x", 1, 1.0).unwrap()]).unwrap();
+    let mut b = ReleaseSpec::builder("x");
+    let x = b.vector("x", 1, 1.0).unwrap();
+    let spec = b.build().unwrap();
     for _ in 0..releases {
-        wall.release(&spec, |r: &f64, out| out.push(0, 0, *r))
+        wall.release(&spec, |r: &f64, out| out.push(x, 0, *r))
             .unwrap();
     }
     let sigma = wall.noise_multiplier().unwrap();
@@ -80,10 +82,12 @@ fn an_exhausted_wall_refuses_and_keeps_its_ledger() {
         .seed(3)
         .build()
         .unwrap();
-    let spec = ReleaseSpec::new(vec![BlockSpec::vector("x", 1, 1.0).unwrap()]).unwrap();
+    let mut b = ReleaseSpec::builder("x");
+    let x = b.vector("x", 1, 1.0).unwrap();
+    let spec = b.build().unwrap();
     let mut made = 0;
     while wall.can_release().unwrap() {
-        wall.release(&spec, |r: &f64, out| out.push(0, 0, *r))
+        wall.release(&spec, |r: &f64, out| out.push(x, 0, *r))
             .unwrap();
         made += 1;
         assert!(made <= 1000, "the wall never stops releasing");
@@ -94,7 +98,7 @@ fn an_exhausted_wall_refuses_and_keeps_its_ledger() {
     );
     let before = wall.ledger().to_json().unwrap();
     assert!(
-        wall.release(&spec, |r: &f64, out| out.push(0, 0, *r))
+        wall.release(&spec, |r: &f64, out| out.push(x, 0, *r))
             .is_err()
     );
     assert_eq!(wall.ledger().to_json().unwrap(), before);

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use dp_core::{BlockSpec, PrivacyWall, ReleaseSpec, SamplingScheme};
+use dp_core::{PrivacyWall, ReleaseSpec, SamplingScheme};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -17,9 +17,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let records: Vec<Vec<f64>> = (0..population)
         .map(|i| (0..dim).map(|j| ((i * dim + j) as f64).sin()).collect())
         .collect();
-    let spec = ReleaseSpec::new(vec![BlockSpec::vector("factor", dim, 1.0)?])?;
+    let mut b = ReleaseSpec::builder("factor");
+    let factor = b.vector("factor", dim, 1.0)?;
+    let spec = b.build()?;
     let stat =
-        |x: &Vec<f64>, buf: &mut dp_core::ContributionBuffer| buf.dense(0).copy_from_slice(x);
+        |x: &Vec<f64>, buf: &mut dp_core::ContributionBuffer| buf.dense(factor).copy_from_slice(x);
     let mut out = vec![0.0; dim];
 
     // Planned: calibration and the one ledger entry at build, then releases only.

@@ -6,8 +6,8 @@ mod common;
 use common::in_pool;
 
 use dp_core::{
-    BlockSpec, ContributionBuffer, CoreError, PrivacyWall, Release, ReleaseSpec, RngPolicy,
-    SamplingScheme,
+    ContributionBuffer, CoreError, PrivacyWall, Release, ReleaseSpec, RngPolicy, SamplingScheme,
+    SymmetricBlock, VectorBlock,
 };
 
 fn records(n: usize) -> Vec<Vec<f64>> {
@@ -22,13 +22,16 @@ fn records(n: usize) -> Vec<Vec<f64>> {
 type Triples = Vec<(usize, usize, f64)>;
 type Statistic = dyn Fn(&Triples, &mut ContributionBuffer) + Sync;
 
-fn vector_spec(bound: f64) -> ReleaseSpec {
-    ReleaseSpec::new(vec![BlockSpec::vector("x", 3, bound).unwrap()]).unwrap()
+/// A spec of one vector block `x` of 3 entries, and its handle.
+fn vector_spec(bound: f64) -> (ReleaseSpec, VectorBlock) {
+    let mut b = ReleaseSpec::builder("x");
+    let x = b.vector("x", 3, bound).unwrap();
+    (b.build().unwrap(), x)
 }
 
-#[allow(clippy::ptr_arg)] // the wall hands the closure `&R` with `R = Vec<f64>`
-fn dense(r: &Vec<f64>, buf: &mut ContributionBuffer) {
-    buf.dense(0).copy_from_slice(r);
+/// The record, written densely into block `x`.
+fn dense(x: VectorBlock) -> impl Fn(&Vec<f64>, &mut ContributionBuffer) + Sync {
+    move |r: &Vec<f64>, buf: &mut ContributionBuffer| buf.dense(x).copy_from_slice(r)
 }
 
 #[test]
@@ -40,13 +43,14 @@ fn over_budget_release_is_refused_and_the_ledger_is_unchanged() {
         .seed(1)
         .build()
         .unwrap();
-    let spec = vector_spec(1.0);
+    let (spec, x) = vector_spec(1.0);
+    let dense = dense(x);
     let mut made = 0;
     loop {
         let before_json = wall.ledger().to_json().unwrap();
         let before_len = wall.ledger().len();
         let can = wall.can_release().unwrap();
-        match wall.release(&spec, dense) {
+        match wall.release(&spec, &dense) {
             Ok(_) => {
                 assert!(can);
                 made += 1;
@@ -68,7 +72,7 @@ fn over_budget_release_is_refused_and_the_ledger_is_unchanged() {
     // refused again, still unchanged
     let len = wall.ledger().len();
     assert!(matches!(
-        wall.release(&spec, dense),
+        wall.release(&spec, &dense),
         Err(CoreError::BudgetExhausted { .. })
     ));
     assert_eq!(wall.ledger().len(), len);
@@ -84,9 +88,9 @@ fn calibrated_wall_affords_its_planned_releases() {
         .seed(2)
         .build()
         .unwrap();
-    let spec = vector_spec(1.0);
+    let (spec, x) = vector_spec(1.0);
     for t in 0..25 {
-        wall.release_with_label(format!("iteration {t}: E-step"), &spec, dense)
+        wall.release_with_label(format!("iteration {t}: E-step"), &spec, dense(x))
             .unwrap();
     }
     assert_eq!(wall.ledger().entries()[24].label, "iteration 24: E-step");
@@ -104,7 +108,8 @@ fn run(policy: RngPolicy, private: bool, n: usize, rate: f64) -> (Release, Priva
         b.epsilon_delta(f64::INFINITY, 1e-5)
     };
     let mut wall = b.build().unwrap();
-    let r = wall.release(&vector_spec(1.0), dense).unwrap();
+    let (spec, x) = vector_spec(1.0);
+    let r = wall.release(&spec, dense(x)).unwrap();
     (r, wall)
 }
 
@@ -164,11 +169,10 @@ fn seeds_reproduce_and_os_entropy_does_not() {
 /// number of threads.
 #[test]
 fn sparse_and_dense_writes_agree_and_threads_do_not_matter() {
-    let spec = ReleaseSpec::new(vec![
-        BlockSpec::matrix("m", 4, 50, 2.0).unwrap(),
-        BlockSpec::symmetric("s", 4, 0.5).unwrap(),
-    ])
-    .unwrap();
+    let mut b = ReleaseSpec::builder("sparse and dense");
+    let m = b.matrix("m", 4, 50, 2.0).unwrap();
+    let s = b.symmetric("s", 4, 0.5).unwrap();
+    let spec = b.build().unwrap();
     let recs: Vec<Vec<(usize, usize, f64)>> = (0..700)
         .map(|i| {
             (0..(i % 9))
@@ -176,18 +180,18 @@ fn sparse_and_dense_writes_agree_and_threads_do_not_matter() {
                 .collect()
         })
         .collect();
-    let sparse = |r: &Vec<(usize, usize, f64)>, buf: &mut ContributionBuffer| {
+    let sparse = move |r: &Vec<(usize, usize, f64)>, buf: &mut ContributionBuffer| {
         for &(i, j, v) in r {
-            buf.push_matrix(0, i, j, 0.5 * v);
-            buf.push_matrix(0, i, j, 0.5 * v); // duplicate: adds up
-            buf.add_symmetric(1, i, j % 4, v);
+            buf.push_matrix(m, i, j, 0.5 * v);
+            buf.push_matrix(m, i, j, 0.5 * v); // duplicate: adds up
+            buf.add_symmetric(s, i, j % 4, v);
         }
     };
-    let dense = |r: &Vec<(usize, usize, f64)>, buf: &mut ContributionBuffer| {
+    let dense = move |r: &Vec<(usize, usize, f64)>, buf: &mut ContributionBuffer| {
         for &(i, j, v) in r {
-            buf.dense(0)[j * 4 + i] += v;
+            buf.dense(m)[j * 4 + i] += v;
             let (a, b) = if i <= j % 4 { (i, j % 4) } else { (j % 4, i) };
-            buf.dense(1)[b * (b + 1) / 2 + a] += v;
+            buf.dense(s)[b * (b + 1) / 2 + a] += v;
         }
     };
     let go = |threads: usize, f: &Statistic| {
@@ -225,24 +229,27 @@ fn bad_contributions_are_typed_errors_in_non_private_mode() {
         .seed(3)
         .build()
         .unwrap();
-    let spec = vector_spec(1.0);
-    let out_of_range = wall.release(&spec, |_: &Vec<f64>, buf| buf.push(0, 3, 1.0));
+    let (spec, x) = vector_spec(1.0);
+    let foreign = foreign_symmetric();
+    let out_of_range = wall.release(&spec, |_: &Vec<f64>, buf| buf.push(x, 3, 1.0));
     assert!(matches!(
         out_of_range,
         Err(CoreError::InvalidContribution { .. })
     ));
-    let nan = wall.release(&spec, |_: &Vec<f64>, buf| buf.push(0, 1, f64::NAN));
+    let nan = wall.release(&spec, |_: &Vec<f64>, buf| buf.push(x, 1, f64::NAN));
     assert!(matches!(nan, Err(CoreError::InvalidContribution { .. })));
-    let inf = wall.release(&spec, |_: &Vec<f64>, buf| buf.dense(0)[2] = f64::INFINITY);
+    let inf = wall.release(&spec, |_: &Vec<f64>, buf| buf.dense(x)[2] = f64::INFINITY);
     assert!(matches!(inf, Err(CoreError::InvalidContribution { .. })));
-    let wrong_block = wall.release(&spec, |_: &Vec<f64>, buf| buf.add_symmetric(0, 0, 0, 1.0));
+    let wrong_block = wall.release(&spec, |_: &Vec<f64>, buf| {
+        buf.add_symmetric(foreign, 0, 0, 1.0)
+    });
     assert!(matches!(
         wrong_block,
         Err(CoreError::InvalidContribution { .. })
     ));
     assert!(wall.release_log().is_empty());
     assert_eq!(wall.releases_made(), 0);
-    assert!(wall.release(&spec, dense).is_ok());
+    assert!(wall.release(&spec, dense(x)).is_ok());
     assert_eq!(wall.release_log().len(), 1);
 }
 
@@ -256,12 +263,13 @@ fn bad_contributions_are_replaced_and_charged_in_private_mode() {
         .seed(3)
         .build()
         .unwrap();
-    let spec = vector_spec(1.0);
+    let (spec, x) = vector_spec(1.0);
+    let foreign = foreign_symmetric();
     let faults: [&Statistic3; 4] = [
-        &|_, buf| buf.push(0, 3, 1.0),
-        &|_, buf| buf.push(0, 1, f64::NAN),
-        &|_, buf| buf.dense(0)[2] = f64::INFINITY,
-        &|_, buf| buf.add_symmetric(0, 0, 0, 1.0),
+        &move |_, buf| buf.push(x, 3, 1.0),
+        &move |_, buf| buf.push(x, 1, f64::NAN),
+        &move |_, buf| buf.dense(x)[2] = f64::INFINITY,
+        &move |_, buf| buf.add_symmetric(foreign, 0, 0, 1.0),
     ];
     for (k, f) in faults.into_iter().enumerate() {
         let r = wall.release(&spec, f).unwrap();
@@ -271,6 +279,16 @@ fn bad_contributions_are_replaced_and_charged_in_private_mode() {
 }
 
 type Statistic3 = dyn Fn(&Vec<f64>, &mut ContributionBuffer) + Sync;
+
+/// A symmetric block of another spec: a write into it is a write outside the release's blocks
+/// (a symmetric write into the release's vector block no longer compiles: the handles are
+/// typed).
+fn foreign_symmetric() -> SymmetricBlock {
+    let mut b = ReleaseSpec::builder("elsewhere");
+    let s = b.symmetric("s", 3, 1.0).unwrap();
+    b.build().unwrap();
+    s
+}
 
 #[test]
 fn builder_refuses_incomplete_or_contradictory_settings() {
@@ -333,16 +351,15 @@ fn builder_refuses_incomplete_or_contradictory_settings() {
 /// (Wilson-Hilferty, |z| < 5.33 each: family-wise false alarm < 4e-7).
 #[test]
 fn rescale_noise_rescale_noise_std_matches_the_declaration() {
-    let spec = ReleaseSpec::new(vec![
-        BlockSpec::vector("a", 4, 0.5).unwrap(),
-        BlockSpec::symmetric("b", 3, 0.25).unwrap(),
-        BlockSpec::matrix("c", 2, 3, 4.0).unwrap(),
-    ])
-    .unwrap();
+    let mut b = ReleaseSpec::builder("three blocks");
+    let a = b.vector("a", 4, 0.5).unwrap();
+    let sb = b.symmetric("b", 3, 0.25).unwrap();
+    let c = b.matrix("c", 2, 3, 4.0).unwrap();
+    let spec = b.build().unwrap();
     let stat = |r: &Vec<f64>, buf: &mut ContributionBuffer| {
-        buf.dense(0)[..3].copy_from_slice(r);
-        buf.add_outer_product(1, 0.1, r);
-        buf.push_matrix(2, 1, 2, r[0]);
+        buf.dense(a)[..3].copy_from_slice(r);
+        buf.add_outer_product(sb, 0.1, r);
+        buf.push_matrix(c, 1, 2, r[0]);
     };
     let (sigma, m, releases) = (0.7, 10usize, 300);
     let build = |private: bool| {
@@ -416,16 +433,18 @@ fn debug_output_does_not_print_records() {
 #[test]
 fn many_blocks_share_one_event() {
     let k_dim = 3;
-    let mut blocks = vec![BlockSpec::vector("z", k_dim, 3f64.sqrt()).unwrap()];
-    for j in 0..20 {
-        blocks.push(
-            BlockSpec::symmetric(format!("G{j}"), k_dim, 0.25 * (j + 1) as f64)
-                .unwrap()
-                .with_eigenvalue_floor(1e-8)
-                .unwrap(),
-        );
-    }
-    let spec = ReleaseSpec::new(blocks).unwrap();
+    let mut b = ReleaseSpec::builder("sbn-like");
+    let z = b.vector("z", k_dim, 3f64.sqrt()).unwrap();
+    let g: Vec<_> = (0..20)
+        .map(|j| {
+            let gj = b
+                .symmetric(format!("G{j}"), k_dim, 0.25 * (j + 1) as f64)
+                .unwrap();
+            b.eigenvalue_floor(gj, 1e-8).unwrap();
+            gj
+        })
+        .collect();
+    let spec = b.build().unwrap();
     let mut wall = PrivacyWall::builder(records(300))
         .sampling(SamplingScheme::poisson(0.2).unwrap())
         .epsilon_delta(3.0, 1e-5)
@@ -435,9 +454,9 @@ fn many_blocks_share_one_event() {
         .unwrap();
     let release = wall
         .release(&spec, |r: &Vec<f64>, buf| {
-            buf.dense(0).copy_from_slice(r);
-            for j in 1..=20 {
-                buf.add_outer_product(j, 10.0, r); // far over every bound: all clipped
+            buf.dense(z).copy_from_slice(r);
+            for &gj in &g {
+                buf.add_outer_product(gj, 10.0, r); // far over every bound: all clipped
             }
         })
         .unwrap();
@@ -473,7 +492,8 @@ fn releases_are_normalised_by_the_expected_batch_size() {
     assert_eq!(wall.expected_batch_size(), 100.0);
     let mut counts = Vec::new();
     for _ in 0..5 {
-        let r = wall.release(&vector_spec(1.0), dense).unwrap();
+        let (spec, x) = vector_spec(1.0);
+        let r = wall.release(&spec, dense(x)).unwrap();
         assert_eq!(r.expected_batch_size(), 100.0);
         let v = r.block("x").unwrap().as_vector().unwrap();
         let realised = v[0] / c[0] * 100.0;
@@ -491,21 +511,20 @@ fn releases_are_normalised_by_the_expected_batch_size() {
 #[test]
 fn general_path_reuses_its_sums_and_threads_still_do_not_matter() {
     let len = 70_001;
-    let spec = ReleaseSpec::new(vec![
-        BlockSpec::vector("big", len, 1.5).unwrap(),
-        BlockSpec::vector("small", 3, 0.5).unwrap(),
-    ])
-    .unwrap();
+    let mut b = ReleaseSpec::builder("big and small");
+    let big = b.vector("big", len, 1.5).unwrap();
+    let small = b.vector("small", 3, 0.5).unwrap();
+    let spec = b.build().unwrap();
     let recs: Vec<usize> = (0..300).collect();
     let statistic = |&i: &usize, buf: &mut ContributionBuffer| {
         for k in 0..(i % 13) {
             buf.push(
-                0,
+                big,
                 (i * 7919 + k * 5381) % len,
                 ((i + k) as f64).cos() * [0.2, 3.0][i % 2],
             );
         }
-        buf.push(1, i % 3, 0.1 * i as f64);
+        buf.push(small, i % 3, 0.1 * i as f64);
     };
     let go = |threads: usize| {
         in_pool(threads, || {

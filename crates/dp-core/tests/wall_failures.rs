@@ -1,7 +1,8 @@
 //! Failing contributions never leak (DESIGN Sec. 3): inside a private release a record whose
 //! statistic is malformed or non-finite is replaced by zero, counted in the non-private
 //! diagnostics, and the release goes ahead and is charged; error messages (non-private mode
-//! only) carry no record-derived value. Both release paths (general and segment).
+//! only) carry no record-derived value. Both kinds of writes: entry writes (`push`, `dense`) and
+//! run writes (`push_segment`), each through `PrivacyWall::release`.
 //!
 //! Coupling: the walls have the same seed and declare the same public population, so they
 //! divide by the same `qN` and draw the same noise; under Poisson sampling the extra (bad)
@@ -10,8 +11,9 @@
 //! wall without the bad records (all batches here are below one accumulation chunk, so the
 //! additions happen in the same order).
 
-use dp_core::wall::segments::SegmentBuffer;
-use dp_core::{BlockSpec, ContributionBuffer, CoreError, PrivacyWall, ReleaseSpec, SamplingScheme};
+use dp_core::{
+    ContributionBuffer, CoreError, PrivacyWall, ReleaseSpec, SamplingScheme, VectorBlock,
+};
 
 /// A record: fine, or one of the faults a caller's statistic can have.
 #[derive(Clone, Debug)]
@@ -21,7 +23,7 @@ enum Rec {
     NotFinite,
     /// Writes outside its block (at an index that must never appear in a message).
     OutOfRange,
-    /// Segment path only: runs out of order.
+    /// Run writes only: runs out of order.
     OutOfOrder,
 }
 
@@ -38,34 +40,39 @@ fn good(n: usize) -> Vec<Rec> {
         .collect()
 }
 
-fn general(r: &Rec, buf: &mut ContributionBuffer) {
-    match r {
-        Rec::Good(v) => buf.dense(0).copy_from_slice(v),
+/// The statistic written as entries (dense and sparse) into block `v`.
+fn entries(v: VectorBlock) -> impl Fn(&Rec, &mut ContributionBuffer) + Sync {
+    move |r: &Rec, buf: &mut ContributionBuffer| match r {
+        Rec::Good(x) => buf.dense(v).copy_from_slice(x),
         Rec::NotFinite => {
-            buf.push(0, 1, 0.5);
-            buf.push(0, 2, f64::NAN);
+            buf.push(v, 1, 0.5);
+            buf.push(v, 2, f64::NAN);
         }
         Rec::OutOfRange | Rec::OutOfOrder => {
-            buf.push(0, 0, 0.25);
-            buf.push(0, SECRET_INDEX, 1.0);
+            buf.push(v, 0, 0.25);
+            buf.push(v, SECRET_INDEX, 1.0);
         }
     }
 }
 
-fn segments(r: &Rec, buf: &mut SegmentBuffer) {
-    match r {
-        Rec::Good(v) => buf.push_segment(0, v),
-        Rec::NotFinite => buf.push_segment(1, &[0.5, f64::INFINITY]),
-        Rec::OutOfRange => buf.push_segment(SECRET_INDEX, &[1.0]),
+/// The statistic written as runs into block `v`.
+fn runs(v: VectorBlock) -> impl Fn(&Rec, &mut ContributionBuffer) + Sync {
+    move |r: &Rec, buf: &mut ContributionBuffer| match r {
+        Rec::Good(x) => buf.push_segment(v, 0, x),
+        Rec::NotFinite => buf.push_segment(v, 1, &[0.5, f64::INFINITY]),
+        Rec::OutOfRange => buf.push_segment(v, SECRET_INDEX, &[1.0]),
         Rec::OutOfOrder => {
-            buf.push_segment(2, &[1.0, 1.0]);
-            buf.push_segment(1, &[1.0]);
+            buf.push_segment(v, 2, &[1.0, 1.0]);
+            buf.push_segment(v, 1, &[1.0]);
         }
     }
 }
 
-fn spec() -> ReleaseSpec {
-    ReleaseSpec::new(vec![BlockSpec::vector("v", LEN, 1.0).unwrap()]).unwrap()
+/// One vector block `v` of `LEN` entries, bound 1.
+fn spec() -> (ReleaseSpec, VectorBlock) {
+    let mut b = ReleaseSpec::builder("failures");
+    let v = b.vector("v", LEN, 1.0).unwrap();
+    (b.build().unwrap(), v)
 }
 
 fn wall(records: Vec<Rec>, rate: f64, private: bool, seed: u64) -> PrivacyWall<Rec> {
@@ -94,6 +101,7 @@ fn with_bad(n: usize, bad: &[Rec]) -> Vec<Rec> {
 #[test]
 fn private_release_replaces_bad_records_by_zero_and_is_charged() {
     let bad = [Rec::NotFinite, Rec::OutOfRange];
+    let (spec, v) = spec();
     for rate in [1.0, 0.6] {
         let mut replaced = 0;
         for k in 0..8u64 {
@@ -101,13 +109,13 @@ fn private_release_replaces_bad_records_by_zero_and_is_charged() {
             let mut dirty = wall(with_bad(30, &bad), rate, true, k);
             let (a, b) = if k % 2 == 0 {
                 (
-                    clean.release(&spec(), general).unwrap(),
-                    dirty.release(&spec(), general).unwrap(),
+                    clean.release(&spec, entries(v)).unwrap(),
+                    dirty.release(&spec, entries(v)).unwrap(),
                 )
             } else {
                 (
-                    clean.release_segments(&spec(), segments).unwrap(),
-                    dirty.release_segments(&spec(), segments).unwrap(),
+                    clean.release(&spec, runs(v)).unwrap(),
+                    dirty.release(&spec, runs(v)).unwrap(),
                 )
             };
             assert_eq!(a.blocks(), b.blocks(), "rate {rate}, release {k}");
@@ -128,9 +136,10 @@ fn private_release_replaces_bad_records_by_zero_and_is_charged() {
     }
 }
 
-/// Out-of-order runs (segment path only) are replaced the same way.
+/// Out-of-order runs (run writes only) are replaced the same way.
 #[test]
-fn private_segment_release_replaces_out_of_order_runs() {
+fn private_release_replaces_out_of_order_runs() {
+    let (spec, v) = spec();
     let mut clean = wall(good(10), 1.0, true, 17);
     let mut dirty = wall(
         with_bad(10, &[Rec::OutOfOrder, Rec::OutOfRange]),
@@ -138,8 +147,8 @@ fn private_segment_release_replaces_out_of_order_runs() {
         true,
         17,
     );
-    let a = clean.release_segments(&spec(), segments).unwrap();
-    let b = dirty.release_segments(&spec(), segments).unwrap();
+    let a = clean.release(&spec, runs(v)).unwrap();
+    let b = dirty.release(&spec, runs(v)).unwrap();
     assert_eq!(a.blocks(), b.blocks());
     assert_eq!(b.diagnostics().replaced_records, 2);
     assert_eq!(dirty.ledger().len(), 1);
@@ -156,6 +165,7 @@ fn replacement_is_thread_count_independent() {
             Rec::OutOfRange
         };
     }
+    let (spec, v) = spec();
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -171,8 +181,8 @@ fn replacement_is_thread_count_independent() {
                 .build()
                 .unwrap();
             (
-                w.release_segments(&spec(), segments).unwrap(),
-                w.release(&spec(), general).unwrap(),
+                w.release(&spec, runs(v)).unwrap(),
+                w.release(&spec, entries(v)).unwrap(),
             )
         })
     };
@@ -195,11 +205,12 @@ fn replacement_is_thread_count_independent() {
 /// names the block and the kind of fault, never the index the record wrote.
 #[test]
 fn non_private_release_fails_without_record_derived_values() {
+    let (spec, v) = spec();
     for bad in [Rec::NotFinite, Rec::OutOfRange, Rec::OutOfOrder] {
         let mut w = wall(with_bad(5, std::slice::from_ref(&bad)), 1.0, false, 17);
         let errors = [
-            w.release(&spec(), general).unwrap_err(),
-            w.release_segments(&spec(), segments).unwrap_err(),
+            w.release(&spec, entries(v)).unwrap_err(),
+            w.release(&spec, runs(v)).unwrap_err(),
         ];
         for err in errors {
             assert!(
@@ -226,7 +237,8 @@ fn non_private_release_fails_without_record_derived_values() {
 #[test]
 fn diagnostics_are_separate_and_marked_non_private() {
     let mut w = wall(with_bad(20, &[Rec::NotFinite]), 1.0, true, 17);
-    let r = w.release(&spec(), general).unwrap();
+    let (spec, v) = spec();
+    let r = w.release(&spec, entries(v)).unwrap();
     let json = serde_json::to_value(&r).unwrap();
     let text = json.to_string();
     assert!(

@@ -10,7 +10,10 @@
 //! anywhere; under fixed-size / single draws the same indices are drawn and one record is
 //! replaced.
 
-use dp_core::{BlockSpec, ContributionBuffer, PrivacyWall, Release, ReleaseSpec, SamplingScheme};
+use dp_core::{
+    ContributionBuffer, MatrixBlock, PrivacyWall, Release, ReleaseSpec, SamplingScheme,
+    SymmetricBlock, VectorBlock,
+};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -26,11 +29,21 @@ const SDIM: usize = 3;
 const ROWS: usize = 2;
 const COLS: usize = 5;
 
-fn statistic(r: &Rec, buf: &mut ContributionBuffer) {
-    buf.dense(0).copy_from_slice(&r.v);
-    buf.add_outer_product(1, r.w, &r.x);
-    for &(i, j, val) in &r.sparse {
-        buf.push_matrix(2, i, j, val);
+/// The handles of the spec's three blocks.
+#[derive(Clone, Copy)]
+struct Blocks {
+    vec: VectorBlock,
+    sym: SymmetricBlock,
+    mat: MatrixBlock,
+}
+
+fn statistic(h: Blocks) -> impl Fn(&Rec, &mut ContributionBuffer) + Sync {
+    move |r: &Rec, buf: &mut ContributionBuffer| {
+        buf.dense(h.vec).copy_from_slice(&r.v);
+        buf.add_outer_product(h.sym, r.w, &r.x);
+        for &(i, j, val) in &r.sparse {
+            buf.push_matrix(h.mat, i, j, val);
+        }
     }
 }
 
@@ -105,17 +118,15 @@ fn case() -> impl Strategy<Value = Case> {
         })
 }
 
-fn spec(bounds: [f64; 3], floor: Option<f64>) -> ReleaseSpec {
-    let mut sym = BlockSpec::symmetric("sym", SDIM, bounds[1]).unwrap();
+fn spec(bounds: [f64; 3], floor: Option<f64>) -> (ReleaseSpec, Blocks) {
+    let mut b = ReleaseSpec::builder("neighbouring");
+    let vec = b.vector("vec", VLEN, bounds[0]).unwrap();
+    let sym = b.symmetric("sym", SDIM, bounds[1]).unwrap();
     if let Some(f) = floor {
-        sym = sym.with_eigenvalue_floor(f).unwrap();
+        b.eigenvalue_floor(sym, f).unwrap();
     }
-    ReleaseSpec::new(vec![
-        BlockSpec::vector("vec", VLEN, bounds[0]).unwrap(),
-        sym,
-        BlockSpec::matrix("mat", ROWS, COLS, bounds[2]).unwrap(),
-    ])
-    .unwrap()
+    let mat = b.matrix("mat", ROWS, COLS, bounds[2]).unwrap();
+    (b.build().unwrap(), Blocks { vec, sym, mat })
 }
 
 fn release(
@@ -124,7 +135,7 @@ fn release(
     public_n: usize,
     private: bool,
     seed: u64,
-    spec: &ReleaseSpec,
+    (spec, blocks): (&ReleaseSpec, Blocks),
 ) -> Release {
     let builder = PrivacyWall::builder(records)
         .sampling(scheme)
@@ -136,7 +147,7 @@ fn release(
         builder.non_private()
     };
     let mut wall = builder.build().unwrap();
-    wall.release(spec, statistic).unwrap()
+    wall.release(spec, statistic(blocks)).unwrap()
 }
 
 fn distance(a: &[f64], b: &[f64]) -> f64 {
@@ -166,7 +177,7 @@ fn check(a: &Release, b: &Release) -> Result<(), TestCaseError> {
 fn neighbouring_case(
     (bounds, floor, scheme, records, extra, k, seed): Case,
 ) -> Result<(), TestCaseError> {
-    let spec = spec(bounds, floor);
+    let (spec, blocks) = spec(bounds, floor);
     let n = records.len();
     let (scheme, d, d_prime, public_n) = match scheme {
         Scheme::Poisson(rate) => {
@@ -190,8 +201,15 @@ fn neighbouring_case(
         }
     };
     for private in [false, true] {
-        let a = release(d.clone(), scheme, public_n, private, seed, &spec);
-        let b = release(d_prime.clone(), scheme, public_n, private, seed, &spec);
+        let a = release(d.clone(), scheme, public_n, private, seed, (&spec, blocks));
+        let b = release(
+            d_prime.clone(),
+            scheme,
+            public_n,
+            private,
+            seed,
+            (&spec, blocks),
+        );
         prop_assert_eq!(a.is_private(), private);
         check(&a, &b)?;
     }

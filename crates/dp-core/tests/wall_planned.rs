@@ -2,10 +2,13 @@
 //! slots.
 
 use dp_accountant::{Neighbouring, PrivacyEvent};
-use dp_core::{BlockSpec, CoreError, PrivacyWall, ReleaseSpec, SamplingScheme};
+use dp_core::{CoreError, PrivacyWall, ReleaseSpec, SamplingScheme, VectorBlock};
 
-fn spec(dim: usize, bound: f64) -> ReleaseSpec {
-    ReleaseSpec::new(vec![BlockSpec::vector("factor", dim, bound).unwrap()]).unwrap()
+/// One vector block `factor` of `dim` entries, and its handle.
+fn spec(dim: usize, bound: f64) -> (ReleaseSpec, VectorBlock) {
+    let mut b = ReleaseSpec::builder("factor");
+    let f = b.vector("factor", dim, bound).unwrap();
+    (b.build().unwrap(), f)
 }
 
 /// One ledger entry for the whole run, labelled; `T` releases made, release `T + 1` refused
@@ -30,15 +33,15 @@ fn planned_run_charges_once_and_refuses_release_t_plus_one() {
     assert_eq!(wall.ledger().entries()[0].event, expected);
     let eps = wall.spent_epsilon().unwrap();
     assert!(eps > 0.9 && eps <= 1.0, "{eps}");
-    let s = spec(1, 1.0);
+    let (s, f) = spec(1, 1.0);
     let mut out = [0.0];
     for i in 0..120 {
         assert!(wall.can_release().unwrap());
         if i % 2 == 0 {
-            wall.release_into(&s, |x: &f64, b| b.dense(0)[0] = *x, &mut out)
+            wall.release_into(&s, |x: &f64, b| b.dense(f)[0] = *x, &mut out)
                 .unwrap();
         } else {
-            wall.release(&s, |x: &f64, b| b.dense(0)[0] = *x).unwrap();
+            wall.release(&s, |x: &f64, b| b.dense(f)[0] = *x).unwrap();
         }
     }
     assert!(!wall.can_release().unwrap());
@@ -93,14 +96,14 @@ fn release_into_matches_release_bit_for_bit() {
             .unwrap()
     };
     let (mut a, mut b) = (build(), build());
-    let s = spec(2, 1.0);
+    let (s, f) = spec(2, 1.0);
     let stat =
-        |x: &Vec<f64>, buf: &mut dp_core::ContributionBuffer| buf.dense(0).copy_from_slice(x);
+        |x: &Vec<f64>, buf: &mut dp_core::ContributionBuffer| buf.dense(f).copy_from_slice(x);
     let mut out = [0.0; 2];
     for _ in 0..20 {
         let r = a.release(&s, stat).unwrap();
         b.release_into(&s, stat, &mut out).unwrap();
-        assert_eq!(r.blocks()[0].value.as_slice(), &out[..]);
+        assert_eq!(r.vector(f).unwrap().as_slice(), &out[..]);
     }
     assert_eq!(a.ledger().len(), 20);
     assert_eq!(b.ledger().len(), 20);
@@ -117,7 +120,9 @@ fn release_into_matches_release_bit_for_bit() {
         b.release_into(&s, stat, &mut [0.0; 3]),
         Err(CoreError::DimensionMismatch { .. })
     ));
-    let sym = ReleaseSpec::new(vec![BlockSpec::symmetric("s", 2, 1.0).unwrap()]).unwrap();
+    let mut sb = ReleaseSpec::builder("symmetric");
+    sb.symmetric("s", 2, 1.0).unwrap();
+    let sym = sb.build().unwrap();
     assert!(matches!(
         b.release_into(&sym, |_: &Vec<f64>, _| {}, &mut [0.0; 3]),
         Err(CoreError::InvalidParameter { .. })
@@ -136,12 +141,9 @@ fn release_into_replaces_failing_records() {
         .build()
         .unwrap();
     let mut out = [7.0];
+    let (s, f) = spec(1, 1.0);
     let d = wall
-        .release_into(
-            &spec(1, 1.0),
-            |_: &f64, b| b.dense(0)[0] = f64::NAN,
-            &mut out,
-        )
+        .release_into(&s, |_: &f64, b| b.dense(f)[0] = f64::NAN, &mut out)
         .unwrap();
     assert_eq!(d.replaced_records, 1);
     assert_eq!(out, [0.0]);
@@ -168,12 +170,12 @@ fn shuffled_epoch_visits_each_record_once_and_claims_no_amplification() {
         .unwrap();
     assert_eq!(wall.ledger().entries()[0].event, expected);
     assert!(wall.spent_epsilon().unwrap() <= 2.0);
-    let s = spec(n, 1.0);
+    let (s, f) = spec(n, 1.0);
     let mut out = vec![0.0; n];
     for _ in 0..3 {
         let mut seen = vec![0u32; n];
         for _ in 0..n {
-            wall.release_into(&s, |i: &usize, b| b.dense(0)[*i] = 1.0, &mut out)
+            wall.release_into(&s, |i: &usize, b| b.dense(f)[*i] = 1.0, &mut out)
                 .unwrap();
             for (k, v) in out.iter().enumerate() {
                 if *v == 1.0 {
@@ -212,7 +214,7 @@ fn population_slots_fix_the_population() {
             .build()
             .unwrap()
     };
-    let s = spec(1, 1e9);
+    let (s, f) = spec(1, 1e9);
     let mut out = [0.0];
     // 3 records in 10 slots: about 30% of draws hit a record.
     let mut wall = build(vec![1.0, 2.0, 3.0], 3);
@@ -227,7 +229,7 @@ fn population_slots_fix_the_population() {
     assert_eq!(wall.public_population(), Some(10));
     let mut hits = 0;
     for _ in 0..400 {
-        wall.release_into(&s, |x: &f64, b| b.dense(0)[0] = *x, &mut out)
+        wall.release_into(&s, |x: &f64, b| b.dense(f)[0] = *x, &mut out)
             .unwrap();
         assert!([0.0, 1.0, 2.0, 3.0].contains(&out[0]));
         hits += usize::from(out[0] != 0.0);
@@ -238,7 +240,7 @@ fn population_slots_fix_the_population() {
     let mut wall = build((1..=30).map(f64::from).collect(), 4);
     let mut seen = std::collections::BTreeSet::new();
     for _ in 0..400 {
-        wall.release_into(&s, |x: &f64, b| b.dense(0)[0] = *x, &mut out)
+        wall.release_into(&s, |x: &f64, b| b.dense(f)[0] = *x, &mut out)
             .unwrap();
         seen.insert(out[0] as u64);
     }

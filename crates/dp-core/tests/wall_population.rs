@@ -2,10 +2,13 @@
 //! declared public `N` nothing the wall releases or charges depends on it; a wall can be made to
 //! require the declaration.
 
-use dp_core::{BlockSpec, CoreError, PrivacyWall, ReleaseSpec, SamplingScheme};
+use dp_core::{CoreError, PrivacyWall, ReleaseSpec, SamplingScheme, VectorBlock};
 
-fn spec() -> ReleaseSpec {
-    ReleaseSpec::new(vec![BlockSpec::vector("x", 2, 1.0).unwrap()]).unwrap()
+/// One vector block `x` of 2 entries, and its handle.
+fn spec() -> (ReleaseSpec, VectorBlock) {
+    let mut b = ReleaseSpec::builder("x");
+    let x = b.vector("x", 2, 1.0).unwrap();
+    (b.build().unwrap(), x)
 }
 
 fn poisson(records: usize) -> dp_core::WallBuilder<[f64; 2]> {
@@ -27,11 +30,9 @@ fn declared_population_makes_every_released_number_independent_of_the_count() {
     assert_eq!(a.expected_batch_size(), b.expected_batch_size());
     assert_eq!(a.noise_multiplier(), b.noise_multiplier());
     assert_eq!(a.event_per_release(), b.event_per_release());
-    let f = |r: &[f64; 2], buf: &mut dp_core::ContributionBuffer| buf.dense(0).copy_from_slice(r);
-    let (ra, rb) = (
-        a.release(&spec(), f).unwrap(),
-        b.release(&spec(), f).unwrap(),
-    );
+    let (spec, x) = spec();
+    let f = |r: &[f64; 2], buf: &mut dp_core::ContributionBuffer| buf.dense(x).copy_from_slice(r);
+    let (ra, rb) = (a.release(&spec, f).unwrap(), b.release(&spec, f).unwrap());
     assert_eq!(ra.expected_batch_size(), rb.expected_batch_size());
     for (x, y) in ra.blocks().iter().zip(rb.blocks()) {
         assert_eq!(x.noise_std, y.noise_std);
@@ -99,10 +100,11 @@ fn replace_one_declared_population_must_match_the_count() {
 #[test]
 fn declared_population_allows_an_empty_poisson_wall() {
     let mut w = poisson(0).public_population_size(50).build().unwrap();
+    let (spec, x) = spec();
     let r = w
-        .release(&spec(), |r: &[f64; 2], buf| buf.dense(0).copy_from_slice(r))
+        .release(&spec, |r: &[f64; 2], buf| buf.dense(x).copy_from_slice(r))
         .unwrap();
-    assert_eq!(r.blocks()[0].value.as_slice().len(), 2);
+    assert_eq!(r.vector(x).unwrap().len(), 2);
     assert_eq!(w.ledger().len(), 1);
     assert!(poisson(0).build().is_err());
 }

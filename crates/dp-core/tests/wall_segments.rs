@@ -1,7 +1,7 @@
-//! The wall's segment release (`PrivacyWall::release_segments`, now a compatibility shim over
-//! run writes in `PrivacyWall::release`): the neighbouring-record bound, agreement with entry
-//! writes, typed errors for malformed contributions, and thread-count independence. The same
-//! properties through handles and several run blocks: `wall_unified.rs`.
+//! Run writes (`ContributionBuffer::segment` / `push_segment` through `PrivacyWall::release`)
+//! into one vector block: the neighbouring-record bound, agreement with entry writes of the same
+//! statistic, typed errors for malformed runs, and thread-count independence. Runs into several
+//! blocks, mixed with other writes: `wall_unified.rs`.
 //!
 //! Neighbours are coupled as in `wall_neighbouring.rs`: same seed, Poisson sampling, the extra
 //! record appended at the end (the draws for the others are unchanged); for the private walls the
@@ -11,8 +11,9 @@
 mod common;
 use common::in_pool;
 
-use dp_core::wall::segments::SegmentBuffer;
-use dp_core::{BlockSpec, ContributionBuffer, CoreError, PrivacyWall, ReleaseSpec, SamplingScheme};
+use dp_core::{
+    ContributionBuffer, CoreError, PrivacyWall, ReleaseSpec, SamplingScheme, VectorBlock,
+};
 use proptest::prelude::*;
 
 const LEN: usize = 60;
@@ -20,16 +21,29 @@ const LEN: usize = 60;
 /// A record: disjoint runs `(start, values)` in increasing order.
 type Rec = Vec<(usize, Vec<f64>)>;
 
-fn segments(r: &Rec, buf: &mut SegmentBuffer) {
-    for (start, values) in r {
-        buf.push_segment(*start, values);
+/// One vector block `v` of `len` entries, and its handle.
+fn spec(len: usize, bound: f64) -> (ReleaseSpec, VectorBlock) {
+    let mut b = ReleaseSpec::builder("runs");
+    let v = b.vector("v", len, bound).unwrap();
+    (b.build().unwrap(), v)
+}
+
+/// The record written as runs into `v`.
+fn runs(v: VectorBlock) -> impl Fn(&Rec, &mut ContributionBuffer) + Sync {
+    move |r: &Rec, buf: &mut ContributionBuffer| {
+        for (start, values) in r {
+            buf.push_segment(v, *start, values);
+        }
     }
 }
 
-fn pushes(r: &Rec, buf: &mut ContributionBuffer) {
-    for (start, values) in r {
-        for (i, &v) in values.iter().enumerate() {
-            buf.push(0, start + i, v);
+/// The same statistic written as entries (one `push` per entry) into `v`.
+fn pushes(v: VectorBlock) -> impl Fn(&Rec, &mut ContributionBuffer) + Sync {
+    move |r: &Rec, buf: &mut ContributionBuffer| {
+        for (start, values) in r {
+            for (i, &x) in values.iter().enumerate() {
+                buf.push(v, start + i, x);
+            }
         }
     }
 }
@@ -97,53 +111,54 @@ proptest! {
         private in any::<bool>(),
     ) {
         let public_n = 200;
-        let spec = ReleaseSpec::new(vec![BlockSpec::vector("v", LEN, bound).unwrap()]).unwrap();
+        let (spec, v) = spec(LEN, bound);
         let mut neighbour = base.clone();
         neighbour.push(extra);
-        let r0 = wall(base, rate, private, public_n).release_segments(&spec, segments).unwrap();
-        let r1 = wall(neighbour, rate, private, public_n).release_segments(&spec, segments).unwrap();
+        let r0 = wall(base, rate, private, public_n).release(&spec, runs(v)).unwrap();
+        let r1 = wall(neighbour, rate, private, public_n).release(&spec, runs(v)).unwrap();
         let declared = bound / (rate * public_n as f64);
-        let b0 = &r0.blocks()[0];
+        let b0 = r0.released(v).unwrap();
         prop_assert!((b0.sensitivity - declared).abs() <= 1e-12 * declared);
-        let moved = l2_diff(b0.value.as_slice(), r1.blocks()[0].value.as_slice());
+        let moved = l2_diff(b0.value.as_slice(), r1.released(v).unwrap().value.as_slice());
         prop_assert!(moved <= declared * (1.0 + 1e-9), "moved {moved} > declared {declared}");
     }
 
-    /// The segment release equals the general release (per-entry pushes) on the same data and
-    /// seed, including the noise and the clip count.
+    /// Run writes and entry writes (one `push` per entry) of the same statistic give the same
+    /// release on the same data and seed, including the noise and the clip count.
     #[test]
-    fn segment_and_general_releases_agree(
+    fn run_writes_and_entry_writes_of_the_same_statistic_agree(
         records in prop::collection::vec(record(), 1..150),
         bound in 0.01f64..10.0,
         private in any::<bool>(),
     ) {
-        let spec = ReleaseSpec::new(vec![BlockSpec::vector("v", LEN, bound).unwrap()]).unwrap();
-        let a = wall(records.clone(), 0.5, private, 150).release(&spec, pushes).unwrap();
-        let b = wall(records, 0.5, private, 150).release_segments(&spec, segments).unwrap();
+        let (spec, v) = spec(LEN, bound);
+        let a = wall(records.clone(), 0.5, private, 150).release(&spec, pushes(v)).unwrap();
+        let b = wall(records, 0.5, private, 150).release(&spec, runs(v)).unwrap();
         prop_assert_eq!(a.clipped_records(), b.clipped_records());
-        let (va, vb) = (a.blocks()[0].value.as_slice(), b.blocks()[0].value.as_slice());
+        let (ba, bb) = (a.released(v).unwrap(), b.released(v).unwrap());
+        let (va, vb) = (ba.value.as_slice(), bb.value.as_slice());
         let scale = va.iter().fold(1e-300f64, |m, x| m.max(x.abs()));
         prop_assert!(l2_diff(va, vb) <= 1e-12 * scale * (LEN as f64).sqrt());
-        prop_assert_eq!(a.blocks()[0].noise_std, b.blocks()[0].noise_std);
+        prop_assert_eq!(ba.noise_std, bb.noise_std);
     }
 }
 
 #[test]
 fn malformed_runs_are_errors_in_non_private_mode_and_replaced_in_private_mode() {
-    let spec = ReleaseSpec::new(vec![BlockSpec::vector("v", LEN, 1.0).unwrap()]).unwrap();
-    let bad: [fn(&Rec, &mut SegmentBuffer); 4] = [
-        |_, b| b.push_segment(LEN - 1, &[1.0, 1.0]), // past the end
-        |_, b| b.push_segment(usize::MAX, &[1.0]),   // overflowing start
-        |_, b| {
-            b.push_segment(5, &[1.0, 1.0]);
-            b.push_segment(6, &[1.0]); // overlapping
+    let (spec, v) = spec(LEN, 1.0);
+    let bad: [&Statistic; 4] = [
+        &move |_, b| b.push_segment(v, LEN - 1, &[1.0, 1.0]), // past the end
+        &move |_, b| b.push_segment(v, usize::MAX, &[1.0]),   // overflowing start
+        &move |_, b| {
+            b.push_segment(v, 5, &[1.0, 1.0]);
+            b.push_segment(v, 6, &[1.0]); // overlapping
         },
-        |_, b| b.push_segment(3, &[f64::NAN]), // non-finite
+        &move |_, b| b.push_segment(v, 3, &[f64::NAN]), // non-finite
     ];
     for (i, f) in bad.into_iter().enumerate() {
         // Non-private: a typed error, nothing released.
         let mut w = wall(vec![vec![]; 10], 1.0, false, 10);
-        let err = w.release_segments(&spec, f).unwrap_err();
+        let err = w.release(&spec, f).unwrap_err();
         assert!(
             matches!(err, CoreError::InvalidContribution { ref block, .. } if block == "v"),
             "case {i}: {err:?}"
@@ -151,27 +166,29 @@ fn malformed_runs_are_errors_in_non_private_mode_and_replaced_in_private_mode() 
         assert_eq!(w.releases_made(), 0);
         // Private: every record replaced by zero, the release charged.
         let mut w = wall(vec![vec![]; 10], 1.0, true, 10);
-        let r = w.release_segments(&spec, f).unwrap();
+        let r = w.release(&spec, f).unwrap();
         assert_eq!(r.diagnostics().replaced_records, 10, "case {i}");
         assert_eq!(w.ledger().len(), 1, "case {i}: the release was not charged");
     }
     // Out of order: a run starting before the previous one.
     let mut w = wall(vec![vec![]; 3], 1.0, false, 3);
     let err = w
-        .release_segments(&spec, |_, b| {
-            b.push_segment(10, &[1.0]);
-            b.push_segment(2, &[1.0]);
+        .release(&spec, |_: &Rec, b: &mut ContributionBuffer| {
+            b.push_segment(v, 10, &[1.0]);
+            b.push_segment(v, 2, &[1.0]);
         })
         .unwrap_err();
     assert!(matches!(err, CoreError::InvalidContribution { .. }));
     // Huge but finite values: the norm does not overflow, the record is clipped to the bound.
     let mut w = wall(vec![vec![]], 1.0, false, 1);
     let r = w
-        .release_segments(&spec, |_, b| b.push_segment(0, &[1e200, 1e200]))
+        .release(&spec, |_: &Rec, b: &mut ContributionBuffer| {
+            b.push_segment(v, 0, &[1e200, 1e200])
+        })
         .unwrap();
-    let norm = r.blocks()[0]
-        .value
-        .as_slice()
+    let norm = r
+        .vector(v)
+        .unwrap()
         .iter()
         .map(|x| x * x)
         .sum::<f64>()
@@ -180,20 +197,29 @@ fn malformed_runs_are_errors_in_non_private_mode_and_replaced_in_private_mode() 
     assert_eq!(r.clipped_records(), 1);
 }
 
+type Statistic = dyn Fn(&Rec, &mut ContributionBuffer) + Sync;
+
+/// Runs go only into a vector or matrix block of the release's own spec: runs into a symmetric
+/// block do not compile (`RunHandle`), and runs through the handle of a block of another spec
+/// (even one of the same name and shape) are invalid writes: a typed error that charges nothing
+/// in non-private mode, every record replaced in private mode.
 #[test]
-fn specs_the_segment_path_cannot_serve_are_refused() {
-    let two = ReleaseSpec::new(vec![
-        BlockSpec::vector("a", 3, 1.0).unwrap(),
-        BlockSpec::vector("b", 3, 1.0).unwrap(),
-    ])
-    .unwrap();
-    let sym = ReleaseSpec::new(vec![BlockSpec::symmetric("s", 3, 1.0).unwrap()]).unwrap();
-    for spec in [two, sym] {
-        let mut w = wall(vec![vec![]; 3], 1.0, true, 3);
-        let err = w.release_segments(&spec, segments).unwrap_err();
-        assert!(matches!(err, CoreError::Misconfigured(_)), "{err:?}");
-        assert!(w.ledger().is_empty());
-    }
+fn runs_into_a_block_of_another_spec_are_refused() {
+    let (_, foreign) = spec(3, 1.0);
+    let (spec, _) = spec(3, 1.0);
+    let recs = vec![vec![(0, vec![1.0, 1.0])]; 3];
+    let mut w = wall(recs.clone(), 1.0, false, 3);
+    let err = w.release(&spec, runs(foreign)).unwrap_err();
+    assert!(
+        matches!(err, CoreError::InvalidContribution { .. }),
+        "{err:?}"
+    );
+    assert_eq!(w.releases_made(), 0);
+    assert!(w.release_log().is_empty());
+    let mut w = wall(recs, 1.0, true, 3);
+    let r = w.release(&spec, runs(foreign)).unwrap();
+    assert_eq!(r.diagnostics().replaced_records, 3);
+    assert_eq!(w.ledger().len(), 1);
 }
 
 /// Records for the thread-count tests: 700 records (several tasks of the first pass) writing runs
@@ -215,19 +241,19 @@ fn many_records(block_len: usize) -> Vec<Rec> {
         .collect()
 }
 
-/// The segment release is bit-for-bit the same at 1, 2 and 3 threads (seeded), private or not.
+/// A release of runs is bit-for-bit the same at 1, 2 and 3 threads (seeded), private or not.
 #[test]
-fn segment_release_does_not_depend_on_the_number_of_threads() {
+fn run_writes_do_not_depend_on_the_number_of_threads() {
     let block_len = 100_003;
-    let spec = ReleaseSpec::new(vec![BlockSpec::vector("v", block_len, 2.0).unwrap()]).unwrap();
+    let (spec, v) = spec(block_len, 2.0);
     let recs = many_records(block_len);
     for private in [false, true] {
         let go = |threads: usize| {
             in_pool(threads, || {
                 let mut w = wall(recs.clone(), 0.9, private, 700);
                 // Two releases: the second reuses the wall's scratch.
-                let first = w.release_segments(&spec, segments).unwrap();
-                let second = w.release_segments(&spec, segments).unwrap();
+                let first = w.release(&spec, runs(v)).unwrap();
+                let second = w.release(&spec, runs(v)).unwrap();
                 (first, second)
             })
         };
@@ -249,9 +275,9 @@ fn segment_release_does_not_depend_on_the_number_of_threads() {
 /// Without clipping and without noise, the released sum is exactly the plain sequential sum over
 /// the records in index order, divided by the public batch size (the documented summation order).
 #[test]
-fn segment_sum_is_the_sequential_sum_in_record_order() {
+fn run_sum_is_the_sequential_sum_in_record_order() {
     let block_len = 100_003;
-    let spec = ReleaseSpec::new(vec![BlockSpec::vector("v", block_len, 1e6).unwrap()]).unwrap();
+    let (spec, v) = spec(block_len, 1e6);
     let recs = many_records(block_len);
     let mut expected = vec![0.0f64; block_len];
     for r in &recs {
@@ -262,12 +288,10 @@ fn segment_sum_is_the_sequential_sum_in_record_order() {
         }
     }
     let release = in_pool(2, || {
-        wall(recs, 1.0, false, 700)
-            .release_segments(&spec, segments)
-            .unwrap()
+        wall(recs, 1.0, false, 700).release(&spec, runs(v)).unwrap()
     });
     assert_eq!(release.clipped_records(), 0);
-    let got = release.blocks()[0].value.as_slice();
+    let got = release.vector(v).unwrap().as_slice();
     for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
         assert_eq!(g.to_bits(), (e / 700.0).to_bits(), "entry {i}");
     }

@@ -213,6 +213,16 @@ pub trait MatrixHandle: BlockHandle {}
 pub trait SymmetricHandle: BlockHandle {}
 /// Handles of blocks that take runs ([`crate::ContributionBuffer::segment`]): vector and matrix
 /// blocks. Sealed.
+///
+/// Runs into a symmetric block do not compile:
+/// ```compile_fail
+/// use dp_core::{ContributionBuffer, ReleaseSpec};
+/// let mut b = ReleaseSpec::builder("no runs");
+/// let s = b.symmetric("s", 3, 1.0)?;
+/// let spec = b.build()?;
+/// ContributionBuffer::new(&spec).push_segment(s, 0, &[1.0]);
+/// # Ok::<(), dp_core::CoreError>(())
+/// ```
 pub trait RunHandle: BlockHandle {}
 /// What a noise weight is set on ([`ReleaseSpecBuilder::weight`]): a group, or a block (its
 /// group). Sealed.
