@@ -13,7 +13,6 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use dp_core::wall::segments::SegmentBuffer;
 use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
@@ -77,34 +76,24 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(topics.expected()))
     });
     // The same 256 documents through dp-core's privacy wall (non-private mode, Poisson rate 1):
-    // E-step + sparse contribution + per-record clipping + sum, i.e. one engine iteration's
-    // release without the M-step (general path: one push per entry).
+    // E-step + contribution (one run of K values per word) + per-record clipping + sum, i.e.
+    // one engine iteration's release without the M-step.
     let model = Lda::new(cfg.clone());
-    let spec = model.release_spec().expect("valid spec");
+    let (spec, blocks) = model.release_spec().expect("valid spec");
     let mut wall = PrivacyWall::builder(docs.clone())
         .sampling(SamplingScheme::poisson(1.0).expect("valid rate"))
         .non_private()
         .seed(0)
         .build()
         .expect("valid wall");
-    c.bench_function("lda_wall_release_256_docs_k50", |b| {
+    c.bench_function("lda_wall_segments_256_docs_k50", |b| {
         b.iter(|| {
             let r = wall
                 .release(&spec, |d: &Document, buf: &mut ContributionBuffer| {
                     let mut s = DocScratch::new(k);
-                    model.record_statistic(&expected, d, &mut s, buf);
-                })
-                .expect("release");
-            black_box(r.clipped_records())
-        })
-    });
-    // The engine's path for LDA: dp-core's segment release (one run of K values per word).
-    c.bench_function("lda_wall_segments_256_docs_k50", |b| {
-        b.iter(|| {
-            let r = wall
-                .release_segments(&spec, |d: &Document, buf: &mut SegmentBuffer| {
-                    let mut s = DocScratch::new(k);
-                    model.record_segments(&expected, d, &mut s, buf);
+                    if let Err(e) = model.record_statistic(&blocks, &expected, d, &mut s, buf) {
+                        buf.reject_record(e.reason());
+                    }
                 })
                 .expect("release");
             black_box(r.clipped_records())

@@ -13,8 +13,8 @@ fn bench(c: &mut Criterion) {
     let (j, k) = (784, 100);
     let model = Sbn::new(SbnConfig::new(j, k).expect("config")).expect("model");
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let global = model.init_global(&mut rng);
-    let natural = model.expected_natural(&global);
+    let global = model.init_global(&mut rng).expect("init");
+    let natural = model.expected_natural(&global).expect("moments");
     let images = SyntheticSbn::random(j, 8, 3).sample(16, 4);
     let mut i = 0;
     c.bench_function("sbn_estep_record_784x100", |b| {

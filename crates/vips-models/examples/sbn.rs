@@ -256,7 +256,7 @@ fn run(args: Args) -> Result<(), CliError> {
     let bound = heldout_lower_bound(&model, &natural, bound_set);
     let snr = if args.snr && args.diagnostics {
         let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(args.init_seed);
-        let init = SbnNatural::from_global(&model.init_global(&mut rng));
+        let init = SbnNatural::from_global(&model.init_global(&mut rng)?);
         let sigma = result.privacy.noise_multiplier.unwrap_or(0.0);
         Some(block_snr(&model, &init, &snr_batch, sigma))
     } else {

@@ -11,12 +11,6 @@
 //! - [`blr`], [`sbn`]: Bayesian logistic regression and sigmoid belief networks.
 
 pub mod blr;
-/// The former path of [`lda::corpus`], kept only so that the driver's documentation example (not
-/// edited in this step) still builds; use [`lda::corpus`].
-#[doc(hidden)]
-pub mod data {
-    pub use crate::lda::corpus::*;
-}
 pub mod engine;
 pub mod lda;
 pub mod limits;

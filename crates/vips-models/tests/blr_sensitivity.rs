@@ -18,7 +18,7 @@ fn released_sums(
     records: Vec<BlrRecord>,
     public_n: usize,
 ) -> (DVector<f64>, DMatrix<f64>) {
-    let spec = model.release_spec().unwrap();
+    let (spec, blocks) = model.release_spec().unwrap();
     let mut wall = PrivacyWall::builder(records)
         .sampling(SamplingScheme::poisson(1.0).unwrap())
         .non_private()
@@ -27,11 +27,16 @@ fn released_sums(
         .unwrap();
     let release = wall
         .release(&spec, |r, buf| {
-            model.record_statistic(natural, r, &mut (), buf)
+            if model
+                .record_statistic(&blocks, natural, r, &mut (), buf)
+                .is_err()
+            {
+                buf.reject_record("rejected");
+            }
         })
         .unwrap();
-    let s1 = release.blocks()[0].as_vector().unwrap() * public_n as f64;
-    let s2 = release.blocks()[1].as_matrix().unwrap() * public_n as f64;
+    let s1 = release.vector(blocks.s1).unwrap() * public_n as f64;
+    let s2 = release.symmetric(blocks.s2).unwrap() * public_n as f64;
     (s1, s2)
 }
 

@@ -62,12 +62,21 @@ fn ledger_epsilon_equals_the_accountants_for_the_same_event() {
         (eps - reference).abs() <= 1e-9 * reference,
         "ledger {eps} vs accountant {reference}"
     );
-    let replayed =
-        Accountant::from_json(&serde_json::to_string(p.ledger.as_ref().unwrap()).unwrap())
-            .unwrap()
-            .epsilon(1e-5)
-            .unwrap();
+    // The serialised summary carries the accountant's own JSON: replayable as is, and read back
+    // into the same typed ledger.
+    let json = serde_json::to_value(p).unwrap();
+    let replayed = Accountant::from_json(&json["ledger"].to_string())
+        .unwrap()
+        .epsilon(1e-5)
+        .unwrap();
     assert_eq!(replayed, eps);
+    assert_eq!(p.ledger.as_ref().unwrap().epsilon(1e-5).unwrap(), eps);
+    let back: vips_models::engine::PrivacySummary = serde_json::from_value(json).unwrap();
+    assert_eq!(
+        back.ledger.as_ref().unwrap().entries(),
+        p.ledger.as_ref().unwrap().entries()
+    );
+    assert_eq!(back.epsilon, p.epsilon);
     // Per-iteration trace: epsilon non-decreasing, ending at the total.
     let spent: Vec<f64> = result
         .trace

@@ -10,8 +10,7 @@
 //! also goes through [`fit`]: one iteration of batch VB (`rho = 1`) with a declared public
 //! population gives `lambda - eta = N_public s~`, i.e. exactly the released sum.
 
-use dp_core::wall::segments::SegmentBuffer;
-use dp_core::{PrivacyWall, SamplingScheme};
+use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, VipsModel, fit};
@@ -55,13 +54,13 @@ fn adversarial() -> Document {
 }
 
 /// The public entry point: prepare (resample) the corpus with the same key, then one
-/// noise-free release of the statistic through the wall's segment path (the one the engine uses
-/// for LDA) at the fixed initial topics.
+/// noise-free release of the statistic through the wall, written as the engine writes it (one run
+/// per word) at the fixed initial topics.
 fn released(model: &Lda, corpus: &Corpus, topics: &Topics) -> Vec<f64> {
     let key = ResamplingKey::public_seed(42);
     let docs = model.prepare(corpus, &key).unwrap();
-    let spec = model.release_spec().unwrap();
-    let natural = model.expected_natural(topics);
+    let (spec, blocks) = model.release_spec().unwrap();
+    let natural = model.expected_natural(topics).unwrap();
     let mut wall = PrivacyWall::builder(docs)
         .sampling(SamplingScheme::poisson(1.0).unwrap())
         .non_private()
@@ -70,12 +69,17 @@ fn released(model: &Lda, corpus: &Corpus, topics: &Topics) -> Vec<f64> {
         .build()
         .unwrap();
     let r = wall
-        .release_segments(&spec, |doc: &Document, buf: &mut SegmentBuffer| {
+        .release(&spec, |doc: &Document, buf: &mut ContributionBuffer| {
             let mut scratch = model.new_scratch();
-            model.record_segments(&natural, doc, &mut scratch, buf);
+            if model
+                .record_statistic(&blocks, &natural, doc, &mut scratch, buf)
+                .is_err()
+            {
+                buf.reject_record("rejected");
+            }
         })
         .unwrap();
-    r.blocks()[0].value.as_slice().to_vec()
+    r.matrix(blocks.topics).unwrap().as_slice().to_vec()
 }
 
 fn l2_diff(a: &[f64], b: &[f64]) -> f64 {

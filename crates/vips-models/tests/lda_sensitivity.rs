@@ -4,18 +4,17 @@
 //!
 //! Both datasets go through dp-core's privacy wall in non-private mode (so the difference is the
 //! clipped sums' difference, not noise) with Poisson rate 1 (every record sampled) and the same
-//! public population size, i.e. the same normaliser `S`. Both of the wall's paths are checked:
-//! the general one (`record_statistic`, per-entry pushes) and the segment release the engine uses
-//! for LDA (`record_segments`, one run of `K` values per distinct word).
+//! public population size, i.e. the same normaliser `S`. Both ways of writing the statistic are
+//! checked: the model's own (`record_statistic`, one run of `K` values per distinct word) and a
+//! reference written entry by entry (`push_matrix`) from `lda::document_statistic`.
 
-use dp_core::wall::segments::SegmentBuffer;
 use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 use vips_models::engine::VipsModel;
 use vips_models::lda::corpus::{Document, SyntheticConfig};
-use vips_models::lda::{Lda, LdaConfig, Topics};
+use vips_models::lda::{Lda, LdaConfig, Topics, document_statistic, infer_document};
 
 fn release(
     model: &Lda,
@@ -24,8 +23,8 @@ fn release(
     public_n: usize,
     segments: bool,
 ) -> (Vec<f64>, f64) {
-    let spec = model.release_spec().unwrap();
-    let natural = model.expected_natural(topics);
+    let (spec, blocks) = model.release_spec().unwrap();
+    let natural = model.expected_natural(topics).unwrap();
     let mut wall = PrivacyWall::builder(docs)
         .sampling(SamplingScheme::poisson(1.0).unwrap())
         .non_private()
@@ -34,15 +33,28 @@ fn release(
         .build()
         .unwrap();
     let r = if segments {
-        wall.release_segments(&spec, |doc: &Document, buf: &mut SegmentBuffer| {
+        wall.release(&spec, |doc: &Document, buf: &mut ContributionBuffer| {
             let mut scratch = model.new_scratch();
-            model.record_segments(&natural, doc, &mut scratch, buf);
+            if model
+                .record_statistic(&blocks, &natural, doc, &mut scratch, buf)
+                .is_err()
+            {
+                buf.reject_record("rejected");
+            }
         })
         .unwrap()
     } else {
         wall.release(&spec, |doc: &Document, buf: &mut ContributionBuffer| {
             let mut scratch = model.new_scratch();
-            model.record_statistic(&natural, doc, &mut scratch, buf);
+            infer_document(&natural, model.config(), doc, &mut scratch);
+            let k = natural.num_topics();
+            let mut rows = vec![0.0; doc.words().len() * k];
+            document_statistic(&natural, doc, &scratch, &mut rows);
+            for (row, &w) in rows.chunks(k).zip(doc.words()) {
+                for (topic, &x) in row.iter().enumerate() {
+                    buf.push_matrix(blocks.topics, topic, w as usize, x);
+                }
+            }
         })
         .unwrap()
     };
@@ -125,7 +137,7 @@ fn an_adversarial_document_is_clipped_to_exactly_the_bound() {
 }
 
 #[test]
-fn the_segment_release_equals_the_general_release() {
+fn the_run_writes_equal_the_entry_writes() {
     // 300 documents: several chunks of 64 and waves of workers, clipped and unclipped ones.
     let (k, v, n) = (7, 60, 40);
     let data = SyntheticConfig {

@@ -51,9 +51,11 @@ fn raw_images(n: usize) -> Vec<Vec<u8>> {
 fn released(model: &Sbn, path: &std::path::Path) -> Vec<Vec<f64>> {
     let images: Vec<BinaryImage> = load_idx_images(path, 128).unwrap();
     model.check_records(&images).unwrap();
-    let spec = model.release_spec().unwrap();
-    let global = model.init_global(&mut ChaCha8Rng::seed_from_u64(7));
-    let natural = model.expected_natural(&global);
+    let (spec, blocks) = model.release_spec().unwrap();
+    let global = model
+        .init_global(&mut ChaCha8Rng::seed_from_u64(7))
+        .unwrap();
+    let natural = model.expected_natural(&global).unwrap();
     let mut wall = PrivacyWall::builder(images)
         .sampling(SamplingScheme::poisson(1.0).unwrap())
         .non_private()
@@ -64,7 +66,12 @@ fn released(model: &Sbn, path: &std::path::Path) -> Vec<Vec<f64>> {
     let r = wall
         .release(&spec, |im: &BinaryImage, buf: &mut ContributionBuffer| {
             let mut scratch = model.new_scratch();
-            model.record_statistic(&natural, im, &mut scratch, buf);
+            if model
+                .record_statistic(&blocks, &natural, im, &mut scratch, buf)
+                .is_err()
+            {
+                buf.reject_record("rejected");
+            }
         })
         .unwrap();
     r.blocks()
@@ -83,8 +90,7 @@ fn dist(a: &[f64], b: &[f64]) -> f64 {
 
 fn check_model(model: &Sbn, tag: &str) {
     let bounds: Vec<f64> = model
-        .release_spec()
-        .unwrap()
+        .spec()
         .blocks()
         .iter()
         .map(|b| b.bound() / PUBLIC_N as f64)

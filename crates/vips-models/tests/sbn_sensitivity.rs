@@ -20,7 +20,7 @@ fn model(j: usize, k: usize, g: GRelease) -> Sbn {
 /// A global with random (possibly extreme) means and variances.
 fn global(model: &Sbn, seed: u64, scale: f64) -> SbnGlobal {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut g = model.init_global(&mut rng);
+    let mut g = model.init_global(&mut rng).unwrap();
     let (j, k) = (model.config().visible, model.config().hidden);
     let mut s = seed;
     let mut next = || {
@@ -40,13 +40,7 @@ fn norm(v: &[f64]) -> f64 {
 }
 
 fn bounds_of(model: &Sbn) -> Vec<f64> {
-    model
-        .release_spec()
-        .unwrap()
-        .blocks()
-        .iter()
-        .map(|b| b.bound())
-        .collect()
+    model.spec().blocks().iter().map(|b| b.bound()).collect()
 }
 
 fn check_neighbours(model: &Sbn, nat: &SbnNatural, data: &[BinaryImage], removed: usize) {
@@ -92,7 +86,7 @@ proptest! {
         removed in 0usize..6,
     ) {
         let m = model(12, 4, GRelease::PerUnit);
-        let nat = m.expected_natural(&global(&m, seed, scale));
+        let nat = m.expected_natural(&global(&m, seed, scale)).unwrap();
         let data: Vec<BinaryImage> = bits.iter().map(|b| image(b)).collect();
         check_neighbours(&m, &nat, &data, removed % data.len());
     }
@@ -105,7 +99,7 @@ proptest! {
         removed in 0usize..6,
     ) {
         let m = model(9, 5, GRelease::Pooled);
-        let nat = m.expected_natural(&global(&m, seed, scale));
+        let nat = m.expected_natural(&global(&m, seed, scale)).unwrap();
         let data: Vec<BinaryImage> = bits.iter().map(|b| image(b)).collect();
         check_neighbours(&m, &nat, &data, removed % data.len());
     }
@@ -119,7 +113,7 @@ fn bounds_are_tight_where_claimed() {
     let mut g = global(&m, 1, 0.0);
     g.b_shift = DVector::from_element(5, 1e4 * g.b_precision[0]);
     g.w_shift = DMatrix::zeros(9, 5);
-    let nat = m.expected_natural(&g);
+    let nat = m.expected_natural(&g).unwrap();
     let blocks = m.record_blocks(&nat, &image(&[true; 9]));
     let b = m.bounds();
     assert!((norm(&blocks[2]) - b.s3).abs() < 1e-9);
@@ -127,8 +121,7 @@ fn bounds_are_tight_where_claimed() {
     assert!((norm(&blocks[6]) - b.g_pooled).abs() < 1e-6);
     // The names of the seven statistics in release order.
     let names: Vec<String> = m
-        .release_spec()
-        .unwrap()
+        .spec()
         .blocks()
         .iter()
         .map(|b| b.name().to_string())
@@ -144,12 +137,8 @@ fn bounds_are_tight_where_claimed() {
 /// The sum of every block *as the wall releases it* (non-private wall, rate 1: every record,
 /// clipped to the declared bound, summed) over `data`.
 /// Also returns how many records the wall clipped.
-fn wall_sums(
-    model: &Sbn,
-    nat: &std::sync::Arc<SbnNatural>,
-    data: Vec<BinaryImage>,
-) -> (Vec<Vec<f64>>, u64) {
-    let spec = model.release_spec().unwrap();
+fn wall_sums(model: &Sbn, nat: &SbnNatural, data: Vec<BinaryImage>) -> (Vec<Vec<f64>>, u64) {
+    let (spec, blocks) = model.release_spec().unwrap();
     let mut wall = dp_core::PrivacyWall::builder(data)
         .sampling(dp_core::SamplingScheme::poisson(1.0).unwrap())
         .non_private()
@@ -159,7 +148,12 @@ fn wall_sums(
     let release = wall
         .release(&spec, |record, buffer| {
             let mut scratch = model.new_scratch();
-            model.record_statistic(nat, record, &mut scratch, buffer);
+            if model
+                .record_statistic(&blocks, nat, record, &mut scratch, buffer)
+                .is_err()
+            {
+                buffer.reject_record("rejected");
+            }
         })
         .unwrap();
     let sums = release
@@ -199,7 +193,7 @@ proptest! {
             cfg.statistics = SbnStatistics::Residual;
         }
         let m = Sbn::new(cfg).unwrap();
-        let nat = m.expected_natural(&global(&m, seed, 5.0));
+        let nat = m.expected_natural(&global(&m, seed, 5.0)).unwrap();
         let data: Vec<BinaryImage> = bits.iter().map(|b| image(b)).collect();
         let removed = removed % data.len();
         let mut neighbour = data.clone();
@@ -240,7 +234,7 @@ fn clipping_happens_at_small_clip_fractions() {
         let m = Sbn::new(cfg).unwrap();
         let clipped_seeds = (0..10u64)
             .filter(|&seed| {
-                let nat = m.expected_natural(&global(&m, seed, 5.0));
+                let nat = m.expected_natural(&global(&m, seed, 5.0)).unwrap();
                 wall_sums(&m, &nat, data.clone()).1 > 0
             })
             .count();

@@ -32,7 +32,7 @@ pub use data::{
 };
 pub use error::BlrError;
 pub use fit::{batch_config, fit};
-pub use model::{Blr, BlrGlobal};
+pub use model::{Blr, BlrBlocks, BlrGlobal, BlrTarget};
 pub use predict::{
     Metrics, accuracy, auc, evaluate, log_loss, predict_all, predict_probability, sigmoid,
 };

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use dp_core::{BlockSpec, ContributionBuffer, Release, ReleaseSpec};
+use dp_core::{ContributionBuffer, Release, ReleaseSpec, SymmetricBlock, VectorBlock};
 use expfam::{
     ExponentialFamily, Gamma, GaussianNatural, MvGaussian, gamma_precision_posterior_from_gaussian,
 };
@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::sensitivity::{S1_BOUND, S2_BOUND, expected_xi};
 use super::{BlrConfig, BlrError, BlrRecord, Features, Hyperprior};
-use crate::engine::{EngineError, VipsModel};
+use crate::engine::{EngineError, RecordError, VipsModel};
 
 /// Private Bayesian logistic regression with Pólya-Gamma augmentation.
 ///
@@ -59,9 +59,28 @@ pub struct BlrGlobal {
     lik_precision: DMatrix<f64>,
     alpha: Option<Gamma>,
     alpha_mean: f64,
-    posterior: Option<Arc<MvGaussian>>,
+    posterior: Arc<MvGaussian>,
     eigenvalues_raised: usize,
     failed_updates: u64,
+}
+
+/// BLR's M-step target from one release: `h = N s1~` and the likelihood precision `N s2~`
+/// (what the SVI step blends), and how many eigenvalues of the released `s2` the wall's
+/// projection raised.
+#[derive(Clone, Debug)]
+pub struct BlrTarget {
+    h: DVector<f64>,
+    lik_precision: DMatrix<f64>,
+    eigenvalues_raised: usize,
+}
+
+/// BLR's handles to its two released blocks.
+#[derive(Clone, Copy, Debug)]
+pub struct BlrBlocks {
+    /// `s1 = sum (y_n - 1/2) x_n`.
+    pub s1: VectorBlock,
+    /// `s2 = sum <xi_n> x_n x_n^T`.
+    pub s2: SymmetricBlock,
 }
 
 #[derive(Serialize)]
@@ -76,12 +95,11 @@ struct GlobalView<'a> {
 
 impl Serialize for BlrGlobal {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let post = self.posterior.as_deref();
+        let post = &self.posterior;
         GlobalView {
             dim: self.h.len(),
-            mean: post.map_or(&[][..], |p| p.mean().as_slice()),
-            covariance_diagonal: post
-                .map_or(Vec::new(), |p| p.cov().diagonal().as_slice().to_vec()),
+            mean: post.mean().as_slice(),
+            covariance_diagonal: post.cov().diagonal().as_slice().to_vec(),
             alpha_mean: self.alpha_mean,
             alpha: self.alpha,
             eigenvalues_raised_last_release: self.eigenvalues_raised,
@@ -92,14 +110,8 @@ impl Serialize for BlrGlobal {
 
 impl BlrGlobal {
     /// The current `q(m) = N(mu, Sigma)`.
-    ///
-    /// # Panics
-    /// Never for a global produced by [`Blr`]'s `init_global` or `blend`; an M-step *target*
-    /// (internal to the engine) has no posterior.
     pub fn posterior(&self) -> &MvGaussian {
-        self.posterior
-            .as_deref()
-            .expect("a fitted BlrGlobal always carries q(m)")
+        &self.posterior
     }
 
     /// `q(alpha)` (`None` for a fixed prior precision).
@@ -187,13 +199,17 @@ impl Blr {
         Ok(MvGaussian::from_natural(&natural)?)
     }
 
-    fn alpha_prior(&self) -> (Option<Gamma>, f64) {
+    /// The prior `p(alpha)` (`None` for a fixed precision) and its mean.
+    fn alpha_prior(&self) -> Result<(Option<Gamma>, f64), EngineError> {
         match self.config.prior() {
             Hyperprior::Gamma { shape, rate } => {
-                let g = Gamma::new(shape, rate).expect("validated by BlrConfig");
-                (Some(g), g.mean())
+                let g = Gamma::new(shape, rate).map_err(|_| EngineError::Model {
+                    model: "blr",
+                    reason: "the Gamma hyperprior is not a valid distribution",
+                })?;
+                Ok((Some(g), g.mean()))
             }
-            Hyperprior::Fixed { alpha } => (None, alpha),
+            Hyperprior::Fixed { alpha } => Ok((None, alpha)),
         }
     }
 }
@@ -201,8 +217,10 @@ impl Blr {
 impl VipsModel for Blr {
     type Record = BlrRecord;
     type Global = BlrGlobal;
+    type Target = BlrTarget;
     type Natural = Arc<MvGaussian>;
     type Scratch = ();
+    type Blocks = BlrBlocks;
 
     /// Rejects records whose dimension does not match the model's (before any release).
     fn check_records(&self, records: &[BlrRecord]) -> Result<(), EngineError> {
@@ -216,58 +234,62 @@ impl VipsModel for Blr {
         "blr"
     }
 
-    fn release_spec(&self) -> Result<ReleaseSpec, EngineError> {
+    fn release_spec(&self) -> Result<(ReleaseSpec, BlrBlocks), EngineError> {
         let d = self.config.dim();
-        Ok(ReleaseSpec::new(vec![
-            BlockSpec::vector("s1", d, S1_BOUND)?,
-            BlockSpec::symmetric("s2", d, S2_BOUND)?.with_eigenvalue_floor(self.config.floor())?,
-        ])?)
+        let mut b = ReleaseSpec::builder("blr");
+        let s1 = b.vector("s1", d, S1_BOUND)?;
+        let s2 = b.symmetric("s2", d, S2_BOUND)?;
+        b.eigenvalue_floor(s2, self.config.floor())?;
+        Ok((b.build()?, BlrBlocks { s1, s2 }))
     }
 
-    fn init_global(&self, _rng: &mut dyn Rng) -> BlrGlobal {
+    fn init_global(&self, _rng: &mut dyn Rng) -> Result<BlrGlobal, EngineError> {
         let d = self.config.dim();
-        let (alpha, alpha_mean) = self.alpha_prior();
+        let (alpha, alpha_mean) = self.alpha_prior()?;
         let h = DVector::zeros(d);
         let lik_precision = DMatrix::zeros(d, d);
         let posterior = MvGaussian::new(
             DVector::zeros(d),
             DMatrix::from_diagonal_element(d, d, 1.0 / alpha_mean),
         )
-        .expect("a positive multiple of the identity is a valid covariance");
-        BlrGlobal {
+        .map_err(|_| EngineError::Model {
+            model: "blr",
+            reason: "the prior N(0, I / <alpha>) is not a valid Gaussian",
+        })?;
+        Ok(BlrGlobal {
             h,
             lik_precision,
             alpha,
             alpha_mean,
-            posterior: Some(Arc::new(posterior)),
+            posterior: Arc::new(posterior),
             eigenvalues_raised: 0,
             failed_updates: 0,
-        }
+        })
     }
 
-    fn expected_natural(&self, global: &BlrGlobal) -> Arc<MvGaussian> {
-        global
-            .posterior
-            .clone()
-            .expect("a fitted BlrGlobal always carries q(m)")
+    fn expected_natural(&self, global: &BlrGlobal) -> Result<Arc<MvGaussian>, EngineError> {
+        Ok(Arc::clone(&global.posterior))
     }
 
     fn new_scratch(&self) {}
 
     fn record_statistic(
         &self,
+        blocks: &BlrBlocks,
         natural: &Arc<MvGaussian>,
         record: &BlrRecord,
         _scratch: &mut (),
         out: &mut ContributionBuffer,
-    ) {
+    ) -> Result<(), RecordError> {
         let d = self.config.dim();
         let x = record.features();
         if x.min_dim() > d || matches!(x, Features::Dense(v) if v.len() != d) {
             // Unreachable through `fit` and `engine::fit`, which reject such records before any
-            // release (`check_records`). Defensively the record contributes zero: no error from
-            // inside a release, which would reveal that a sampled record triggered it.
-            return;
+            // release (`check_records`); the wall's policy handles it (zero in a private
+            // release, an error in a non-private one).
+            return Err(RecordError::new(
+                "a feature vector longer than the model's dimension",
+            ));
         }
         let mean = natural.mean().as_slice();
         let cov = natural.cov().as_slice();
@@ -278,40 +300,39 @@ impl VipsModel for Blr {
         let c = record.centred_label();
         match x {
             Features::Dense(v) => {
-                out.dense(0)
+                out.dense(blocks.s1)
                     .iter_mut()
                     .zip(v)
                     .for_each(|(o, xv)| *o = c * xv);
-                out.add_outer_product(1, xi, v);
+                out.add_outer_product(blocks.s2, xi, v);
             }
             Features::Sparse { indices, values } => {
                 for (a, (&i, &vi)) in indices.iter().zip(values).enumerate() {
-                    out.push(0, i as usize, c * vi);
+                    out.push(blocks.s1, i as usize, c * vi);
                     for (&j, &vj) in indices[a..].iter().zip(&values[a..]) {
-                        out.add_symmetric(1, i as usize, j as usize, xi * vi * vj);
+                        out.add_symmetric(blocks.s2, i as usize, j as usize, xi * vi * vj);
                     }
                 }
             }
         }
+        Ok(())
     }
 
-    fn global_target(&self, release: &Release, population: f64) -> BlrGlobal {
-        let blocks = release.blocks();
-        let s1 = blocks[0].as_vector().expect("block 0 is the vector s1");
-        let s2 = blocks[1].as_matrix().expect("block 1 is the symmetric s2");
-        let (alpha, alpha_mean) = self.alpha_prior();
-        BlrGlobal {
-            h: s1 * population,
-            lik_precision: s2 * population,
-            alpha,
-            alpha_mean,
-            posterior: None,
-            eigenvalues_raised: blocks[1].eigenvalues_raised(),
-            failed_updates: 0,
-        }
+    fn global_target(
+        &self,
+        blocks: &BlrBlocks,
+        release: &Release,
+        _natural: &Arc<MvGaussian>,
+        population: f64,
+    ) -> Result<BlrTarget, EngineError> {
+        Ok(BlrTarget {
+            h: release.vector(blocks.s1)? * population,
+            lik_precision: release.symmetric(blocks.s2)? * population,
+            eigenvalues_raised: release.released(blocks.s2)?.eigenvalues_raised(),
+        })
     }
 
-    fn blend(&self, global: &mut BlrGlobal, target: &BlrGlobal, rho: f64) {
+    fn blend(&self, global: &mut BlrGlobal, target: &BlrTarget, rho: f64) {
         global.h *= 1.0 - rho;
         global.h.axpy(rho, &target.h, 1.0);
         global
@@ -321,19 +342,25 @@ impl VipsModel for Blr {
             .zip(target.lik_precision.as_slice())
             .for_each(|(g, t)| *g = (1.0 - rho) * *g + rho * t);
         global.eigenvalues_raised = target.eigenvalues_raised;
-        // 000 Algorithm 5 (2): q(m) from the blended nu~ with the current <alpha>, then q(alpha).
+    }
+
+    /// 000 Algorithm 5 (2): `q(m)` from the blended `nu~` with the current `<alpha>`, then
+    /// `q(alpha)`. A precision that cannot be factorised keeps the previous `q(m)` and is
+    /// counted ([`BlrGlobal::failed_updates`]).
+    fn after_blend(&self, global: &mut BlrGlobal) -> Result<(), EngineError> {
         match Self::posterior_from(&global.h, &global.lik_precision, global.alpha_mean) {
             Ok(post) => {
                 if let (Some(prior), Hyperprior::Gamma { .. }) =
-                    (self.alpha_prior().0, self.config.prior())
+                    (self.alpha_prior()?.0, self.config.prior())
                     && let Ok(q) = gamma_precision_posterior_from_gaussian(&prior, &post)
                 {
                     global.alpha = Some(q);
                     global.alpha_mean = q.mean();
                 }
-                global.posterior = Some(Arc::new(post));
+                global.posterior = Arc::new(post);
             }
             Err(_) => global.failed_updates += 1,
         }
+        Ok(())
     }
 }

@@ -49,7 +49,10 @@ const UNBOUNDED: f64 = 1e300;
 /// [`EngineError::TooManyIterations`] if the run would plan more than
 /// [`crate::limits::MAX_ITERATIONS`] iterations without
 /// [`crate::engine::SviConfigBuilder::allow_long_run`] (checked before anything is allocated);
-/// [`EngineError::Interrupted`] once the configuration's [`crate::engine::CancelToken`] is set.
+/// [`EngineError::Interrupted`] once the configuration's [`crate::engine::CancelToken`] is set;
+/// any error of the model's own steps (typically [`EngineError::Model`]). A record the E-step
+/// rejects ([`crate::engine::RecordError`]) contributes zero to a private release (counted in
+/// [`FitDiagnostics::records_replaced`]) and fails a non-private fit with [`EngineError::Wall`].
 ///
 /// # Privacy
 /// Under add/remove-one neighbouring, the released sequence and the whole [`FitResult`] computed
@@ -61,7 +64,7 @@ const UNBOUNDED: f64 = 1e300;
 ///
 /// # Example
 /// ```
-/// use vips_models::data::SyntheticConfig;
+/// use vips_models::lda::corpus::SyntheticConfig;
 /// use vips_models::engine::{fit, Privacy, Stop, SviConfig};
 /// use vips_models::lda::{Lda, LdaConfig};
 /// let data = SyntheticConfig { num_docs: 200, vocab_size: 40, num_topics: 3, doc_length: 30, ..Default::default() }
@@ -95,7 +98,7 @@ pub fn fit<M: VipsModel>(
     model.check_records(&records)?;
     let population = config.public_population(realised)?;
     let rate = config.sampling_rate(population)?;
-    let spec = model.release_spec()?;
+    let (spec, blocks) = model.release_spec()?;
     let private = !matches!(config.privacy, Privacy::NonPrivate);
     if private && let Some(b) = spec.blocks().iter().find(|b| b.bound() >= UNBOUNDED) {
         return Err(EngineError::UnboundedBlock {
@@ -136,7 +139,7 @@ pub fn fit<M: VipsModel>(
     let delta = wall.budget().map(|b| b.delta());
 
     let mut init_rng = ChaCha8Rng::seed_from_u64(config.init_seed);
-    let mut global = model.init_global(&mut init_rng);
+    let mut global = model.init_global(&mut init_rng)?;
     let pool = ScratchPool::new();
     let start = Instant::now();
     let cpu_start = process_cpu_seconds();
@@ -167,28 +170,26 @@ pub fn fit<M: VipsModel>(
         if matches!(config.stop, Stop::Budget { .. }) && !wall.can_release()? {
             break;
         }
-        let natural = model.expected_natural(&global);
-        let release = if model.writes_segments() {
-            wall.release_segments(&spec, |record, buffer| {
-                processed.fetch_add(1, Ordering::Relaxed);
-                pool.with(
-                    || model.new_scratch(),
-                    |scratch| model.record_segments(&natural, record, scratch, buffer),
-                )
-            })?
-        } else {
-            wall.release(&spec, |record, buffer| {
-                processed.fetch_add(1, Ordering::Relaxed);
-                pool.with(
-                    || model.new_scratch(),
-                    |scratch| model.record_statistic(&natural, record, scratch, buffer),
-                )
-            })?
-        };
+        let natural = model.expected_natural(&global)?;
+        let release = wall.release(&spec, |record, buffer| {
+            processed.fetch_add(1, Ordering::Relaxed);
+            pool.with(
+                || model.new_scratch(),
+                |scratch| {
+                    if let Err(e) =
+                        model.record_statistic(&blocks, &natural, record, scratch, buffer)
+                    {
+                        buffer.reject_record(e.reason());
+                    }
+                },
+            )
+        })?;
+        let target = model.global_target(&blocks, &release, &natural, population as f64)?;
         drop(natural);
-        let target = model.global_target(&release, population as f64);
         let rho = config.step.rho(t);
         model.blend(&mut global, &target, rho);
+        drop(target);
+        model.after_blend(&mut global)?;
         let release_diagnostics = release.diagnostics();
         clipped_total += release_diagnostics.clipped_records;
         replaced_total += release_diagnostics.replaced_records;
@@ -240,7 +241,7 @@ pub fn fit<M: VipsModel>(
     };
     let iterations = trace.len() as u64;
     let ledger = if private {
-        Some(serde_json::from_str(&wall.ledger().to_json()?)?)
+        Some(wall.ledger().clone())
     } else {
         None
     };

@@ -76,6 +76,15 @@ pub enum EngineError {
         /// Iterations completed.
         completed: u64,
     },
+    /// A model could not form valid parameters (an initial state, an expectation, or an M-step
+    /// target from a release). The reason is a fixed text.
+    #[error("model `{model}`: {reason}")]
+    Model {
+        /// Model name.
+        model: &'static str,
+        /// What failed.
+        reason: &'static str,
+    },
     /// The accountant refused.
     #[error("accountant: {0}")]
     Accountant(#[from] dp_accountant::AccountantError),

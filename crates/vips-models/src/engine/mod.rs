@@ -18,7 +18,7 @@ mod schedule;
 pub use config::{CancelToken, Privacy, Stop, SviConfig, SviConfigBuilder};
 pub use driver::fit;
 pub use error::EngineError;
-pub use model::VipsModel;
+pub use model::{RecordError, VipsModel};
 pub use result::{
     Fit, FitDiagnostics, FitResult, IterationDiagnostics, IterationReport, PrivacySummary,
     process_cpu_seconds,

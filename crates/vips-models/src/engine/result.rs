@@ -1,6 +1,7 @@
 //! What a fit returns: the private result (parameters, privacy summary and ledger, trace of the
 //! step size and the epsilon spent) and, separately, the data owner's non-private diagnostics.
 
+use dp_accountant::Accountant;
 use serde::{Deserialize, Serialize, Serializer};
 
 /// One row of the private per-iteration trace (public schedule and ledger values only).
@@ -37,8 +38,44 @@ pub struct PrivacySummary {
     pub neighbouring: String,
     /// How the noise RNG was seeded.
     pub rng: String,
-    /// The accountant's ledger (JSON), replayable with the accountant's CLI.
-    pub ledger: Option<serde_json::Value>,
+    /// The accountant's ledger (`None` when non-private). Serialised as the accountant's own
+    /// JSON ([`dp_accountant::Accountant::to_json`], keys in sorted order), which the
+    /// accountant's CLI and [`dp_accountant::Accountant::from_json`] replay; read back through
+    /// `from_json`, so a ledger whose content hash does not match is refused.
+    #[serde(with = "ledger_json", default)]
+    pub ledger: Option<Accountant>,
+}
+
+/// The serialised form of [`PrivacySummary::ledger`]: the accountant's JSON (checked on reading).
+mod ledger_json {
+    use dp_accountant::Accountant;
+    use serde::{Deserialize, Deserializer, Serializer, de, ser};
+
+    pub(super) fn serialize<S: Serializer>(
+        ledger: &Option<Accountant>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match ledger {
+            None => s.serialize_none(),
+            Some(l) => {
+                let json = l.to_json().map_err(ser::Error::custom)?;
+                let value: serde_json::Value =
+                    serde_json::from_str(&json).map_err(ser::Error::custom)?;
+                s.serialize_some(&value)
+            }
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Accountant>, D::Error> {
+        match Option::<serde_json::Value>::deserialize(d)? {
+            None => Ok(None),
+            Some(v) => Accountant::from_json(&v.to_string())
+                .map(Some)
+                .map_err(de::Error::custom),
+        }
+    }
 }
 
 /// The private result of [`crate::engine::fit`]: safe to publish.

@@ -22,6 +22,6 @@ pub use config::{LdaConfig, LdaConfigBuilder};
 pub use error::LdaError;
 pub use estep::{DocScratch, document_statistic, infer_document};
 pub use evaluate::{HeldOut, completion_perplexity, evaluate, perplexity_bound};
-pub use model::Lda;
+pub use model::{Lda, LdaBlocks};
 pub use recovery::{TopicMatch, match_topics};
 pub use topics::{ExpectedTopics, Topics};

@@ -5,14 +5,14 @@ use rayon::prelude::*;
 
 use super::estep::{DocScratch, infer_document};
 use super::{ExpectedTopics, LdaConfig, LdaError, Topics};
-use crate::engine::{EngineError, VipsModel};
+use crate::engine::{EngineError, RecordError, VipsModel};
 use crate::lda::corpus::{Corpus, Document, ResamplingKey, resample_document};
-use dp_core::wall::segments::SegmentBuffer;
-use dp_core::{BlockSpec, ContributionBuffer, Release, ReleaseSpec};
+use dp_core::{ContributionBuffer, MatrixBlock, Release, ReleaseSpec};
 
 /// Latent Dirichlet allocation for the VIPS engine.
 ///
-/// The released statistic is one block, the `V x K` matrix `s_vk = sum_d c_dv phi_dvk` (word-major),
+/// The released statistic is one block, the `K x V` matrix `s_kv = sum_d c_dv phi_dvk`
+/// (column-major, so word-major in memory; [`LdaBlocks`]),
 /// each document's contribution clipped in Frobenius norm to `a N` (003 Eq. 24).
 ///
 /// # Privacy
@@ -97,103 +97,102 @@ impl Lda {
     }
 }
 
+/// LDA's handle to its released block: the `K x V` matrix of expected topic-word counts
+/// (column-major, so that one word's `K` topic weights are one contiguous run).
+#[derive(Clone, Copy, Debug)]
+pub struct LdaBlocks {
+    /// `s_kw = sum_d c_dw phi_dwk`.
+    pub topics: MatrixBlock,
+}
+
 impl VipsModel for Lda {
     type Record = Document;
     type Global = Topics;
+    type Target = Topics;
     type Natural = ExpectedTopics;
     type Scratch = DocScratch;
+    type Blocks = LdaBlocks;
 
     fn name(&self) -> &str {
         "lda"
     }
 
-    fn release_spec(&self) -> Result<ReleaseSpec, EngineError> {
+    fn release_spec(&self) -> Result<(ReleaseSpec, LdaBlocks), EngineError> {
         // Without a fixed length there is no bound: f64::MAX means "never clip", which the
         // driver accepts only for non-private runs.
         let bound = self.cfg.record_bound().unwrap_or(f64::MAX);
-        let len = self.cfg.vocab_size() * self.cfg.num_topics();
-        Ok(ReleaseSpec::new(vec![BlockSpec::vector(
+        let mut b = ReleaseSpec::builder(SPEC_NAME);
+        let topics = b.matrix(
             "topic_word",
-            len,
+            self.cfg.num_topics(),
+            self.cfg.vocab_size(),
             bound,
-        )?])?)
+        )?;
+        Ok((b.build()?, LdaBlocks { topics }))
     }
 
-    fn init_global(&self, rng: &mut dyn Rng) -> Topics {
-        Topics::random_init(
+    fn init_global(&self, rng: &mut dyn Rng) -> Result<Topics, EngineError> {
+        Ok(Topics::random_init(
             self.cfg.num_topics(),
             self.cfg.vocab_size(),
             self.cfg.eta(),
             rng,
-        )
+        ))
     }
 
-    fn expected_natural(&self, global: &Topics) -> ExpectedTopics {
-        global.expected()
+    fn expected_natural(&self, global: &Topics) -> Result<ExpectedTopics, EngineError> {
+        Ok(global.expected())
     }
 
     fn new_scratch(&self) -> DocScratch {
         DocScratch::new(self.cfg.num_topics())
     }
 
+    /// One run of `K` values per distinct word (word ids are strictly increasing, so the runs
+    /// are disjoint and in order).
     fn record_statistic(
         &self,
+        blocks: &LdaBlocks,
         natural: &ExpectedTopics,
         record: &Document,
         scratch: &mut DocScratch,
         out: &mut ContributionBuffer,
-    ) {
+    ) -> Result<(), RecordError> {
         for_each_word_run(
             &self.cfg,
             natural,
             record,
             scratch,
             |offset, theta, row, r| {
-                for (j, (&t, &b)) in theta.iter().zip(row).enumerate() {
-                    out.push(0, offset + j, f64::from(t * b * r));
-                }
-            },
-        );
-    }
-
-    fn writes_segments(&self) -> bool {
-        true
-    }
-
-    /// The same statistic as [`VipsModel::record_statistic`], one run of `K` values per distinct
-    /// word (word ids are strictly increasing, so the runs are disjoint and in order).
-    fn record_segments(
-        &self,
-        natural: &ExpectedTopics,
-        record: &Document,
-        scratch: &mut DocScratch,
-        out: &mut SegmentBuffer,
-    ) {
-        for_each_word_run(
-            &self.cfg,
-            natural,
-            record,
-            scratch,
-            |offset, theta, row, r| {
-                let dst = out.segment(offset, theta.len());
+                let dst = out.segment(blocks.topics, offset, theta.len());
                 for ((d, &t), &b) in dst.iter_mut().zip(theta).zip(row) {
                     *d = f64::from(t * b * r);
                 }
             },
-        );
+        )
     }
 
-    fn global_target(&self, release: &Release, population: f64) -> Topics {
+    fn global_target(
+        &self,
+        blocks: &LdaBlocks,
+        release: &Release,
+        _natural: &ExpectedTopics,
+        population: f64,
+    ) -> Result<Topics, EngineError> {
         let eta = self.cfg.eta();
         // 003 Algorithm 3: negative noisy entries -> 0, then lambda = eta + D s~.
-        let lambda: Vec<f64> = release.blocks()[0]
-            .value
+        let lambda: Vec<f64> = release
+            .matrix(blocks.topics)?
             .as_slice()
             .par_iter()
             .map(|&s| eta + population * s.max(0.0))
             .collect();
-        Topics::from_lambda(self.cfg.num_topics(), self.cfg.vocab_size(), lambda)
-            .expect("eta > 0 and a finite released statistic give a valid lambda")
+        Topics::from_lambda(self.cfg.num_topics(), self.cfg.vocab_size(), lambda).ok_or(
+            EngineError::Model {
+                model: "lda",
+                reason: "the M-step target lambda = eta + D s~ is not finite and positive",
+            },
+        )
     }
 
     fn blend(&self, global: &mut Topics, target: &Topics, rho: f64) {
@@ -205,22 +204,25 @@ impl VipsModel for Lda {
     }
 }
 
+/// The name of LDA's release spec (labels its ledger entries `"lda #<release>"`).
+const SPEC_NAME: &str = "lda";
+
 /// Runs the E-step on one document and hands each distinct word's statistic to `write` as one run
-/// of the word-major `K x V` block: `write(w * K, exp(E[log theta]), exp(E[log beta_.w]), c_w / Z_w)`,
-/// the run's values being `s_d[w, k] = c_w phi_dwk = theta~_k beta~_kw c_w / Z_w`. Shared by the
-/// general (per-entry) and the segment release paths, so both release the same statistic.
+/// of the column-major `K x V` block: `write(w * K, exp(E[log theta]), exp(E[log beta_.w]), c_w / Z_w)`,
+/// the run's values being `s_d[k, w] = c_w phi_dwk = theta~_k beta~_kw c_w / Z_w`.
 ///
+/// # Errors
 /// A word id `>= V` would index past the topics: such documents are rejected by `prepare` and by
-/// the corpus types; it is skipped defensively here (contributes nothing) rather than panicking.
+/// the corpus types; here the record is rejected ([`RecordError`]) rather than panicking.
 fn for_each_word_run(
     cfg: &LdaConfig,
     natural: &ExpectedTopics,
     record: &Document,
     scratch: &mut DocScratch,
     mut write: impl FnMut(usize, &[f32], &[f32], f32),
-) {
+) -> Result<(), RecordError> {
     if record.max_word() as usize >= natural.vocab_size {
-        return;
+        return Err(RecordError::new("a word id outside the vocabulary"));
     }
     infer_document(natural, cfg, record, scratch);
     let k = natural.num_topics;
@@ -231,4 +233,5 @@ fn for_each_word_run(
         let w = w as usize;
         write(w * k, theta, &eeb[w * stride..w * stride + k], r);
     }
+    Ok(())
 }

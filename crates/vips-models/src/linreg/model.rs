@@ -3,14 +3,14 @@
 
 use std::sync::Arc;
 
-use dp_core::{BlockSpec, ContributionBuffer, Release, ReleaseSpec};
+use dp_core::{ContributionBuffer, Release, ReleaseSpec, SymmetricBlock, VectorBlock};
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use rand::Rng;
 use serde::Serialize;
 
 use super::sensitivity::{XX_BOUND, XY_BOUND, YY_BOUND};
 use super::{LinregError, LinregRecord};
-use crate::engine::{EngineError, VipsModel};
+use crate::engine::{EngineError, RecordError, VipsModel};
 
 /// Eigenvalue floor the wall projects the released (normalised) `A / S` onto: a positive
 /// semi-definite projection in effect; the noise-scaled floor is applied afterwards
@@ -311,8 +311,32 @@ pub struct LinregGlobal {
     xy_noise_std: f64,
     yy_noise_std: f64,
     floor_raised: usize,
-    posterior: Option<Arc<NormalGamma>>,
+    posterior: Arc<NormalGamma>,
     failed_updates: u64,
+}
+
+/// The M-step target from one release: the sums `(A, b, c)` in sum units (what the SVI step
+/// blends) and the public noise levels and floor the posterior is computed with.
+#[derive(Clone, Debug)]
+pub struct LinregTarget {
+    a: DMatrix<f64>,
+    b: DVector<f64>,
+    c: f64,
+    population: f64,
+    floor: f64,
+    xy_noise_std: f64,
+    yy_noise_std: f64,
+}
+
+/// Linreg's handles to its three released blocks.
+#[derive(Clone, Copy, Debug)]
+pub struct LinregBlocks {
+    /// `X^T X` (symmetric).
+    pub xx: SymmetricBlock,
+    /// `X^T y`.
+    pub xy: VectorBlock,
+    /// `y^T y` (one entry).
+    pub yy: VectorBlock,
 }
 
 #[derive(Serialize)]
@@ -327,12 +351,12 @@ struct GlobalView<'a> {
 
 impl Serialize for LinregGlobal {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let post = self.posterior.as_deref();
+        let post = &self.posterior;
         GlobalView {
             dim: self.b.len(),
-            mean: post.map_or(&[][..], |p| p.mean.as_slice()),
-            noise_shape: post.map_or(0.0, |p| p.shape),
-            noise_rate: post.map_or(0.0, |p| p.rate),
+            mean: post.mean.as_slice(),
+            noise_shape: post.shape,
+            noise_rate: post.rate,
             eigenvalue_floor: self.floor,
             eigenvalues_raised: self.floor_raised,
         }
@@ -342,13 +366,8 @@ impl Serialize for LinregGlobal {
 
 impl LinregGlobal {
     /// The posterior.
-    ///
-    /// # Panics
-    /// Never for a global produced by [`Linreg`]'s `init_global` or `blend`.
     pub fn posterior(&self) -> &NormalGamma {
-        self.posterior
-            .as_deref()
-            .expect("a fitted LinregGlobal always carries its posterior")
+        &self.posterior
     }
 
     /// The released `A = X^T X` after the projections (sum units).
@@ -428,10 +447,15 @@ impl Linreg {
         Ok(())
     }
 
-    fn update_posterior(&self, g: &mut LinregGlobal) {
+    /// The posterior from the sums of `g` (`A` with its eigenvalues raised to `g.floor`);
+    /// returns the floored `A` and the count of raised eigenvalues with it.
+    fn posterior_of(
+        &self,
+        g: &LinregGlobal,
+    ) -> (DMatrix<f64>, usize, Result<NormalGamma, LinregError>) {
         let mut a = g.a.clone();
-        g.floor_raised = raise_eigenvalues(&mut a, g.floor);
-        match NormalGamma::from_sums_with_noise(
+        let raised = raise_eigenvalues(&mut a, g.floor);
+        let post = NormalGamma::from_sums_with_noise(
             &self.config,
             &a,
             &g.b,
@@ -439,21 +463,18 @@ impl Linreg {
             g.population,
             g.xy_noise_std,
             g.yy_noise_std,
-        ) {
-            Ok(p) => {
-                g.a = a;
-                g.posterior = Some(Arc::new(p));
-            }
-            Err(_) => g.failed_updates += 1,
-        }
+        );
+        (a, raised, post)
     }
 }
 
 impl VipsModel for Linreg {
     type Record = LinregRecord;
     type Global = LinregGlobal;
+    type Target = LinregTarget;
     type Natural = ();
     type Scratch = ();
+    type Blocks = LinregBlocks;
 
     fn name(&self) -> &str {
         "linreg"
@@ -467,18 +488,33 @@ impl VipsModel for Linreg {
         })
     }
 
-    fn release_spec(&self) -> Result<ReleaseSpec, EngineError> {
+    fn release_spec(&self) -> Result<(ReleaseSpec, LinregBlocks), EngineError> {
         let d = self.config.dim;
-        Ok(ReleaseSpec::new(vec![
-            BlockSpec::symmetric("xx", d, XX_BOUND)?.with_eigenvalue_floor(WALL_FLOOR)?,
-            BlockSpec::vector("xy", d, XY_BOUND)?,
-            BlockSpec::vector("yy", 1, YY_BOUND)?,
-        ])?)
+        let mut b = ReleaseSpec::builder("linreg");
+        let xx = b.symmetric("xx", d, XX_BOUND)?;
+        b.eigenvalue_floor(xx, WALL_FLOOR)?;
+        let xy = b.vector("xy", d, XY_BOUND)?;
+        let yy = b.vector("yy", 1, YY_BOUND)?;
+        Ok((b.build()?, LinregBlocks { xx, xy, yy }))
     }
 
-    fn init_global(&self, _rng: &mut dyn Rng) -> LinregGlobal {
+    fn init_global(&self, _rng: &mut dyn Rng) -> Result<LinregGlobal, EngineError> {
         let d = self.config.dim;
-        let mut g = LinregGlobal {
+        // The prior: A = 0, b = 0, c = 0, n = 0 (lambda > 0 keeps it proper).
+        let prior = NormalGamma::from_sums_with_noise(
+            &self.config,
+            &DMatrix::zeros(d, d),
+            &DVector::zeros(d),
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+        )
+        .map_err(|_| EngineError::Model {
+            model: "linreg",
+            reason: "the Normal-Gamma prior is not proper",
+        })?;
+        Ok(LinregGlobal {
             a: DMatrix::zeros(d, d),
             b: DVector::zeros(d),
             c: 0.0,
@@ -487,62 +523,66 @@ impl VipsModel for Linreg {
             xy_noise_std: 0.0,
             yy_noise_std: 0.0,
             floor_raised: 0,
-            posterior: None,
+            posterior: Arc::new(prior),
             failed_updates: 0,
-        };
-        // The prior: A = 0, b = 0, c = 0, n = 0 (lambda > 0 keeps it proper).
-        self.update_posterior(&mut g);
-        g
+        })
     }
 
-    fn expected_natural(&self, _global: &LinregGlobal) {}
+    fn expected_natural(&self, _global: &LinregGlobal) -> Result<(), EngineError> {
+        Ok(())
+    }
 
     fn new_scratch(&self) {}
 
     fn record_statistic(
         &self,
+        blocks: &LinregBlocks,
         _natural: &(),
         record: &LinregRecord,
         _scratch: &mut (),
         out: &mut ContributionBuffer,
-    ) {
+    ) -> Result<(), RecordError> {
         let x = record.features();
         if x.len() != self.config.dim {
-            // Unreachable through `fit` (records are checked before any release); contributes
-            // zero rather than failing inside a release.
-            return;
+            // Unreachable through `fit` (records are checked before any release).
+            return Err(RecordError::new(
+                "a feature vector of another length than the model's dimension",
+            ));
         }
         let y = record.target();
-        out.add_outer_product(0, 1.0, x);
-        out.dense(1)
+        out.add_outer_product(blocks.xx, 1.0, x);
+        out.dense(blocks.xy)
             .iter_mut()
             .zip(x)
             .for_each(|(o, xv)| *o = y * xv);
-        out.push(2, 0, y * y);
+        out.push(blocks.yy, 0, y * y);
+        Ok(())
     }
 
-    fn global_target(&self, release: &Release, population: f64) -> LinregGlobal {
-        let blocks = release.blocks();
-        let a = blocks[0].as_matrix().expect("block 0 is the symmetric xx") * population;
-        let b = blocks[1].as_vector().expect("block 1 is the vector xy") * population;
-        let c = blocks[2].as_vector().expect("block 2 is the scalar yy")[0] * population;
+    fn global_target(
+        &self,
+        blocks: &LinregBlocks,
+        release: &Release,
+        _natural: &(),
+        population: f64,
+    ) -> Result<LinregTarget, EngineError> {
+        let a = release.symmetric(blocks.xx)? * population;
+        let b = release.vector(blocks.xy)? * population;
+        let c = release.vector(blocks.yy)?[0] * population;
         // Noise std of one entry of A in sum units (public: bound, noise multiplier, sqrt(k)).
-        let s = blocks[0].noise_std * population;
-        LinregGlobal {
+        let s = release.released(blocks.xx)?.noise_std * population;
+        Ok(LinregTarget {
             a,
             b,
             c,
             population,
             floor: self.config.floor_scale * s * (self.config.dim as f64).sqrt(),
-            xy_noise_std: blocks[1].noise_std * population,
-            yy_noise_std: blocks[2].noise_std * population,
-            floor_raised: 0,
-            posterior: None,
-            failed_updates: 0,
-        }
+            xy_noise_std: release.released(blocks.xy)?.noise_std * population,
+            yy_noise_std: release.released(blocks.yy)?.noise_std * population,
+        })
     }
 
-    fn blend(&self, global: &mut LinregGlobal, target: &LinregGlobal, rho: f64) {
+    fn blend(&self, global: &mut LinregGlobal, target: &LinregTarget, rho: f64) {
         global
             .a
             .iter_mut()
@@ -558,6 +598,21 @@ impl VipsModel for Linreg {
         global.floor = target.floor;
         global.xy_noise_std = target.xy_noise_std;
         global.yy_noise_std = target.yy_noise_std;
-        self.update_posterior(global);
+    }
+
+    /// The Normal-Gamma posterior of the blended sums, `A`'s eigenvalues raised to the noise
+    /// floor first; a failure keeps the previous posterior and is counted
+    /// ([`LinregGlobal::failed_updates`]).
+    fn after_blend(&self, global: &mut LinregGlobal) -> Result<(), EngineError> {
+        let (a, raised, post) = self.posterior_of(global);
+        global.floor_raised = raised;
+        match post {
+            Ok(p) => {
+                global.a = a;
+                global.posterior = Arc::new(p);
+            }
+            Err(_) => global.failed_updates += 1,
+        }
+        Ok(())
     }
 }

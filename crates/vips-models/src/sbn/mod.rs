@@ -31,7 +31,7 @@ pub use error::SbnError;
 pub use estep::LocalPosterior;
 pub use evaluate::{baseline_pixel_accuracy, heldout_lower_bound, pixel_accuracy};
 pub use idx::{BinaryImage, load_idx_images, load_mnist_dir, parse_idx_images};
-pub use model::Sbn;
+pub use model::{Sbn, SbnBlocks, SbnShiftBlocks, SbnTarget};
 pub use params::{SbnGlobal, SbnNatural};
 pub use sensitivity::SbnBounds;
 pub use snr::{BlockSnr, block_snr};

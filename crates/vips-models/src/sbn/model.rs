@@ -1,9 +1,7 @@
 //! The one-hidden-layer sigmoid belief network on the VIPS engine (000 Sec. 7, Algorithm 6,
 //! Appendices B and C).
 
-use std::sync::{Arc, Mutex};
-
-use dp_core::{BlockSpec, ContributionBuffer, Release, ReleaseSpec};
+use dp_core::{ContributionBuffer, MatrixBlock, Release, ReleaseSpec, SymmetricBlock, VectorBlock};
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
 use rand_distr::{Distribution, Normal};
@@ -13,7 +11,7 @@ use super::estep::LocalPosterior;
 use super::params::{SbnGlobal, SbnNatural};
 use super::tpbn::Tpbn;
 use super::{BinaryImage, GRelease, SbnBounds, SbnConfig, SbnError, SbnStatistics};
-use crate::engine::{EngineError, VipsModel};
+use crate::engine::{EngineError, RecordError, VipsModel};
 
 /// The sigmoid belief network `p(z_k = 1) = sigma(b_k)`, `p(y_j = 1 | z) = sigma(w_j^T z + c_j)`
 /// with a TPBN prior on `W` and broad Gaussian priors on `b` and `c` (000 Sec. 7, Gan et al.
@@ -54,33 +52,87 @@ use crate::engine::{EngineError, VipsModel};
 pub struct Sbn {
     config: SbnConfig,
     bounds: SbnBounds,
-    /// The parameters' moments at the last `expected_natural` (the M-step of Appendix C needs
-    /// `<W>` and `<c>`, and `global_target` sees only the release).
-    current: Mutex<Option<Arc<SbnNatural>>>,
+    /// The release spec (built once, checked in [`Sbn::new`]) and the handles to its blocks.
+    spec: ReleaseSpec,
+    blocks: SbnBlocks,
+}
+
+/// The SBN's handles to the blocks of its release, in spec order.
+#[derive(Clone, Debug)]
+pub struct SbnBlocks {
+    /// `s1 = <z> - 1/2` (`K`).
+    pub s1: VectorBlock,
+    /// `s2 = <xi1>` (`K`).
+    pub s2: VectorBlock,
+    /// The visible layer's shift statistics (third and fifth blocks, and the sixth in the paper's
+    /// layout).
+    pub shift: SbnShiftBlocks,
+    /// `s4 = <xi0>` (`J`, the fourth block).
+    pub s4: VectorBlock,
+    /// `G_j` (`J` blocks, [`GRelease::PerUnit`]) or the pooled `Z` (one block).
+    pub g: Vec<SymmetricBlock>,
+}
+
+/// The shift statistics of `q(c)` and `q(W)`, by [`SbnStatistics`].
+#[derive(Clone, Copy, Debug)]
+pub enum SbnShiftBlocks {
+    /// The paper's `s3 = y - 1/2`, `s5 = <xi0> <z>^T`, `s6 = (y - 1/2) <z>^T`.
+    Paper {
+        /// `s3` (`J`).
+        s3: VectorBlock,
+        /// `s5` (`J x K`).
+        s5: MatrixBlock,
+        /// `s6` (`J x K`).
+        s6: MatrixBlock,
+    },
+    /// The residual shifts `u` (of `q(c)`) and `r` (of `q(W)`).
+    Residual {
+        /// `u` (`J`).
+        u: VectorBlock,
+        /// `r` (`J x K`).
+        r: MatrixBlock,
+    },
+}
+
+/// SBN's M-step target from one release: the natural parameters of `q(W)`, `q(b)` and `q(c)`
+/// (the TPBN hyper-posteriors are derived after the blend, [`VipsModel::after_blend`]).
+#[derive(Clone, Debug)]
+pub struct SbnTarget {
+    w_precision: Vec<DMatrix<f64>>,
+    w_shift: DMatrix<f64>,
+    b_precision: DVector<f64>,
+    b_shift: DVector<f64>,
+    c_precision: DVector<f64>,
+    c_shift: DVector<f64>,
 }
 
 impl Sbn {
     /// A model with the given settings.
     ///
     /// # Errors
-    /// [`SbnError::InvalidParameter`] as [`SbnConfig::check`].
+    /// [`SbnError::InvalidParameter`] as [`SbnConfig::check`];
+    /// [`SbnError::Engine`] if dp-core refuses a block of the release spec.
     pub fn new(config: SbnConfig) -> Result<Self, SbnError> {
         config.check()?;
+        let bounds =
+            SbnBounds::new(config.visible, config.hidden).with_clip_fraction(config.clip_fraction);
+        let (spec, blocks) = build_spec(&config, bounds).map_err(EngineError::from)?;
         Ok(Self {
-            bounds: SbnBounds::new(config.visible, config.hidden)
-                .with_clip_fraction(config.clip_fraction),
+            bounds,
             config,
-            current: Mutex::new(None),
+            spec,
+            blocks,
         })
     }
 
-    /// Index of the first `G` block in the release (after s1..s6, or after the five blocks of
-    /// [`SbnStatistics::Residual`]).
-    fn g_block(&self) -> usize {
-        match self.config.statistics {
-            SbnStatistics::Paper => 6,
-            SbnStatistics::Residual => 5,
-        }
+    /// The release spec (the blocks with their per-record bounds, in release order).
+    pub fn spec(&self) -> &ReleaseSpec {
+        &self.spec
+    }
+
+    /// The handles to the release's blocks.
+    pub fn blocks(&self) -> &SbnBlocks {
+        &self.blocks
     }
 
     /// The settings.
@@ -129,24 +181,34 @@ impl Sbn {
     /// the wall receives exactly these numbers and clips each block to its declared bound (a
     /// no-op with `clip_fraction = 1`, where the bounds are the worst case).
     pub fn record_blocks(&self, natural: &SbnNatural, image: &BinaryImage) -> Vec<Vec<f64>> {
-        let spec = self.release_spec().expect("valid spec");
-        let mut buf = ContributionBuffer::new(&spec);
+        let mut buf = ContributionBuffer::new(&self.spec);
         let mut scratch = self.new_scratch();
         scratch.fit(natural, &image.pixels, self.config.estep_sweeps);
-        self.write_statistic(natural, image, &scratch, &mut buf);
-        (0..spec.len())
-            .map(|b| {
-                let values = buf.dense(b).to_vec();
-                match spec.blocks()[b].shape() {
-                    dp_core::BlockShape::Symmetric { dim } => unpack_symmetric(&values, dim),
-                    _ => values,
-                }
-            })
-            .collect()
+        let bl = &self.blocks;
+        self.write_statistic(bl, natural, image, &scratch, &mut buf);
+        let mut out = vec![buf.dense(bl.s1).to_vec(), buf.dense(bl.s2).to_vec()];
+        match bl.shift {
+            SbnShiftBlocks::Paper { s3, s5, s6 } => {
+                out.push(buf.dense(s3).to_vec());
+                out.push(buf.dense(bl.s4).to_vec());
+                out.push(buf.dense(s5).to_vec());
+                out.push(buf.dense(s6).to_vec());
+            }
+            SbnShiftBlocks::Residual { u, r } => {
+                out.push(buf.dense(u).to_vec());
+                out.push(buf.dense(bl.s4).to_vec());
+                out.push(buf.dense(r).to_vec());
+            }
+        }
+        for &g in &bl.g {
+            out.push(unpack_symmetric(buf.dense(g), g.dim()));
+        }
+        out
     }
 
     fn write_statistic(
         &self,
+        bl: &SbnBlocks,
         nat: &SbnNatural,
         image: &BinaryImage,
         local: &LocalPosterior,
@@ -156,34 +218,36 @@ impl Sbn {
         let p = &local.p;
         let xi = &local.xi;
         let y = &image.pixels;
-        for (v, &pk) in out.dense(0).iter_mut().zip(p) {
+        for (v, &pk) in out.dense(bl.s1).iter_mut().zip(p) {
             *v = pk - 0.5;
         }
-        out.dense(1).copy_from_slice(&nat.xi1);
-        out.dense(3).copy_from_slice(xi);
-        if self.config.statistics == SbnStatistics::Residual {
-            {
-                let u = out.dense(2);
-                for j in 0..j_dim {
-                    let row = &nat.mu_w[j * k_dim..(j + 1) * k_dim];
-                    let wp: f64 = row.iter().zip(p).map(|(w, pk)| w * pk).sum();
-                    u[j] = f64::from(y[j]) - 0.5 - xi[j] * wp;
+        out.dense(bl.s2).copy_from_slice(&nat.xi1);
+        out.dense(bl.s4).copy_from_slice(xi);
+        match bl.shift {
+            SbnShiftBlocks::Residual { u, r } => {
+                {
+                    let u = out.dense(u);
+                    for j in 0..j_dim {
+                        let row = &nat.mu_w[j * k_dim..(j + 1) * k_dim];
+                        let wp: f64 = row.iter().zip(p).map(|(w, pk)| w * pk).sum();
+                        u[j] = f64::from(y[j]) - 0.5 - xi[j] * wp;
+                    }
+                }
+                let r = out.dense(r);
+                for k in 0..k_dim {
+                    let col = &mut r[k * j_dim..(k + 1) * j_dim];
+                    for j in 0..j_dim {
+                        col[j] = (f64::from(y[j]) - 0.5 - nat.mu_c[j] * xi[j]) * p[k];
+                    }
                 }
             }
-            let r = out.dense(4);
-            for k in 0..k_dim {
-                let col = &mut r[k * j_dim..(k + 1) * j_dim];
-                for j in 0..j_dim {
-                    col[j] = (f64::from(y[j]) - 0.5 - nat.mu_c[j] * xi[j]) * p[k];
+            SbnShiftBlocks::Paper { s3, s5, s6 } => {
+                for (v, &yj) in out.dense(s3).iter_mut().zip(y) {
+                    *v = f64::from(yj) - 0.5;
                 }
+                write_paper_w_blocks(nat, image, local, (s5, s6), out);
             }
-        } else {
-            for (v, &yj) in out.dense(2).iter_mut().zip(y) {
-                *v = f64::from(yj) - 0.5;
-            }
-            self.write_paper_w_blocks(nat, image, local, out);
         }
-        let g = self.g_block();
         let write_zz = |values: &mut [f64], weight: f64| {
             for b in 0..k_dim {
                 let base = b * (b + 1) / 2;
@@ -194,42 +258,46 @@ impl Sbn {
                 values[base + b] = weight * p[b];
             }
         };
-        match self.config.g_release {
-            GRelease::PerUnit => {
-                for j in 0..j_dim {
-                    write_zz(out.dense(g + j), xi[j]);
+        match (self.config.g_release, bl.g.as_slice()) {
+            (GRelease::PerUnit, g) => {
+                for (&gj, &xij) in g.iter().zip(xi) {
+                    write_zz(out.dense(gj), xij);
                 }
             }
-            GRelease::Pooled => write_zz(out.dense(g), 1.0),
+            (GRelease::Pooled, g) => {
+                for &gj in g {
+                    write_zz(out.dense(gj), 1.0);
+                }
+            }
         }
     }
+}
 
-    /// `s5 = <xi0> p^T` and `s6 = (y - 1/2) p^T` (blocks 4 and 5 of the paper's layout).
-    fn write_paper_w_blocks(
-        &self,
-        nat: &SbnNatural,
-        image: &BinaryImage,
-        local: &LocalPosterior,
-        out: &mut ContributionBuffer,
-    ) {
-        let (j_dim, k_dim) = (nat.visible, nat.hidden);
-        let (p, xi, y) = (&local.p, &local.xi, &image.pixels);
-        {
-            let s5 = out.dense(4);
-            for k in 0..k_dim {
-                let col = &mut s5[k * j_dim..(k + 1) * j_dim];
-                for j in 0..j_dim {
-                    col[j] = xi[j] * p[k];
-                }
+/// `s5 = <xi0> p^T` and `s6 = (y - 1/2) p^T` (the paper's layout).
+fn write_paper_w_blocks(
+    nat: &SbnNatural,
+    image: &BinaryImage,
+    local: &LocalPosterior,
+    (s5, s6): (MatrixBlock, MatrixBlock),
+    out: &mut ContributionBuffer,
+) {
+    let (j_dim, k_dim) = (nat.visible, nat.hidden);
+    let (p, xi, y) = (&local.p, &local.xi, &image.pixels);
+    {
+        let s5 = out.dense(s5);
+        for k in 0..k_dim {
+            let col = &mut s5[k * j_dim..(k + 1) * j_dim];
+            for j in 0..j_dim {
+                col[j] = xi[j] * p[k];
             }
         }
-        {
-            let s6 = out.dense(5);
-            for k in 0..k_dim {
-                let col = &mut s6[k * j_dim..(k + 1) * j_dim];
-                for j in 0..j_dim {
-                    col[j] = (f64::from(y[j]) - 0.5) * p[k];
-                }
+    }
+    {
+        let s6 = out.dense(s6);
+        for k in 0..k_dim {
+            let col = &mut s6[k * j_dim..(k + 1) * j_dim];
+            for j in 0..j_dim {
+                col[j] = (f64::from(y[j]) - 0.5) * p[k];
             }
         }
     }
@@ -258,14 +326,19 @@ fn unpack_symmetric(packed: &[f64], dim: usize) -> Vec<f64> {
 /// treats those directions as "at most as informative as the noise", a conservative
 /// regularisation of the precision. Post-processing of the release and its public noise
 /// level: no privacy cost. A no-op without noise.
-fn noise_floored(block: &dp_core::ReleasedBlock, k_dim: usize) -> DMatrix<f64> {
-    let mut z = block.as_matrix().expect("symmetric block").clone();
+fn noise_floored(
+    release: &Release,
+    handle: SymmetricBlock,
+    k_dim: usize,
+) -> Result<DMatrix<f64>, dp_core::CoreError> {
+    let block = release.released(handle)?;
+    let mut z = release.symmetric(handle)?.clone();
     let floor = 2.0 * (k_dim as f64).sqrt() * block.noise_std;
     if floor > 0.0 && floor.is_finite() {
         // A failure (non-finite entries) leaves the wall's projection in place.
         let _ = dp_core::project_to_positive_definite(&mut z, floor);
     }
-    z
+    Ok(z)
 }
 
 /// Smallest prior variance of `w_jk` the filter of [`denoised_shift`] assumes: the TPBN prior's
@@ -331,56 +404,74 @@ fn normal(scale: f64) -> Normal<f64> {
     Normal::new(0.0, scale.max(0.0)).unwrap_or_else(|_| Normal::new(0.0, 0.0).expect("std 0"))
 }
 
+/// The release spec of `config` (blocks in release order, the per-record bounds of `bounds`)
+/// and the handles to its blocks.
+fn build_spec(
+    config: &SbnConfig,
+    bounds: SbnBounds,
+) -> Result<(ReleaseSpec, SbnBlocks), dp_core::CoreError> {
+    let (j, k) = (config.visible, config.hidden);
+    let b = bounds;
+    let mut spec = ReleaseSpec::builder("sbn");
+    let s1 = spec.vector("s1_z", k, b.s1)?;
+    let s2 = spec.vector("s2_xi1", k, b.s2)?;
+    let (shift, s4) = match config.statistics {
+        SbnStatistics::Paper => {
+            let s3 = spec.vector("s3_y", j, b.s3)?;
+            let s4 = spec.vector("s4_xi0", j, b.s4)?;
+            let s5 = spec.matrix("s5_xi0_z", j, k, b.s5)?;
+            let s6 = spec.matrix("s6_y_z", j, k, b.s6)?;
+            (SbnShiftBlocks::Paper { s3, s5, s6 }, s4)
+        }
+        SbnStatistics::Residual => {
+            let u = spec.vector("u_c_shift", j, b.u)?;
+            let s4 = spec.vector("s4_xi0", j, b.s4)?;
+            let r = spec.matrix("r_w_shift", j, k, b.r)?;
+            (SbnShiftBlocks::Residual { u, r }, s4)
+        }
+    };
+    let floor = config.eigenvalue_floor;
+    let mut g = Vec::new();
+    match config.g_release {
+        GRelease::PerUnit => {
+            for jj in 0..j {
+                g.push(spec.symmetric(format!("s7_G_{jj}"), k, b.g_per_unit)?);
+            }
+        }
+        GRelease::Pooled => g.push(spec.symmetric("s7_Z", k, b.g_pooled)?),
+    }
+    for &h in &g {
+        spec.eigenvalue_floor(h, floor)?;
+    }
+    Ok((
+        spec.build()?,
+        SbnBlocks {
+            s1,
+            s2,
+            shift,
+            s4,
+            g,
+        },
+    ))
+}
+
 impl VipsModel for Sbn {
     type Record = BinaryImage;
     type Global = SbnGlobal;
-    type Natural = Arc<SbnNatural>;
+    type Target = SbnTarget;
+    type Natural = SbnNatural;
     type Scratch = LocalPosterior;
+    type Blocks = SbnBlocks;
 
     fn name(&self) -> &str {
         "sbn"
     }
 
-    fn release_spec(&self) -> Result<ReleaseSpec, EngineError> {
-        let (j, k) = (self.config.visible, self.config.hidden);
-        let b = self.bounds;
-        let e = |r: Result<BlockSpec, dp_core::CoreError>| r.map_err(EngineError::from);
-        let mut blocks = match self.config.statistics {
-            SbnStatistics::Paper => vec![
-                e(BlockSpec::vector("s1_z", k, b.s1))?,
-                e(BlockSpec::vector("s2_xi1", k, b.s2))?,
-                e(BlockSpec::vector("s3_y", j, b.s3))?,
-                e(BlockSpec::vector("s4_xi0", j, b.s4))?,
-                e(BlockSpec::matrix("s5_xi0_z", j, k, b.s5))?,
-                e(BlockSpec::matrix("s6_y_z", j, k, b.s6))?,
-            ],
-            SbnStatistics::Residual => vec![
-                e(BlockSpec::vector("s1_z", k, b.s1))?,
-                e(BlockSpec::vector("s2_xi1", k, b.s2))?,
-                e(BlockSpec::vector("u_c_shift", j, b.u))?,
-                e(BlockSpec::vector("s4_xi0", j, b.s4))?,
-                e(BlockSpec::matrix("r_w_shift", j, k, b.r))?,
-            ],
-        };
-        let floor = self.config.eigenvalue_floor;
-        match self.config.g_release {
-            GRelease::PerUnit => {
-                for jj in 0..j {
-                    blocks.push(e(BlockSpec::symmetric(
-                        format!("s7_G_{jj}"),
-                        k,
-                        b.g_per_unit,
-                    )
-                    .and_then(|s| s.with_eigenvalue_floor(floor)))?);
-                }
-            }
-            GRelease::Pooled => blocks.push(e(BlockSpec::symmetric("s7_Z", k, b.g_pooled)
-                .and_then(|s| s.with_eigenvalue_floor(floor)))?),
-        }
-        Ok(ReleaseSpec::new(blocks)?)
+    fn release_spec(&self) -> Result<(ReleaseSpec, SbnBlocks), EngineError> {
+        Ok((self.spec.clone(), self.blocks.clone()))
     }
 
-    fn init_global(&self, rng: &mut dyn Rng) -> SbnGlobal {
+    fn init_global(&self, rng: &mut dyn Rng) -> Result<SbnGlobal, EngineError> {
         let (j, k) = (self.config.visible, self.config.hidden);
         let tpbn = Tpbn::new(j, k);
         let prior = DMatrix::from_diagonal(&DVector::from_fn(k, |kk, _| tpbn.zeta_inv[kk]));
@@ -396,7 +487,7 @@ impl VipsModel for Sbn {
             }
             w_precision.push(prec);
         }
-        SbnGlobal {
+        Ok(SbnGlobal {
             w_precision,
             w_shift,
             b_precision: DVector::from_element(k, 1.0 / self.config.prior_var_b),
@@ -404,15 +495,11 @@ impl VipsModel for Sbn {
             c_precision: DVector::from_element(j, 1.0 / self.config.prior_var_c),
             c_shift: DVector::zeros(j),
             tpbn,
-        }
+        })
     }
 
-    fn expected_natural(&self, global: &SbnGlobal) -> Arc<SbnNatural> {
-        let nat = Arc::new(SbnNatural::from_global(global));
-        if let Ok(mut cur) = self.current.lock() {
-            *cur = Some(Arc::clone(&nat));
-        }
-        nat
+    fn expected_natural(&self, global: &SbnGlobal) -> Result<SbnNatural, EngineError> {
+        Ok(SbnNatural::from_global(global))
     }
 
     fn new_scratch(&self) -> LocalPosterior {
@@ -430,81 +517,92 @@ impl VipsModel for Sbn {
 
     fn record_statistic(
         &self,
-        natural: &Arc<SbnNatural>,
+        blocks: &SbnBlocks,
+        natural: &SbnNatural,
         record: &BinaryImage,
         scratch: &mut LocalPosterior,
         out: &mut ContributionBuffer,
-    ) {
+    ) -> Result<(), RecordError> {
+        if record.pixels.len() != natural.visible {
+            // Unreachable through `fit` (`check_records` runs before any release).
+            return Err(RecordError::new("an image with the wrong number of pixels"));
+        }
         scratch.fit(natural, &record.pixels, self.config.estep_sweeps);
-        self.write_statistic(natural, record, scratch, out);
+        self.write_statistic(blocks, natural, record, scratch, out);
+        Ok(())
     }
 
-    fn global_target(&self, release: &Release, population: f64) -> SbnGlobal {
+    /// The M-step of 000 Eq. 69-72 and Appendix C, with the `<W>` and `<c>` of `natural` (the
+    /// moments the E-step used).
+    fn global_target(
+        &self,
+        blocks: &SbnBlocks,
+        release: &Release,
+        natural: &SbnNatural,
+        population: f64,
+    ) -> Result<SbnTarget, EngineError> {
         let (j_dim, k_dim) = (self.config.visible, self.config.hidden);
         let n = population;
-        let cur = self
-            .current
-            .lock()
-            .ok()
-            .and_then(|c| c.clone())
-            .expect("expected_natural runs before global_target");
-        let blocks = release.blocks();
-        let vec = |i: usize| blocks[i].as_vector().expect("vector block").clone();
-        let mat = |i: usize| blocks[i].as_matrix().expect("matrix block");
-        let s1 = vec(0);
-        let s2 = vec(1);
-        let s4 = vec(3);
+        let cur = natural;
+        let s1 = release.vector(blocks.s1)?;
+        let s2 = release.vector(blocks.s2)?;
+        let s4 = release.vector(blocks.s4)?;
         // q(b): Eq. 69-70.
         let b_precision = DVector::from_fn(k_dim, |k, _| {
             1.0 / self.config.prior_var_b + n * s2[k].max(0.0)
         });
-        let b_shift = &s1 * n;
+        let b_shift = s1 * n;
         // q(c): Eq. 71-72.
         let c_precision = DVector::from_fn(j_dim, |j, _| {
             1.0 / self.config.prior_var_c + n * s4[j].max(0.0)
         });
         // Shifts of q(c) and q(w_j) and the per-entry noise std tau_j of row j of the latter.
-        let (c_shift, w_shift, tau): (DVector<f64>, DMatrix<f64>, Vec<f64>) =
-            match self.config.statistics {
-                SbnStatistics::Paper => {
-                    let (s3, s5, s6) = (vec(2), mat(4), mat(5));
-                    // The cross term of -xi (w_j^T z + c_j)^2 / 2 in c_j is -xi c_j w_j^T z
-                    // with coefficient 1 (Eq. 72 prints 1/2; the W update of Appendix C and the
-                    // E-step use 1).
-                    let c_shift = DVector::from_fn(j_dim, |j, _| {
-                        let cross: f64 = (0..k_dim)
-                            .map(|k| s5[(j, k)] * cur.mu_w[j * k_dim + k])
-                            .sum();
-                        n * (s3[j] - cross)
-                    });
-                    // Appendix C: shift N (s6_j - <c_j> s5_j).
-                    let w_shift = DMatrix::from_fn(j_dim, k_dim, |j, k| {
-                        n * (s6[(j, k)] - cur.mu_c[j] * s5[(j, k)])
-                    });
-                    // s5 enters multiplied by <c_j> (|c_j| ~ 10 on always-off pixels).
-                    let (t5, t6) = (blocks[4].noise_std, blocks[5].noise_std);
-                    let tau = (0..j_dim)
-                        .map(|j| (t6 * t6 + cur.mu_c[j].powi(2) * t5 * t5).sqrt())
-                        .collect();
-                    (c_shift, w_shift, tau)
-                }
-                SbnStatistics::Residual => {
-                    let (u, r) = (vec(2), mat(4));
-                    let tau = vec![blocks[4].noise_std; j_dim];
-                    (&u * n, r * n, tau)
-                }
-            };
-        let floored = |b: usize| noise_floored(&blocks[b], k_dim);
-        let pooled = match self.config.g_release {
-            GRelease::Pooled => Some(floored(self.g_block())),
-            GRelease::PerUnit => None,
+        let (c_shift, w_shift, tau): (DVector<f64>, DMatrix<f64>, Vec<f64>) = match blocks.shift {
+            SbnShiftBlocks::Paper { s3, s5, s6 } => {
+                let (t5, t6) = (
+                    release.released(s5)?.noise_std,
+                    release.released(s6)?.noise_std,
+                );
+                let (s3, s5, s6) = (
+                    release.vector(s3)?,
+                    release.matrix(s5)?,
+                    release.matrix(s6)?,
+                );
+                // The cross term of -xi (w_j^T z + c_j)^2 / 2 in c_j is -xi c_j w_j^T z
+                // with coefficient 1 (Eq. 72 prints 1/2; the W update of Appendix C and the
+                // E-step use 1).
+                let c_shift = DVector::from_fn(j_dim, |j, _| {
+                    let cross: f64 = (0..k_dim)
+                        .map(|k| s5[(j, k)] * cur.mu_w[j * k_dim + k])
+                        .sum();
+                    n * (s3[j] - cross)
+                });
+                // Appendix C: shift N (s6_j - <c_j> s5_j).
+                let w_shift = DMatrix::from_fn(j_dim, k_dim, |j, k| {
+                    n * (s6[(j, k)] - cur.mu_c[j] * s5[(j, k)])
+                });
+                // s5 enters multiplied by <c_j> (|c_j| ~ 10 on always-off pixels).
+                let tau = (0..j_dim)
+                    .map(|j| (t6 * t6 + cur.mu_c[j].powi(2) * t5 * t5).sqrt())
+                    .collect();
+                (c_shift, w_shift, tau)
+            }
+            SbnShiftBlocks::Residual { u, r } => {
+                let tau = vec![release.released(r)?.noise_std; j_dim];
+                (release.vector(u)? * n, release.matrix(r)? * n, tau)
+            }
         };
+        let precision_blocks: Vec<DMatrix<f64>> = blocks
+            .g
+            .par_iter()
+            .map(|&g| noise_floored(release, g, k_dim))
+            .collect::<Result<_, _>>()?;
         let w_precision: Vec<DMatrix<f64>> = (0..j_dim)
             .into_par_iter()
             .map(|j| {
-                let mut prec = match &pooled {
-                    Some(z) => z * (n * s4[j].max(0.0)),
-                    None => floored(self.g_block() + j) * n,
+                let mut prec = match self.config.g_release {
+                    GRelease::Pooled => &precision_blocks[0] * (n * s4[j].max(0.0)),
+                    GRelease::PerUnit => &precision_blocks[j] * n,
                 };
                 for k in 0..k_dim {
                     prec[(k, k)] += cur.w_prior_precision[j * k_dim + k];
@@ -513,18 +611,17 @@ impl VipsModel for Sbn {
             })
             .collect();
         let w_shift = denoised_shift(&w_precision, w_shift, &tau, n, &cur.w_prior_precision);
-        SbnGlobal {
+        Ok(SbnTarget {
             w_precision,
             w_shift,
             b_precision,
             b_shift,
             c_precision,
             c_shift,
-            tpbn: Tpbn::new(0, 0),
-        }
+        })
     }
 
-    fn blend(&self, global: &mut SbnGlobal, target: &SbnGlobal, rho: f64) {
+    fn blend(&self, global: &mut SbnGlobal, target: &SbnTarget, rho: f64) {
         let mix = |a: f64, b: f64| (1.0 - rho) * a + rho * b;
         for (g, t) in global.w_precision.iter_mut().zip(&target.w_precision) {
             g.zip_apply(t, |a, b| *a = mix(*a, b));
@@ -544,9 +641,13 @@ impl VipsModel for Sbn {
         global
             .c_shift
             .zip_apply(&target.c_shift, |a, b| *a = mix(*a, b));
-        // TPBN hyper-posteriors from the blended q(W) (Appendix C; post-processing).
+    }
+
+    /// TPBN hyper-posteriors from the blended `q(W)` (000 Appendix C; post-processing).
+    fn after_blend(&self, global: &mut SbnGlobal) -> Result<(), EngineError> {
         let nat = SbnNatural::from_global(global);
         global.tpbn.update(&nat.w2);
+        Ok(())
     }
 }
 

@@ -5,7 +5,6 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{BinaryImage, Sbn, SbnNatural};
-use crate::engine::VipsModel;
 
 /// Signal and noise of one block of the release for a batch of `S` images.
 ///
@@ -46,9 +45,9 @@ pub struct BlockSnr {
 /// let images = SyntheticSbn::random(16, 3, 1).sample(200, 2);
 /// let model = Sbn::new(SbnConfig::new(16, 3)?)?;
 /// let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(0);
-/// let natural = SbnNatural::from_global(&model.init_global(&mut rng));
+/// let natural = SbnNatural::from_global(&model.init_global(&mut rng)?);
 /// let snr = block_snr(&model, &natural, &images, 1.0);
-/// assert_eq!(snr.len(), model.release_spec()?.len());
+/// assert_eq!(snr.len(), model.spec().len());
 /// assert!(snr.iter().all(|b| b.noise_std > 0.0 && b.bound_use <= 1.0 + 1e-9));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -58,7 +57,7 @@ pub fn block_snr(
     images: &[BinaryImage],
     noise_multiplier: f64,
 ) -> Vec<BlockSnr> {
-    let spec = model.release_spec().expect("valid spec");
+    let spec = model.spec();
     let blocks = spec.blocks();
     let s = images.len().max(1) as f64;
     let zero = || {
