@@ -140,8 +140,8 @@ impl PbpModel {
         let prec = self.lambda.0 / self.lambda.1;
         let mut p = Vec::with_capacity(2 * w + 2);
         for _ in 0..w {
-            p.push(0.0);
-            p.push(-0.5 * prec);
+            // Natural parameters of N(0, 1/prec): (mean * prec, -prec / 2).
+            p.extend([0.0, -0.5 * prec]);
         }
         p.push(GAMMA_PRIOR.0 - 1.0);
         p.push(-GAMMA_PRIOR.1);

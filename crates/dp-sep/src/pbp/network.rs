@@ -114,11 +114,11 @@ pub(crate) fn forward(
             let next_m = &mut tape.mz[l + 1];
             next_m.clear();
             next_m.extend(relu.iter().map(|r| r.mean));
+            // The bias unit: mean 1, variance 0.
             next_m.push(1.0);
             let next_v = &mut tape.vz[l + 1];
             next_v.clear();
-            next_v.extend(relu.iter().map(|r| r.var));
-            next_v.push(0.0);
+            next_v.extend(relu.iter().map(|r| r.var).chain([0.0]));
             tape.relu[l] = relu;
         } else {
             out = (ma[0], va[0]);
