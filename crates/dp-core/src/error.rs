@@ -60,7 +60,7 @@ pub enum CoreError {
         /// What was wrong.
         reason: String,
     },
-    /// A block handle (or position) that does not name a block of this spec or release: a
+    /// A block handle that does not name a block of this spec or release: a
     /// handle from another spec, or a name that is not there.
     #[error("unknown block: {reason}")]
     UnknownBlock {

@@ -405,11 +405,8 @@ impl ContributionBuffer {
     }
 
     fn resolve(&self, raw: RawBlock) -> Option<usize> {
-        match raw.spec {
-            Some(id) if id != self.spec_id => None,
-            _ if raw.group || raw.index >= self.blocks.len() => None,
-            _ => Some(raw.index),
-        }
+        (raw.spec == self.spec_id && !raw.group && raw.index < self.blocks.len())
+            .then_some(raw.index)
     }
 
     /// Records the first invalid write of the current record. The reason is a fixed text: it

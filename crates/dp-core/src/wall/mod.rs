@@ -56,9 +56,6 @@ mod buffer;
 mod calibrate;
 mod planned;
 mod release;
-// compat: removed once vips-models and dp-sep use handles
-#[doc(hidden)]
-pub mod segments;
 mod spec;
 
 use std::collections::BTreeMap;

@@ -199,17 +199,16 @@ impl Release {
     /// The released block a handle names.
     ///
     /// # Errors
-    /// [`CoreError::UnknownBlock`] for a handle of another spec (or a position past the end).
+    /// [`CoreError::UnknownBlock`] for a handle of another spec.
     pub fn released(&self, block: impl BlockHandle) -> Result<&ReleasedBlock, CoreError> {
         let raw = block.raw();
-        match raw.spec {
-            Some(id) if id != self.spec_id => Err(CoreError::UnknownBlock {
-                reason: "a block handle from another spec than the release's",
-            }),
-            _ => self.blocks.get(raw.index).ok_or(CoreError::UnknownBlock {
-                reason: "a position past the release's blocks",
-            }),
+        let unknown = CoreError::UnknownBlock {
+            reason: "a block handle from another spec than the release's",
+        };
+        if raw.spec != self.spec_id {
+            return Err(unknown);
         }
+        self.blocks.get(raw.index).ok_or(unknown)
     }
 
     /// The released value of a vector block.

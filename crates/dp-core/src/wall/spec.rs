@@ -64,14 +64,20 @@ pub(crate) fn packed_index(i: usize, j: usize) -> usize {
     j * (j + 1) / 2 + i
 }
 
-/// One block of a release: a name, a shape and the declared per-record norm bound.
+/// One block of a release: a name, a shape and the declared per-record norm bound (its group's
+/// bound). Made by [`ReleaseSpecBuilder`]; read with [`ReleaseSpec::blocks`].
 ///
 /// # Example
 /// ```
-/// use dp_core::BlockSpec;
-/// let s1 = BlockSpec::vector("s1", 10, 0.5)?;
-/// let s2 = BlockSpec::symmetric("s2", 10, 0.25)?.with_eigenvalue_floor(1e-6)?;
-/// assert_eq!(s2.stored_len(), 55);
+/// use dp_core::ReleaseSpec;
+/// let mut b = ReleaseSpec::builder("blr e-step");
+/// b.vector("s1", 10, 0.5)?;
+/// let s2 = b.symmetric("s2", 10, 0.25)?;
+/// b.eigenvalue_floor(s2, 1e-6)?;
+/// let spec = b.build()?;
+/// let block = &spec.blocks()[s2.index()];
+/// assert_eq!((block.name(), block.stored_len()), ("s2", 55));
+/// assert_eq!(block.eigenvalue_floor(), Some(1e-6));
 /// # Ok::<(), dp_core::CoreError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -96,44 +102,12 @@ impl BlockSpec {
         })
     }
 
-    /// A vector block of `len` entries whose per-record contribution is clipped to L2 norm `bound`.
-    ///
-    /// # Errors
-    /// [`CoreError::InvalidParameter`] unless `bound` is finite and `> 0`; [`CoreError::Empty`]
-    /// for `len == 0`.
-    pub fn vector(name: impl Into<String>, len: usize, bound: f64) -> Result<Self, CoreError> {
-        Self::new(name, BlockShape::Vector { len }, bound)
-    }
-
-    /// A `rows x cols` matrix block clipped per record to Frobenius norm `bound`.
-    ///
-    /// # Errors
-    /// As [`BlockSpec::vector`].
-    pub fn matrix(
-        name: impl Into<String>,
-        rows: usize,
-        cols: usize,
-        bound: f64,
-    ) -> Result<Self, CoreError> {
-        Self::new(name, BlockShape::Matrix { rows, cols }, bound)
-    }
-
-    /// A symmetric `dim x dim` block clipped per record to Frobenius norm `bound`, released with
-    /// Analyze-Gauss noise. Add [`BlockSpec::with_eigenvalue_floor`] to project the released
-    /// matrix onto the positive-definite cone.
-    ///
-    /// # Errors
-    /// As [`BlockSpec::vector`].
-    pub fn symmetric(name: impl Into<String>, dim: usize, bound: f64) -> Result<Self, CoreError> {
-        Self::new(name, BlockShape::Symmetric { dim }, bound)
-    }
-
     /// Projects the released (normalised) matrix onto `{A : lambda_min(A) >= floor}`.
     ///
     /// # Errors
     /// [`CoreError::InvalidParameter`] for a non-symmetric block or a floor that is not finite
     /// and `> 0`.
-    pub fn with_eigenvalue_floor(mut self, floor: f64) -> Result<Self, CoreError> {
+    fn with_eigenvalue_floor(mut self, floor: f64) -> Result<Self, CoreError> {
         if !matches!(self.shape, BlockShape::Symmetric { .. }) {
             return Err(CoreError::InvalidParameter {
                 name: "eigenvalue floor",
@@ -180,16 +154,16 @@ fn fresh_id() -> u64 {
 }
 
 pub(crate) mod sealed {
-    /// What a handle (or a compat position) says about the block it names.
+    /// What a handle says about the block it names.
     #[derive(Clone, Copy, Debug)]
     pub struct RawBlock {
-        /// The identity of the spec that made the handle; `None` for a bare position.
-        pub spec: Option<u64>,
+        /// The identity of the spec that made the handle.
+        pub spec: u64,
         /// The block's position in the spec (or the group's, for a group handle).
         pub index: usize,
         /// Whether `index` is a group's position rather than a block's.
         pub group: bool,
-        /// Stored length of the block (`0` for positions and groups).
+        /// Stored length of the block (`0` for groups).
         pub len: usize,
     }
 
@@ -323,7 +297,7 @@ macro_rules! handle_impls {
         impl sealed::Sealed for $t {
             fn raw(self) -> RawBlock {
                 RawBlock {
-                    spec: Some(self.spec),
+                    spec: self.spec,
                     index: self.index,
                     group: false,
                     len: $len(self),
@@ -346,7 +320,7 @@ impl RunHandle for MatrixBlock {}
 impl sealed::Sealed for BlockGroup {
     fn raw(self) -> RawBlock {
         RawBlock {
-            spec: Some(self.spec),
+            spec: self.spec,
             index: self.index,
             group: true,
             len: 0,
@@ -354,29 +328,6 @@ impl sealed::Sealed for BlockGroup {
     }
 }
 impl WeightTarget for BlockGroup {}
-
-// compat: removed once vips-models and dp-sep use handles
-#[doc(hidden)]
-impl sealed::Sealed for usize {
-    fn raw(self) -> RawBlock {
-        RawBlock {
-            spec: None,
-            index: self,
-            group: false,
-            len: 0,
-        }
-    }
-}
-// compat: removed once vips-models and dp-sep use handles (a bare position: any block, entries
-// by stored index, as before handles)
-#[doc(hidden)]
-impl BlockHandle for usize {}
-#[doc(hidden)]
-impl EntryHandle for usize {}
-#[doc(hidden)]
-impl MatrixHandle for usize {}
-#[doc(hidden)]
-impl SymmetricHandle for usize {}
 
 /// Blocks sharing one joint per-record bound, and the group's noise weight.
 ///
@@ -539,17 +490,6 @@ impl ReleaseSpec {
             blocks: Vec::new(),
             groups: Vec::new(),
         }
-    }
-
-    // compat: removed once vips-models and dp-sep use handles
-    /// A spec named `"release"` of the given blocks, each its own group of weight 1.
-    ///
-    /// # Errors
-    /// [`CoreError::Empty`] for no blocks; [`CoreError::InvalidContribution`] for a repeated name.
-    #[doc(hidden)]
-    pub fn new(blocks: Vec<BlockSpec>) -> Result<Self, CoreError> {
-        let groups = singleton_groups(&blocks);
-        Self::assemble(default_name(), fresh_id(), blocks, groups)
     }
 
     fn assemble(
@@ -937,7 +877,7 @@ impl ReleaseSpecBuilder {
         let unknown = CoreError::UnknownBlock {
             reason: "a handle from another spec",
         };
-        if raw.spec != Some(self.id) {
+        if raw.spec != self.id {
             return Err(unknown);
         }
         let group = if raw.group {
@@ -976,23 +916,19 @@ mod tests {
 
     #[test]
     fn rejects_bad_specs() {
-        assert!(BlockSpec::vector("a", 0, 1.0).is_err());
-        assert!(BlockSpec::vector("a", 3, 0.0).is_err());
-        assert!(BlockSpec::vector("a", 3, f64::INFINITY).is_err());
-        assert!(
-            BlockSpec::vector("a", 3, 1.0)
-                .unwrap()
-                .with_eigenvalue_floor(1.0)
-                .is_err()
-        );
-        assert!(
-            BlockSpec::symmetric("a", 3, 1.0)
-                .unwrap()
-                .with_eigenvalue_floor(-1.0)
-                .is_err()
-        );
-        assert!(ReleaseSpec::new(vec![]).is_err());
-        let a = BlockSpec::vector("a", 3, 1.0).unwrap();
-        assert!(ReleaseSpec::new(vec![a.clone(), a]).is_err());
+        let mut b = ReleaseSpec::builder("bad");
+        assert!(b.vector("a", 0, 1.0).is_err());
+        assert!(b.vector("a", 3, 0.0).is_err());
+        assert!(b.vector("a", 3, f64::INFINITY).is_err());
+        let a = BlockSpec::new("a", BlockShape::Vector { len: 3 }, 1.0).unwrap();
+        assert!(a.clone().with_eigenvalue_floor(1.0).is_err());
+        let s = b.symmetric("s", 3, 1.0).unwrap();
+        assert!(b.eigenvalue_floor(s, -1.0).is_err());
+        assert!(b.vector("s", 3, 1.0).is_err(), "a repeated name");
+        assert!(ReleaseSpec::builder("empty").build().is_err());
+        // The path of a deserialised spec.
+        let blocks = vec![a.clone(), a];
+        let groups = singleton_groups(&blocks);
+        assert!(ReleaseSpec::assemble("dup".into(), fresh_id(), blocks, groups).is_err());
     }
 }
