@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 use dp_accountant::{Neighbouring, PrivacyEvent};
 
 use crate::error::{CoreError, check_delta, check_positive};
-use crate::normal::ln_ndtr;
 
 /// Relative safety margin on delta used by [`analytic_gaussian_std`]: the search targets
 /// `delta (1 - 1e-10)`, which covers the evaluation error of [`analytic_gaussian_delta`]
@@ -75,17 +74,9 @@ pub fn analytic_gaussian_delta(epsilon: f64, std: f64, sensitivity: f64) -> Resu
     Ok(delta_unchecked(epsilon, std / sensitivity))
 }
 
-/// `delta(eps)` for noise multiplier `m = s / D` (no checks).
+/// `delta(eps)` for noise multiplier `m = s / D` (no checks): the accountant's exact profile.
 fn delta_unchecked(epsilon: f64, m: f64) -> f64 {
-    let a = 0.5 / m - epsilon * m;
-    let b = -0.5 / m - epsilon * m;
-    let ln_first = ln_ndtr(a);
-    let ln_second = epsilon + ln_ndtr(b);
-    if ln_second >= ln_first {
-        return 0.0;
-    }
-    // exp(l1) - exp(l2) = exp(l1) * (-expm1(l2 - l1))
-    (ln_first + (-(ln_second - ln_first).exp_m1()).ln()).exp()
+    dp_accountant::pld::gaussian_delta(m, epsilon)
 }
 
 /// The smallest noise std for which the Gaussian mechanism is `(eps, delta)`-DP

@@ -8,8 +8,18 @@
 
 use crate::normal::ln_normal_cdf;
 
-/// The tight `delta(epsilon)` of a Gaussian mechanism with noise multiplier `s`.
-pub(crate) fn gaussian_delta(s: f64, eps: f64) -> f64 {
+/// The tight `delta(epsilon)` of a Gaussian mechanism with noise multiplier `s` (noise std / L2
+/// sensitivity), Balle & Wang 2018, Thm 8: the one implementation in the workspace (dp-core's
+/// analytic Gaussian mechanism calls it). No checks: `s > 0` and `eps >= 0` finite are the
+/// caller's; the answer is in `[0, 1]`, computed in log space so that neither term underflows
+/// or overflows first.
+///
+/// # Example
+/// ```
+/// let d = dp_accountant::pld::gaussian_delta(1.0, 1.0);
+/// assert!((d - 0.126_936_737_506_644).abs() < 1e-14); // mpmath, 30 digits
+/// ```
+pub fn gaussian_delta(s: f64, eps: f64) -> f64 {
     let a_log = ln_normal_cdf(-eps * s + 0.5 / s);
     let a = a_log.exp();
     // e^eps * Phi(-eps s - 1/(2s)) in log space: Phi underflows before e^eps overflows.

@@ -46,6 +46,7 @@
 //! never use it as a privacy guarantee.
 
 mod analytic;
+pub use analytic::gaussian_delta;
 mod compose;
 mod convolve;
 mod discrete;
