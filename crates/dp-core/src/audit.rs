@@ -501,18 +501,18 @@ impl AuditedWall {
         Self::new(SamplingScheme::fixed_size(2)?, noise_multiplier, 2)
     }
 
-    /// Fixed-size sampling of `batch_size` of `population` records without replacement
+    /// Fixed-size sampling of `sample_size` of `population` records without replacement
     /// (replace-one).
     ///
     /// # Errors
     /// As [`Self::new`] and [`SamplingScheme::fixed_size`].
     pub fn replace_one_fixed_size(
         noise_multiplier: f64,
-        batch_size: usize,
+        sample_size: usize,
         population: usize,
     ) -> Result<Self, CoreError> {
         Self::new(
-            SamplingScheme::fixed_size(batch_size)?,
+            SamplingScheme::fixed_size(sample_size)?,
             noise_multiplier,
             population,
         )
@@ -537,7 +537,9 @@ impl AuditedWall {
     pub fn inclusion_probability(&self) -> f64 {
         match self.scheme {
             SamplingScheme::Poisson { rate } => rate,
-            SamplingScheme::FixedSize { batch_size } => batch_size as f64 / self.population as f64,
+            SamplingScheme::FixedSize { sample_size } => {
+                sample_size as f64 / self.population as f64
+            }
             SamplingScheme::UniformSingle => 1.0 / self.population as f64,
             // No amplification is claimed (and `new` refuses the scheme).
             SamplingScheme::ShuffledEpoch => 1.0,
@@ -559,14 +561,14 @@ impl AuditedWall {
         let sampling = match self.scheme {
             SamplingScheme::Poisson { rate } if rate >= 1.0 => "full batch (Poisson q = 1)".into(),
             SamplingScheme::Poisson { rate } => format!("Poisson q = {rate}"),
-            SamplingScheme::FixedSize { batch_size } if batch_size == self.population => {
+            SamplingScheme::FixedSize { sample_size } if sample_size == self.population => {
                 format!(
-                    "full batch (fixed size {batch_size} of {})",
+                    "full batch (fixed size {sample_size} of {})",
                     self.population
                 )
             }
-            SamplingScheme::FixedSize { batch_size } => {
-                format!("fixed size {batch_size} of {}", self.population)
+            SamplingScheme::FixedSize { sample_size } => {
+                format!("fixed size {sample_size} of {}", self.population)
             }
             SamplingScheme::UniformSingle => format!("single draw of {}", self.population),
             SamplingScheme::ShuffledEpoch => format!("shuffled epoch of {}", self.population),

@@ -41,10 +41,10 @@ pub enum SamplingScheme {
         /// Inclusion probability `q` in `(0, 1]`.
         rate: f64,
     },
-    /// Exactly `batch_size` records drawn uniformly without replacement (replace-one).
+    /// Exactly `sample_size` records drawn uniformly without replacement (replace-one).
     FixedSize {
-        /// Batch size `m >= 1` (at most the number of records).
-        batch_size: usize,
+        /// Sample (batch) size `m >= 1`, named as in the accountant's `FixedSizeSubsampledGaussian` (at most the number of records).
+        sample_size: usize,
     },
     /// One record drawn uniformly and independently at every release (replace-one): DP-SEP's
     /// per-step draw, a size-1 fixed-size subsample.
@@ -73,19 +73,19 @@ impl SamplingScheme {
         }
     }
 
-    /// Fixed-size sampling without replacement of `batch_size` records.
+    /// Fixed-size sampling without replacement of `sample_size` records.
     ///
     /// # Errors
-    /// [`CoreError::InvalidParameter`] for `batch_size == 0`.
-    pub fn fixed_size(batch_size: usize) -> Result<Self, CoreError> {
-        if batch_size == 0 {
+    /// [`CoreError::InvalidParameter`] for `sample_size == 0`.
+    pub fn fixed_size(sample_size: usize) -> Result<Self, CoreError> {
+        if sample_size == 0 {
             return Err(CoreError::InvalidParameter {
                 name: "batch size",
                 value: 0.0,
                 reason: "must be >= 1",
             });
         }
-        Ok(Self::FixedSize { batch_size })
+        Ok(Self::FixedSize { sample_size })
     }
 
     /// One uniformly drawn record per release.
@@ -124,20 +124,20 @@ impl SamplingScheme {
             Self::Poisson { rate } => {
                 Self::poisson(rate)?;
             }
-            Self::FixedSize { batch_size } => {
-                Self::fixed_size(batch_size)?;
+            Self::FixedSize { sample_size } => {
+                Self::fixed_size(sample_size)?;
             }
             Self::UniformSingle | Self::ShuffledEpoch => {}
         }
         if population == 0 {
             return Err(CoreError::Empty("the wall holds no records"));
         }
-        if let Self::FixedSize { batch_size } = self
-            && *batch_size > population
+        if let Self::FixedSize { sample_size } = self
+            && *sample_size > population
         {
             return Err(CoreError::InvalidParameter {
                 name: "batch size",
-                value: *batch_size as f64,
+                value: *sample_size as f64,
                 reason: "must not exceed the number of records",
             });
         }
@@ -154,7 +154,7 @@ impl SamplingScheme {
         self.check_population(population)?;
         Ok(match self {
             Self::Poisson { rate } => rate * population as f64,
-            Self::FixedSize { batch_size } => *batch_size as f64,
+            Self::FixedSize { sample_size } => *sample_size as f64,
             Self::UniformSingle | Self::ShuffledEpoch => 1.0,
         })
     }
@@ -178,9 +178,9 @@ impl SamplingScheme {
             Self::Poisson { rate } => {
                 PrivacyEvent::poisson_subsampled_gaussian(noise_multiplier, *rate)?
             }
-            Self::FixedSize { batch_size } => PrivacyEvent::fixed_size_subsampled_gaussian(
+            Self::FixedSize { sample_size } => PrivacyEvent::fixed_size_subsampled_gaussian(
                 noise_multiplier,
-                *batch_size as u64,
+                *sample_size as u64,
                 population as u64,
             )?,
             Self::UniformSingle => PrivacyEvent::fixed_size_subsampled_gaussian(
@@ -261,8 +261,8 @@ impl SamplingScheme {
         use dp_accountant::calibrate::Sampling;
         match *self {
             Self::Poisson { rate } => Sampling::Poisson { rate },
-            Self::FixedSize { batch_size } => Sampling::FixedSize {
-                sample_size: batch_size as u64,
+            Self::FixedSize { sample_size } => Sampling::FixedSize {
+                sample_size: sample_size as u64,
                 population: population as u64,
             },
             Self::UniformSingle => Sampling::FixedSize {
@@ -310,8 +310,8 @@ impl SamplingScheme {
                     }
                 }
             }
-            Self::FixedSize { batch_size } => {
-                out.extend(rand::seq::index::sample(rng, population, batch_size).iter());
+            Self::FixedSize { sample_size } => {
+                out.extend(rand::seq::index::sample(rng, population, sample_size).iter());
                 out.sort_unstable();
             }
             Self::UniformSingle => out.push(rng.random_range(0..population)),
@@ -339,14 +339,14 @@ mod tests {
             SamplingScheme::Poisson { rate: 0.0 },
             SamplingScheme::Poisson { rate: 2.0 },
             SamplingScheme::Poisson { rate: f64::NAN },
-            SamplingScheme::FixedSize { batch_size: 0 },
+            SamplingScheme::FixedSize { sample_size: 0 },
         ] {
             assert!(bad.check_population(10).is_err());
             assert!(bad.expected_batch_size(10).is_err());
             assert!(bad.event(1.0, 10).is_err());
         }
         let json: SamplingScheme =
-            serde_json::from_str(r#"{"scheme":"fixed_size","batch_size":0}"#).unwrap();
+            serde_json::from_str(r#"{"scheme":"fixed_size","sample_size":0}"#).unwrap();
         assert!(json.expected_batch_size(10).is_err());
     }
 
