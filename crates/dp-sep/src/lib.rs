@@ -53,6 +53,7 @@ pub mod dpsep;
 pub mod ep;
 mod error;
 pub mod factor;
+pub mod kl_bound;
 pub mod limits;
 pub mod model;
 pub mod mog;
