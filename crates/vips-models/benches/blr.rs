@@ -56,7 +56,7 @@ fn synthetic(n: usize, d: usize, k: usize, seed: u64) -> Vec<BlrRecord> {
 
 fn run_iteration(records: Vec<BlrRecord>, d: usize) -> f64 {
     let n = records.len();
-    let model = Blr::new(BlrConfig::new(d).unwrap());
+    let model = Blr::new(BlrConfig::builder(d).build().unwrap());
     let svi = blr::batch_config(
         n,
         1,

@@ -42,15 +42,15 @@ fn documents() -> (Vec<Document>, usize) {
         }
         Err(why) => {
             eprintln!("news corpus not used ({why}); using a synthetic corpus");
-            let s = SyntheticConfig {
-                num_docs: 256,
-                vocab_size: 5000,
-                num_topics: 50,
-                doc_length: 236,
-                ..Default::default()
-            }
-            .generate()
-            .expect("valid config");
+            let s = SyntheticConfig::builder()
+                .num_docs(256)
+                .vocab_size(5000)
+                .num_topics(50)
+                .doc_length(236)
+                .build()
+                .expect("valid config")
+                .generate()
+                .expect("valid config");
             (s.corpus.into_docs(), 5000)
         }
     }

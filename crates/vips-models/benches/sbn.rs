@@ -11,7 +11,7 @@ use vips_models::sbn::{Sbn, SbnConfig, SyntheticSbn};
 
 fn bench(c: &mut Criterion) {
     let (j, k) = (784, 100);
-    let model = Sbn::new(SbnConfig::new(j, k).expect("config")).expect("model");
+    let model = Sbn::new(SbnConfig::builder(j, k).build().expect("config")).expect("model");
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let global = model.init_global(&mut rng).expect("init");
     let natural = model.expected_natural(&global).expect("moments");

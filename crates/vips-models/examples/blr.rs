@@ -341,10 +341,14 @@ fn run(args: &Args) -> Result<(), CliError> {
         .allow_long_run(args.allow_long_run)
         .cancel(cancel)
         .build()?;
-    let model = Blr::new(BlrConfig::new(dim)?.hyperprior(Hyperprior::Gamma {
-        shape: args.a0,
-        rate: args.b0,
-    })?);
+    let model = Blr::new(
+        BlrConfig::builder(dim)
+            .hyperprior(Hyperprior::Gamma {
+                shape: args.a0,
+                rate: args.b0,
+            })
+            .build()?,
+    );
     let start = Instant::now();
     let fit = blr::fit(&model, train, &svi)?;
     let seconds = start.elapsed().as_secs_f64();

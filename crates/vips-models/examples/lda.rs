@@ -211,16 +211,17 @@ fn run(args: Args) -> Result<(), CliError> {
         None => {
             // The model's K x V is checked before the corpus is drawn.
             model_config(synthetic_vocab)?;
-            let cfg = SyntheticConfig {
-                num_docs: synthetic_docs
-                    .checked_add(synthetic_docs.div_ceil(10))
-                    .ok_or_else(|| usage("--synthetic-docs", "too large"))?,
-                vocab_size: synthetic_vocab,
-                num_topics: args.synthetic_topics.unwrap_or(k),
-                doc_length: args.synthetic_length.unwrap_or(SYNTHETIC_LENGTH),
-                seed: args.seed.wrapping_add(1),
-                ..SyntheticConfig::default()
-            };
+            let cfg = SyntheticConfig::builder()
+                .num_docs(
+                    synthetic_docs
+                        .checked_add(synthetic_docs.div_ceil(10))
+                        .ok_or_else(|| usage("--synthetic-docs", "too large"))?,
+                )
+                .vocab_size(synthetic_vocab)
+                .num_topics(args.synthetic_topics.unwrap_or(k))
+                .doc_length(args.synthetic_length.unwrap_or(SYNTHETIC_LENGTH))
+                .seed(args.seed.wrapping_add(1))
+                .build()?;
             let s = cfg.generate()?;
             let v = s.corpus.vocab_size();
             let mut docs = s.corpus.into_docs();

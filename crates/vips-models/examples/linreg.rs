@@ -247,19 +247,19 @@ fn run(args: &Args) -> Result<(), CliError> {
         },
         None => Privacy::NonPrivate,
     };
-    let mut config = LinregConfig::new(rows.dim())?;
+    let mut config = LinregConfig::builder(rows.dim());
     if let Some(l) = args.prior_precision {
-        config = config.prior_precision(l)?;
+        config = config.prior_precision(l);
     }
-    let (a0, b0) = config.noise_prior_value();
+    let (a0, b0) = LinregConfig::builder(1).build()?.noise_prior();
     config = config.noise_prior(
         args.prior_noise_shape.unwrap_or(a0),
         args.prior_noise_rate.unwrap_or(b0),
-    )?;
+    );
     if let Some(k) = args.floor_scale {
-        config = config.floor_scale(k)?;
+        config = config.floor_scale(k);
     }
-    let model = Linreg::new(config);
+    let model = Linreg::new(config.build()?);
     let svi = batch_config(population, privacy, args.noise_seed)?;
     let fit = linreg::fit(&model, records, &svi)?;
     let (fitted, diag) = (fit.result, fit.diagnostics);
@@ -286,10 +286,10 @@ fn run(args: &Args) -> Result<(), CliError> {
         "dim": rows.dim(),
         "radius": rows.radius(),
         "ranges": ranges.source(),
-        "prior_precision": model.config().prior_precision_value(),
-        "prior_noise_shape": model.config().noise_prior_value().0,
-        "prior_noise_rate": model.config().noise_prior_value().1,
-        "floor_scale": model.config().floor_scale_value(),
+        "prior_precision": model.config().prior_precision(),
+        "prior_noise_shape": model.config().noise_prior().0,
+        "prior_noise_rate": model.config().noise_prior().1,
+        "floor_scale": model.config().floor_scale(),
         "eigenvalue_floor": fitted.global.eigenvalue_floor(),
         "eigenvalues_raised": fitted.global.eigenvalues_raised(),
     });

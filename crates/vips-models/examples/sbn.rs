@@ -170,10 +170,10 @@ fn run(args: Args) -> Result<(), CliError> {
     } else {
         args.hidden.unwrap_or(100)
     };
-    let mut cfg = SbnConfig::new(visible, hidden)?;
+    let mut cfg = SbnConfig::builder(visible, hidden);
     match args.g_release.as_deref() {
-        Some("per-unit") => cfg.g_release = GRelease::PerUnit,
-        Some("pooled") => cfg.g_release = GRelease::Pooled,
+        Some("per-unit") => cfg = cfg.g_release(GRelease::PerUnit),
+        Some("pooled") => cfg = cfg.g_release(GRelease::Pooled),
         Some(other) => {
             return Err(usage(
                 "--g-release",
@@ -182,8 +182,8 @@ fn run(args: Args) -> Result<(), CliError> {
         }
         None => {}
     }
-    cfg.clip_fraction = args.clip_fraction;
-    cfg.statistics = match args.statistics.as_str() {
+    cfg = cfg.clip_fraction(args.clip_fraction);
+    let statistics = match args.statistics.as_str() {
         "paper" => SbnStatistics::Paper,
         "residual" => SbnStatistics::Residual,
         other => {
@@ -193,7 +193,8 @@ fn run(args: Args) -> Result<(), CliError> {
             ));
         }
     };
-    let model = Sbn::new(cfg)?;
+    cfg = cfg.statistics(statistics);
+    let model = Sbn::new(cfg.build()?)?;
     model.check_images(&train)?;
     model.check_images(&test)?;
     let privacy = match (args.epsilon, args.noise_multiplier) {
@@ -270,9 +271,9 @@ fn run(args: Args) -> Result<(), CliError> {
         "test_images": test.len(),
         "visible": visible,
         "hidden": hidden,
-        "g_release": format!("{:?}", model.config().g_release),
-        "clip_fraction": model.config().clip_fraction,
-        "statistics": format!("{:?}", model.config().statistics),
+        "g_release": format!("{:?}", model.config().g_release()),
+        "clip_fraction": model.config().clip_fraction(),
+        "statistics": format!("{:?}", model.config().statistics()),
         "epsilon": result
             .privacy
             .epsilon

@@ -67,12 +67,12 @@ fn sizes_implied_by_headers_and_flags_are_refused_before_allocation() {
     );
     assert!(e.to_string().contains("line 1"), "{e}");
     // SBN hidden units.
-    let e = SbnConfig::new(784, 1_000_000).unwrap_err();
+    let e = SbnConfig::builder(784, 1_000_000).build().unwrap_err();
     assert!(
         matches!(e, SbnError::Limit(LimitError::Memory { .. })),
         "{e}"
     );
-    assert!(SbnConfig::new(784, 0).is_err());
+    assert!(SbnConfig::builder(784, 0).build().is_err());
     // An IDX header whose body would exceed the input limit.
     let mut idx = vec![0, 0, 8, 3];
     for v in [100_000u32, 1000, 1000] {
@@ -138,12 +138,13 @@ fn bad_fields_are_echoed_short_and_large_numbers_called_too_large() {
 
 #[test]
 fn hyperparameters_labels_and_overflow_are_typed_errors() {
-    let cfg = BlrConfig::new(3).unwrap();
     assert!(matches!(
-        cfg.hyperprior(Hyperprior::Gamma {
-            shape: 1e300,
-            rate: 1e-300
-        }),
+        BlrConfig::builder(3)
+            .hyperprior(Hyperprior::Gamma {
+                shape: 1e300,
+                rate: 1e-300
+            })
+            .build(),
         Err(BlrError::InvalidParameter { .. })
     ));
     let opts = CsvOptions {
@@ -171,15 +172,15 @@ fn hyperparameters_labels_and_overflow_are_typed_errors() {
 }
 
 fn tiny_lda(config: LdaConfig) -> (Lda, Vec<vips_models::lda::corpus::Document>) {
-    let data = vips_models::lda::corpus::SyntheticConfig {
-        num_docs: 20,
-        vocab_size: 10,
-        num_topics: 2,
-        doc_length: 10,
-        ..Default::default()
-    }
-    .generate()
-    .unwrap();
+    let data = vips_models::lda::corpus::SyntheticConfig::builder()
+        .num_docs(20)
+        .vocab_size(10)
+        .num_topics(2)
+        .doc_length(10)
+        .build()
+        .unwrap()
+        .generate()
+        .unwrap();
     let model = Lda::new(config);
     let key = vips_models::lda::corpus::ResamplingKey::public_seed(1);
     let records = model.prepare(&data.corpus, &key).unwrap();

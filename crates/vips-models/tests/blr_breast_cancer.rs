@@ -77,7 +77,7 @@ fn mean_auc(
         };
         // Noise seeded on purpose (split index) so the figures are reproducible.
         let svi = blr::batch_config(train.len(), iterations, p, Some(1000 + s as u64)).unwrap();
-        let model = Blr::new(BlrConfig::new(31).unwrap());
+        let model = Blr::new(BlrConfig::builder(31).build().unwrap());
         let fitted = blr::fit(&model, train, &svi).unwrap().result;
         if let Some((epsilon, _)) = privacy {
             assert!(fitted.privacy.epsilon.unwrap() <= epsilon * (1.0 + 1e-9));

@@ -29,7 +29,7 @@ fn temp_file(name: &str, text: &str) -> PathBuf {
 
 /// `(h, P)` after one non-private batch step on `records`.
 fn released(dim: usize, records: Vec<BlrRecord>) -> (Vec<f64>, Vec<f64>) {
-    let model = Blr::new(BlrConfig::new(dim).unwrap());
+    let model = Blr::new(BlrConfig::builder(dim).build().unwrap());
     let svi = blr::batch_config(PUBLIC_N, 1, Privacy::NonPrivate, Some(1)).unwrap();
     let g = blr::fit(&model, records, &svi).unwrap().result.global;
     (

@@ -24,9 +24,9 @@ fn vb_mean_within_one_posterior_sd_of_gibbs() {
     let records = synthetic(300, 11);
     let alpha = 1.0;
     let model = Blr::new(
-        BlrConfig::new(3)
-            .unwrap()
+        BlrConfig::builder(3)
             .hyperprior(Hyperprior::Fixed { alpha })
+            .build()
             .unwrap(),
     );
     let svi = blr::batch_config(records.len(), 60, Privacy::NonPrivate, None).unwrap();

@@ -22,7 +22,7 @@ fn synthetic(n: usize, seed: u64) -> Vec<BlrRecord> {
 #[test]
 fn svi_reaches_the_batch_posterior_mean() {
     let train = synthetic(2000, 1);
-    let model = Blr::new(BlrConfig::new(4).unwrap());
+    let model = Blr::new(BlrConfig::builder(4).build().unwrap());
     let batch = blr::fit(
         &model,
         train.clone(),
@@ -57,7 +57,7 @@ fn svi_reaches_the_batch_posterior_mean() {
 fn private_svi_spends_at_most_its_budget_and_still_predicts() {
     let train = synthetic(4000, 2);
     let test = synthetic(1000, 3);
-    let model = Blr::new(BlrConfig::new(4).unwrap());
+    let model = Blr::new(BlrConfig::builder(4).build().unwrap());
     let svi = SviConfig::builder()
         .expected_batch_size(400.0)
         .step(StepSize::robbins_monro(1.0, 0.7).unwrap())
@@ -81,17 +81,17 @@ fn private_svi_spends_at_most_its_budget_and_still_predicts() {
 
 #[test]
 fn bad_settings_and_records_are_typed_errors() {
-    assert!(BlrConfig::new(3).unwrap().eigenvalue_floor(0.0).is_err());
+    assert!(BlrConfig::builder(3).eigenvalue_floor(0.0).build().is_err());
     assert!(
-        BlrConfig::new(3)
-            .unwrap()
+        BlrConfig::builder(3)
             .hyperprior(blr::Hyperprior::Gamma {
                 shape: -1.0,
                 rate: 1.0
             })
+            .build()
             .is_err()
     );
-    let model = Blr::new(BlrConfig::new(3).unwrap());
+    let model = Blr::new(BlrConfig::builder(3).build().unwrap());
     let cfg = blr::batch_config(1, 1, Privacy::NonPrivate, None).unwrap();
     let (r, _) = BlrRecord::new(Features::Dense(vec![0.1, 0.2]), true).unwrap();
     assert!(matches!(

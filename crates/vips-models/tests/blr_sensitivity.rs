@@ -86,7 +86,7 @@ proptest! {
         extra in record_strategy(D),
         natural in posterior_strategy(D),
     ) {
-        let model = Blr::new(BlrConfig::new(D).unwrap());
+        let model = Blr::new(BlrConfig::builder(D).build().unwrap());
         let public_n = 50;
         let (a1, a2) = released_sums(&model, &natural, records.clone(), public_n);
         let mut neighbour = records;
@@ -106,7 +106,7 @@ proptest! {
 fn bounds_are_attained_so_the_test_can_fail() {
     // ||x|| = 1, q(m) concentrated at 0: <xi> = 1/4, so s2's contribution has norm exactly 1/4
     // and s1's exactly 1/2: a looser clip or a wrong <xi> would break the property above.
-    let model = Blr::new(BlrConfig::new(2).unwrap());
+    let model = Blr::new(BlrConfig::builder(2).build().unwrap());
     let natural =
         Arc::new(MvGaussian::new(DVector::zeros(2), DMatrix::identity(2, 2) * 1e-300).unwrap());
     let (r, _) = BlrRecord::new(Features::Dense(vec![0.6, 0.8]), true).unwrap();

@@ -9,15 +9,15 @@ use vips_models::lda::corpus::SyntheticConfig;
 use vips_models::lda::{Lda, LdaConfig};
 
 fn small() -> (Lda, Vec<vips_models::lda::corpus::Document>) {
-    let data = SyntheticConfig {
-        num_docs: 300,
-        vocab_size: 40,
-        num_topics: 3,
-        doc_length: 20,
-        ..Default::default()
-    }
-    .generate()
-    .unwrap();
+    let data = SyntheticConfig::builder()
+        .num_docs(300)
+        .vocab_size(40)
+        .num_topics(3)
+        .doc_length(20)
+        .build()
+        .unwrap()
+        .generate()
+        .unwrap();
     let cfg = LdaConfig::builder(3, 40)
         .doc_length(Some(20))
         .clip_scale(0.2)

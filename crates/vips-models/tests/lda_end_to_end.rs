@@ -34,18 +34,19 @@ fn model() -> Lda {
 }
 
 fn corpus(num_docs: usize, seed: u64) -> Corpus {
-    SyntheticConfig {
-        num_docs,
-        vocab_size: V,
-        num_topics: K,
-        doc_length: 60,
-        alpha: 0.2,
-        eta: 0.1,
-        seed,
-    }
-    .generate()
-    .unwrap()
-    .corpus
+    SyntheticConfig::builder()
+        .num_docs(num_docs)
+        .vocab_size(V)
+        .num_topics(K)
+        .doc_length(60)
+        .alpha(0.2)
+        .eta(0.1)
+        .seed(seed)
+        .build()
+        .unwrap()
+        .generate()
+        .unwrap()
+        .corpus
 }
 
 /// Long, every word of the vocabulary with its own count.

@@ -15,17 +15,18 @@ fn run(
     doc_length: Option<usize>,
 ) -> (f64, f64) {
     let (k, v) = (5, 100);
-    let data = SyntheticConfig {
-        num_docs,
-        vocab_size: v,
-        num_topics: k,
-        doc_length: 60,
-        alpha: 0.1,
-        eta: 0.05,
-        seed: 11,
-    }
-    .generate()
-    .unwrap();
+    let data = SyntheticConfig::builder()
+        .num_docs(num_docs)
+        .vocab_size(v)
+        .num_topics(k)
+        .doc_length(60)
+        .alpha(0.1)
+        .eta(0.05)
+        .seed(11)
+        .build()
+        .unwrap()
+        .generate()
+        .unwrap();
     let cfg = LdaConfig::builder(k, v)
         .alpha(0.1)
         .eta(0.05)

@@ -84,9 +84,7 @@ proptest! {
         remove_existing in any::<bool>(),
     ) {
         let v = 30;
-        let data = SyntheticConfig {
-            num_docs, vocab_size: v, num_topics: k, doc_length: n, alpha: 0.2, eta: 0.1, seed,
-        }.generate().unwrap();
+        let data = SyntheticConfig::builder().num_docs(num_docs).vocab_size(v).num_topics(k).doc_length(n).alpha(0.2).eta(0.1).seed(seed).build().unwrap().generate().unwrap();
         let cfg = LdaConfig::builder(k, v).doc_length(Some(n)).clip_scale(a).build().unwrap();
         let model = Lda::new(cfg);
         let topics = Topics::random_init(k, v, 0.1, &mut ChaCha8Rng::seed_from_u64(seed));
@@ -140,17 +138,18 @@ fn an_adversarial_document_is_clipped_to_exactly_the_bound() {
 fn the_run_writes_equal_the_entry_writes() {
     // 300 documents: several chunks of 64 and waves of workers, clipped and unclipped ones.
     let (k, v, n) = (7, 60, 40);
-    let data = SyntheticConfig {
-        num_docs: 300,
-        vocab_size: v,
-        num_topics: k,
-        doc_length: n,
-        alpha: 0.1,
-        eta: 0.05,
-        seed: 11,
-    }
-    .generate()
-    .unwrap();
+    let data = SyntheticConfig::builder()
+        .num_docs(300)
+        .vocab_size(v)
+        .num_topics(k)
+        .doc_length(n)
+        .alpha(0.1)
+        .eta(0.05)
+        .seed(11)
+        .build()
+        .unwrap()
+        .generate()
+        .unwrap();
     let cfg = LdaConfig::builder(k, v)
         .doc_length(Some(n))
         .clip_scale(0.3)

@@ -66,7 +66,7 @@ fn release(dir: &Path, population: usize) -> LinregGlobal {
     let records: Vec<LinregRecord> = (0..z.len())
         .map(|i| map.record(z.row(i), z.target(i)).unwrap().0)
         .collect();
-    let model = Linreg::new(LinregConfig::new(D + 1).unwrap());
+    let model = Linreg::new(LinregConfig::builder(D + 1).build().unwrap());
     let cfg = batch_config(population, Privacy::NonPrivate, Some(7)).unwrap();
     fit(&model, records, &cfg).unwrap().result.global
 }
@@ -139,11 +139,10 @@ fn posterior_matches_the_closed_form() {
             (x, y)
         })
         .collect();
-    let cfg = LinregConfig::new(3)
-        .unwrap()
+    let cfg = LinregConfig::builder(3)
         .prior_precision(0.5)
-        .unwrap()
         .noise_prior(2.0, 0.1)
+        .build()
         .unwrap();
     let records: Vec<LinregRecord> = rows
         .iter()

@@ -141,17 +141,17 @@ fn images_removed_or_added_move_every_block_by_at_most_its_bound() {
             0.25,
         ),
     ] {
-        let mut cfg = SbnConfig::new(J, K).unwrap();
-        cfg.statistics = statistics;
-        cfg.g_release = g;
-        cfg.clip_fraction = clip;
-        check_model(&Sbn::new(cfg).unwrap(), tag);
+        let mut cfg = SbnConfig::builder(J, K);
+        cfg = cfg.statistics(statistics);
+        cfg = cfg.g_release(g);
+        cfg = cfg.clip_fraction(clip);
+        check_model(&Sbn::new(cfg.build().unwrap()).unwrap(), tag);
     }
 }
 
 #[test]
 fn a_wrong_size_image_is_refused_before_any_release() {
-    let model = Sbn::new(SbnConfig::new(J, K).unwrap()).unwrap();
+    let model = Sbn::new(SbnConfig::builder(J, K).build().unwrap()).unwrap();
     let bad = vec![BinaryImage {
         pixels: vec![0; J + 1],
     }];

@@ -28,7 +28,7 @@ fn heldout_bound_increases_over_iterations() {
     let truth = SyntheticSbn::random(16, 3, 5);
     let train = truth.sample(400, 1);
     let test = truth.sample(200, 2);
-    let model = Sbn::new(SbnConfig::new(16, 3).unwrap()).unwrap();
+    let model = Sbn::new(SbnConfig::builder(16, 3).build().unwrap()).unwrap();
     let bounds = RefCell::new(Vec::new());
     fit(&model, train, &batch(400, 12), |_, g| {
         let nat = SbnNatural::from_global(g);
@@ -50,7 +50,7 @@ fn learns_a_known_sbn() {
     let truth = SyntheticSbn::random(16, 3, 7);
     let train = truth.sample(1500, 1);
     let test = truth.sample(500, 2);
-    let model = Sbn::new(SbnConfig::new(16, 3).unwrap()).unwrap();
+    let model = Sbn::new(SbnConfig::builder(16, 3).build().unwrap()).unwrap();
     // Independent pixels at the training means (the K = 0 model).
     let mut mean = [0.0; 16];
     for im in &train {
@@ -100,7 +100,7 @@ fn learns_a_known_sbn() {
 fn private_run_stays_within_budget() {
     let truth = SyntheticSbn::random(16, 3, 9);
     let train = truth.sample(600, 1);
-    let model = Sbn::new(SbnConfig::new(16, 3).unwrap()).unwrap();
+    let model = Sbn::new(SbnConfig::builder(16, 3).build().unwrap()).unwrap();
     let svi = SviConfig::builder()
         .expected_batch_size(150.0)
         .step(StepSize::robbins_monro(1.0, 0.6).unwrap())
@@ -146,7 +146,7 @@ fn mnist_dir() -> Option<PathBuf> {
 fn mnist_nonprivate_beats_baseline_and_bound_rises() {
     let Some(dir) = mnist_dir() else { return };
     let (train, test) = load_mnist_dir(&dir, 128).unwrap();
-    let model = Sbn::new(SbnConfig::new(784, 100).unwrap()).unwrap();
+    let model = Sbn::new(SbnConfig::builder(784, 100).build().unwrap()).unwrap();
     let svi = SviConfig::builder()
         .expected_batch_size(1600.0)
         .step(StepSize::robbins_monro(1.0, 0.6).unwrap())
@@ -187,10 +187,10 @@ fn mnist_nonprivate_beats_baseline_and_bound_rises() {
 fn mnist_private_lands_between_baseline_and_nonprivate() {
     let Some(dir) = mnist_dir() else { return };
     let (train, test) = load_mnist_dir(&dir, 128).unwrap();
-    let mut cfg = SbnConfig::new(784, 100).unwrap();
-    cfg.statistics = SbnStatistics::Residual;
-    cfg.clip_fraction = 0.25;
-    let model = Sbn::new(cfg).unwrap();
+    let mut cfg = SbnConfig::builder(784, 100);
+    cfg = cfg.statistics(SbnStatistics::Residual);
+    cfg = cfg.clip_fraction(0.25);
+    let model = Sbn::new(cfg.build().unwrap()).unwrap();
     let svi = SviConfig::builder()
         .expected_batch_size(3200.0)
         .step(StepSize::robbins_monro(1.0, 0.6).unwrap())
@@ -215,7 +215,7 @@ fn mnist_private_lands_between_baseline_and_nonprivate() {
 
 #[test]
 fn bad_images_are_refused() {
-    let model = Sbn::new(SbnConfig::new(4, 2).unwrap()).unwrap();
+    let model = Sbn::new(SbnConfig::builder(4, 2).build().unwrap()).unwrap();
     assert!(matches!(model.check_images(&[]), Err(SbnError::Empty(_))));
     let short = BinaryImage { pixels: vec![0, 1] };
     assert!(matches!(
@@ -229,7 +229,7 @@ fn bad_images_are_refused() {
         model.check_images(&[grey]),
         Err(SbnError::NotBinary { value: 7, .. })
     ));
-    assert!(SbnConfig::new(0, 3).is_err());
+    assert!(SbnConfig::builder(0, 3).build().is_err());
 }
 
 fn idx_bytes(n: u32, rows: u32, cols: u32, body: &[u8]) -> Vec<u8> {

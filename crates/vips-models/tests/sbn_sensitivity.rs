@@ -12,16 +12,16 @@ use vips_models::sbn::{
 };
 
 fn model(j: usize, k: usize, g: GRelease) -> Sbn {
-    let mut cfg = SbnConfig::new(j, k).unwrap();
-    cfg.g_release = g;
-    Sbn::new(cfg).unwrap()
+    let mut cfg = SbnConfig::builder(j, k);
+    cfg = cfg.g_release(g);
+    Sbn::new(cfg.build().unwrap()).unwrap()
 }
 
 /// A global with random (possibly extreme) means and variances.
 fn global(model: &Sbn, seed: u64, scale: f64) -> SbnGlobal {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut g = model.init_global(&mut rng).unwrap();
-    let (j, k) = (model.config().visible, model.config().hidden);
+    let (j, k) = (model.config().visible(), model.config().hidden());
     let mut s = seed;
     let mut next = || {
         s = s
@@ -186,13 +186,13 @@ proptest! {
         bits in proptest::collection::vec(proptest::collection::vec(any::<bool>(), 9), 2..6),
         removed in 0usize..6,
     ) {
-        let mut cfg = SbnConfig::new(9, 4).unwrap();
-        cfg.g_release = if pooled { GRelease::Pooled } else { GRelease::PerUnit };
-        cfg.clip_fraction = fraction;
+        let mut cfg = SbnConfig::builder(9, 4);
+        cfg = cfg.g_release(if pooled { GRelease::Pooled } else { GRelease::PerUnit });
+        cfg = cfg.clip_fraction(fraction);
         if residual {
-            cfg.statistics = SbnStatistics::Residual;
+            cfg = cfg.statistics(SbnStatistics::Residual);
         }
-        let m = Sbn::new(cfg).unwrap();
+        let m = Sbn::new(cfg.build().unwrap()).unwrap();
         let nat = m.expected_natural(&global(&m, seed, 5.0)).unwrap();
         let data: Vec<BinaryImage> = bits.iter().map(|b| image(b)).collect();
         let removed = removed % data.len();
@@ -221,17 +221,17 @@ fn clipping_happens_at_small_clip_fractions() {
         .collect();
     let data: Vec<BinaryImage> = bits.iter().map(|b| image(b)).collect();
     for (pooled, residual) in [(false, false), (true, false), (false, true), (true, true)] {
-        let mut cfg = SbnConfig::new(9, 4).unwrap();
-        cfg.g_release = if pooled {
+        let mut cfg = SbnConfig::builder(9, 4);
+        cfg = cfg.g_release(if pooled {
             GRelease::Pooled
         } else {
             GRelease::PerUnit
-        };
-        cfg.clip_fraction = 0.05;
+        });
+        cfg = cfg.clip_fraction(0.05);
         if residual {
-            cfg.statistics = SbnStatistics::Residual;
+            cfg = cfg.statistics(SbnStatistics::Residual);
         }
-        let m = Sbn::new(cfg).unwrap();
+        let m = Sbn::new(cfg.build().unwrap()).unwrap();
         let clipped_seeds = (0..10u64)
             .filter(|&seed| {
                 let nat = m.expected_natural(&global(&m, seed, 5.0)).unwrap();

@@ -23,14 +23,17 @@ pub enum Hyperprior {
     },
 }
 
-/// Settings of [`crate::blr::Blr`].
+/// Checked settings of [`crate::blr::Blr`]; build with [`BlrConfig::builder`].
 ///
 /// # Example
 /// ```
 /// use vips_models::blr::{BlrConfig, Hyperprior};
-/// let cfg = BlrConfig::new(30)?.hyperprior(Hyperprior::Gamma { shape: 1.0, rate: 1.0 })?;
+/// let cfg = BlrConfig::builder(30)
+///     .hyperprior(Hyperprior::Gamma { shape: 1.0, rate: 1.0 })
+///     .build()?;
 /// assert_eq!(cfg.dim(), 30);
-/// assert!(BlrConfig::new(0).is_err());
+/// assert!(BlrConfig::builder(0).build().is_err());
+/// assert!(BlrConfig::builder(3).eigenvalue_floor(0.0).build().is_err());
 /// # Ok::<(), vips_models::blr::BlrError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,84 +43,27 @@ pub struct BlrConfig {
     eigenvalue_floor: f64,
 }
 
+/// Unchecked BLR settings; [`BlrConfigBuilder::build`] validates them.
+#[derive(Clone, Debug)]
+pub struct BlrConfigBuilder {
+    cfg: BlrConfig,
+}
+
 impl BlrConfig {
-    /// Defaults: `alpha ~ Gamma(1, 1)` (prior mean 1: unit prior variance on each weight; with
-    /// `d/2` added to the shape after one update the data dominate) and an eigenvalue floor of
-    /// `1e-9` on the released normalised `s2`.
-    ///
-    /// # Errors
-    /// [`BlrError::Empty`] for `dim == 0`; [`BlrError::Limit`] if the `d x d` state would not
-    /// fit in memory.
-    pub fn new(dim: usize) -> Result<Self, BlrError> {
-        if dim == 0 {
-            return Err(BlrError::Empty("a model needs at least one feature".into()));
-        }
-        check_dim_memory(dim, "the model dimension d")?;
-        Ok(Self {
-            dim,
-            hyperprior: Hyperprior::Gamma {
-                shape: 1.0,
-                rate: 1.0,
+    /// Starts a builder for `dim` features with the defaults: `alpha ~ Gamma(1, 1)` (prior mean
+    /// 1: unit prior variance on each weight; with `d/2` added to the shape after one update the
+    /// data dominate) and an eigenvalue floor of `1e-9` on the released normalised `s2`.
+    pub fn builder(dim: usize) -> BlrConfigBuilder {
+        BlrConfigBuilder {
+            cfg: Self {
+                dim,
+                hyperprior: Hyperprior::Gamma {
+                    shape: 1.0,
+                    rate: 1.0,
+                },
+                eigenvalue_floor: 1e-9,
             },
-            eigenvalue_floor: 1e-9,
-        })
-    }
-
-    /// Sets the prior on `alpha`.
-    ///
-    /// # Errors
-    /// [`BlrError::InvalidParameter`] unless every parameter is finite and `> 0` and the prior
-    /// precision (`shape / rate`, or `alpha`) is in `[1e-12, 1e12]`.
-    pub fn hyperprior(mut self, h: Hyperprior) -> Result<Self, BlrError> {
-        let check = |name, v: f64| {
-            if v > 0.0 && v.is_finite() {
-                Ok(())
-            } else {
-                Err(BlrError::invalid(name, v, "must be finite and > 0"))
-            }
-        };
-        // The prior precision (the Gamma's mean `shape / rate`, or `alpha`) must stay a usable
-        // number: 1e300 / 1e-300 overflows and the initial covariance `I / alpha` would be 0.
-        let usable = |name, v: f64| {
-            if (MIN_PRIOR_PRECISION..=MAX_PRIOR_PRECISION).contains(&v) {
-                Ok(())
-            } else {
-                Err(BlrError::invalid(
-                    name,
-                    v,
-                    "the prior precision must be in [1e-12, 1e12]",
-                ))
-            }
-        };
-        match h {
-            Hyperprior::Gamma { shape, rate } => {
-                check("hyperprior shape (--a0)", shape)?;
-                check("hyperprior rate (--b0)", rate)?;
-                usable("prior precision mean a0 / b0", shape / rate)?;
-            }
-            Hyperprior::Fixed { alpha } => {
-                check("prior precision", alpha)?;
-                usable("prior precision", alpha)?;
-            }
         }
-        self.hyperprior = h;
-        Ok(self)
-    }
-
-    /// The floor `lambda_min >= floor` the released (normalised) `s2` is projected onto.
-    ///
-    /// # Errors
-    /// [`BlrError::InvalidParameter`] unless finite and `> 0`.
-    pub fn eigenvalue_floor(mut self, floor: f64) -> Result<Self, BlrError> {
-        if !(floor > 0.0 && floor.is_finite()) {
-            return Err(BlrError::invalid(
-                "eigenvalue floor",
-                floor,
-                "must be finite and > 0",
-            ));
-        }
-        self.eigenvalue_floor = floor;
-        Ok(self)
     }
 
     /// Number of features `d`.
@@ -134,6 +80,81 @@ impl BlrConfig {
     pub fn floor(&self) -> f64 {
         self.eigenvalue_floor
     }
+}
+
+impl BlrConfigBuilder {
+    /// The prior on `alpha` (default `Gamma(1, 1)`).
+    pub fn hyperprior(mut self, h: Hyperprior) -> Self {
+        self.cfg.hyperprior = h;
+        self
+    }
+
+    /// The floor `lambda_min >= floor` the released (normalised) `s2` is projected onto
+    /// (default `1e-9`).
+    pub fn eigenvalue_floor(mut self, floor: f64) -> Self {
+        self.cfg.eigenvalue_floor = floor;
+        self
+    }
+
+    /// Validates the settings.
+    ///
+    /// # Errors
+    /// [`BlrError::Empty`] for `dim == 0`; [`BlrError::Limit`] if the `d x d` state would not
+    /// fit in memory; [`BlrError::InvalidParameter`] for a hyperprior parameter that is not
+    /// finite and `> 0`, a prior precision (`shape / rate`, or `alpha`) outside `[1e-12, 1e12]`,
+    /// or an eigenvalue floor that is not finite and `> 0`.
+    pub fn build(self) -> Result<BlrConfig, BlrError> {
+        let cfg = self.cfg;
+        if cfg.dim == 0 {
+            return Err(BlrError::Empty("a model needs at least one feature".into()));
+        }
+        check_dim_memory(cfg.dim, "the model dimension d")?;
+        check_hyperprior(cfg.hyperprior)?;
+        if !(cfg.eigenvalue_floor > 0.0 && cfg.eigenvalue_floor.is_finite()) {
+            return Err(BlrError::invalid(
+                "eigenvalue floor",
+                cfg.eigenvalue_floor,
+                "must be finite and > 0",
+            ));
+        }
+        Ok(cfg)
+    }
+}
+
+/// Every parameter finite and `> 0`, and a usable prior precision.
+fn check_hyperprior(h: Hyperprior) -> Result<(), BlrError> {
+    let check = |name, v: f64| {
+        if v > 0.0 && v.is_finite() {
+            Ok(())
+        } else {
+            Err(BlrError::invalid(name, v, "must be finite and > 0"))
+        }
+    };
+    // The prior precision (the Gamma's mean `shape / rate`, or `alpha`) must stay a usable
+    // number: 1e300 / 1e-300 overflows and the initial covariance `I / alpha` would be 0.
+    let usable = |name, v: f64| {
+        if (MIN_PRIOR_PRECISION..=MAX_PRIOR_PRECISION).contains(&v) {
+            Ok(())
+        } else {
+            Err(BlrError::invalid(
+                name,
+                v,
+                "the prior precision must be in [1e-12, 1e12]",
+            ))
+        }
+    };
+    match h {
+        Hyperprior::Gamma { shape, rate } => {
+            check("hyperprior shape (--a0)", shape)?;
+            check("hyperprior rate (--b0)", rate)?;
+            usable("prior precision mean a0 / b0", shape / rate)?;
+        }
+        Hyperprior::Fixed { alpha } => {
+            check("prior precision", alpha)?;
+            usable("prior precision", alpha)?;
+        }
+    }
+    Ok(())
 }
 
 /// Smallest accepted prior precision (mean of the hyperprior).

@@ -25,7 +25,7 @@ pub mod sensitivity;
 mod split;
 mod wdbc;
 
-pub use config::{BlrConfig, Hyperprior};
+pub use config::{BlrConfig, BlrConfigBuilder, Hyperprior};
 pub use data::{
     CsvOptions, FeatureMap, LibsvmOptions, LoadReport, Loaded, load_csv, load_libsvm, parse_csv,
     parse_libsvm,

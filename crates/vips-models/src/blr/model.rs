@@ -35,7 +35,7 @@ use crate::engine::{EngineError, RecordError, VipsModel};
 ///         BlrRecord::new(Features::Dense(vec![0.7 * t, 0.3]), t > 0.0).unwrap().0
 ///     })
 ///     .collect();
-/// let model = Blr::new(BlrConfig::new(2)?);
+/// let model = Blr::new(BlrConfig::builder(2).build()?);
 /// let svi = SviConfig::builder()
 ///     .expected_batch_size(200.0)
 ///     .step(StepSize::Constant { rho: 1.0 })

@@ -67,7 +67,7 @@ const UNBOUNDED: f64 = 1e300;
 /// use vips_models::lda::corpus::SyntheticConfig;
 /// use vips_models::engine::{fit, Privacy, Stop, SviConfig};
 /// use vips_models::lda::{Lda, LdaConfig};
-/// let data = SyntheticConfig { num_docs: 200, vocab_size: 40, num_topics: 3, doc_length: 30, ..Default::default() }
+/// let data = SyntheticConfig::builder().num_docs(200).vocab_size(40).num_topics(3).doc_length(30).build()?
 ///     .generate()?;
 /// let cfg = LdaConfig::builder(3, 40).doc_length(Some(30)).clip_scale(0.5).build()?;
 /// let model = Lda::new(cfg);

@@ -63,7 +63,7 @@ impl Lda {
     /// ```
     /// use vips_models::lda::corpus::{ResamplingKey, SyntheticConfig};
     /// use vips_models::lda::{Lda, LdaConfig};
-    /// let corpus = SyntheticConfig { num_docs: 20, vocab_size: 30, num_topics: 2, doc_length: 40, ..Default::default() }
+    /// let corpus = SyntheticConfig::builder().num_docs(20).vocab_size(30).num_topics(2).doc_length(40).build()?
     ///     .generate()?
     ///     .corpus;
     /// let lda = Lda::new(LdaConfig::builder(2, 30).doc_length(Some(25)).build()?);

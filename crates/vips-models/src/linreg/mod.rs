@@ -18,6 +18,9 @@ mod record;
 pub mod sensitivity;
 
 pub use error::LinregError;
-pub use model::{Linreg, LinregBlocks, LinregConfig, LinregGlobal, LinregTarget, NormalGamma};
+pub use model::{
+    Linreg, LinregBlocks, LinregConfig, LinregConfigBuilder, LinregGlobal, LinregTarget,
+    NormalGamma,
+};
 pub use predict::{Metrics, TargetMap, batch_config, evaluate, fit, student_t_ln_pdf};
 pub use record::{LinregRecord, RowMap};

@@ -17,7 +17,8 @@ use crate::engine::{EngineError, RecordError, VipsModel};
 /// ([`LinregConfig::floor_scale`]).
 const WALL_FLOOR: f64 = 1e-12;
 
-/// Settings of [`Linreg`]: dimension and the public prior.
+/// Checked settings of [`Linreg`]: dimension and the public prior; build with
+/// [`LinregConfig::builder`].
 ///
 /// Prior (Normal-Gamma, in the units of the mapped records): noise precision
 /// `tau ~ Gamma(noise_shape, noise_rate)`, weights `w | tau ~ N(0, (tau prior_precision)^-1 I)`.
@@ -25,8 +26,9 @@ const WALL_FLOOR: f64 = 1e-12;
 /// # Example
 /// ```
 /// use vips_models::linreg::LinregConfig;
-/// let cfg = LinregConfig::new(12)?.prior_precision(0.5)?;
+/// let cfg = LinregConfig::builder(12).prior_precision(0.5).build()?;
 /// assert_eq!(cfg.dim(), 12);
+/// assert!(LinregConfig::builder(12).prior_precision(-1.0).build().is_err());
 /// # Ok::<(), vips_models::linreg::LinregError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -47,73 +49,27 @@ fn positive(name: &'static str, v: f64) -> Result<f64, LinregError> {
     }
 }
 
+/// Unchecked linreg settings; [`LinregConfigBuilder::build`] validates them.
+#[derive(Clone, Copy, Debug)]
+pub struct LinregConfigBuilder {
+    cfg: LinregConfig,
+}
+
 impl LinregConfig {
-    /// Defaults for `dim` features (intercept included): prior precision 1, noise precision
-    /// `Gamma(1, 0.01)` (a prior noise variance of the order of 1% of the squared target half
-    /// range), floor scale 1, minimum noise variance `1e-4`.
-    ///
-    /// # Errors
-    /// [`LinregError::Empty`] for `dim = 0`.
-    pub fn new(dim: usize) -> Result<Self, LinregError> {
-        if dim == 0 {
-            return Err(LinregError::Empty("no features"));
+    /// Starts a builder for `dim` features (intercept included) with the defaults: prior
+    /// precision 1, noise precision `Gamma(1, 0.01)` (a prior noise variance of the order of 1%
+    /// of the squared target half range), floor scale 1, minimum noise variance `1e-4`.
+    pub fn builder(dim: usize) -> LinregConfigBuilder {
+        LinregConfigBuilder {
+            cfg: Self {
+                dim,
+                prior_precision: 1.0,
+                noise_shape: 1.0,
+                noise_rate: 0.01,
+                floor_scale: 1.0,
+                min_noise_variance: 1e-4,
+            },
         }
-        Ok(Self {
-            dim,
-            prior_precision: 1.0,
-            noise_shape: 1.0,
-            noise_rate: 0.01,
-            floor_scale: 1.0,
-            min_noise_variance: 1e-4,
-        })
-    }
-
-    /// Prior precision `lambda` of the weights relative to the noise (a ridge penalty).
-    ///
-    /// # Errors
-    /// [`LinregError::InvalidParameter`] unless finite and `> 0`.
-    pub fn prior_precision(mut self, lambda: f64) -> Result<Self, LinregError> {
-        self.prior_precision = positive("prior precision", lambda)?;
-        Ok(self)
-    }
-
-    /// Shape and rate of the Gamma prior on the noise precision.
-    ///
-    /// # Errors
-    /// [`LinregError::InvalidParameter`] unless both are finite and `> 0`.
-    pub fn noise_prior(mut self, shape: f64, rate: f64) -> Result<Self, LinregError> {
-        self.noise_shape = positive("noise prior shape", shape)?;
-        self.noise_rate = positive("noise prior rate", rate)?;
-        Ok(self)
-    }
-
-    /// `kappa` of the noise-scaled eigenvalue floor: after a private release, the eigenvalues of
-    /// `A` below `kappa s sqrt(dim)` are raised to it, where `s` is the noise standard deviation
-    /// of one entry of `A` (a public number: the wall reports it). `0` disables it. Non-private
-    /// releases have `s = 0`, so no floor.
-    ///
-    /// # Errors
-    /// [`LinregError::InvalidParameter`] unless finite and `>= 0`.
-    pub fn floor_scale(mut self, kappa: f64) -> Result<Self, LinregError> {
-        if !(kappa >= 0.0 && kappa.is_finite()) {
-            return Err(LinregError::invalid(
-                "floor scale",
-                kappa,
-                "must be finite and >= 0",
-            ));
-        }
-        self.floor_scale = kappa;
-        Ok(self)
-    }
-
-    /// Lower bound on the residual variance per record used when the noised `y^T y - m^T
-    /// Lambda m` is too small (a noisy release can make it negative).
-    ///
-    /// # Errors
-    /// [`LinregError::InvalidParameter`] unless finite and `> 0`.
-    pub fn min_noise_variance(mut self, v: f64) -> Result<Self, LinregError> {
-        self.min_noise_variance = positive("minimum noise variance", v)?;
-        Ok(self)
     }
 
     /// Dimension (features including the intercept).
@@ -122,18 +78,82 @@ impl LinregConfig {
     }
 
     /// The prior precision `lambda`.
-    pub fn prior_precision_value(&self) -> f64 {
+    pub fn prior_precision(&self) -> f64 {
         self.prior_precision
     }
 
     /// `(shape, rate)` of the noise-precision prior.
-    pub fn noise_prior_value(&self) -> (f64, f64) {
+    pub fn noise_prior(&self) -> (f64, f64) {
         (self.noise_shape, self.noise_rate)
     }
 
     /// `kappa` of the noise-scaled floor.
-    pub fn floor_scale_value(&self) -> f64 {
+    pub fn floor_scale(&self) -> f64 {
         self.floor_scale
+    }
+
+    /// The lower bound on the residual variance per record.
+    pub fn min_noise_variance(&self) -> f64 {
+        self.min_noise_variance
+    }
+}
+
+impl LinregConfigBuilder {
+    /// Prior precision `lambda` of the weights relative to the noise (a ridge penalty; finite
+    /// and `> 0`, default 1).
+    pub fn prior_precision(mut self, lambda: f64) -> Self {
+        self.cfg.prior_precision = lambda;
+        self
+    }
+
+    /// Shape and rate of the Gamma prior on the noise precision (finite and `> 0`; default
+    /// `(1, 0.01)`).
+    pub fn noise_prior(mut self, shape: f64, rate: f64) -> Self {
+        self.cfg.noise_shape = shape;
+        self.cfg.noise_rate = rate;
+        self
+    }
+
+    /// `kappa` of the noise-scaled eigenvalue floor: after a private release, the eigenvalues of
+    /// `A` below `kappa s sqrt(dim)` are raised to it, where `s` is the noise standard deviation
+    /// of one entry of `A` (a public number: the wall reports it). `0` disables it. Non-private
+    /// releases have `s = 0`, so no floor. Finite and `>= 0`; default 1.
+    pub fn floor_scale(mut self, kappa: f64) -> Self {
+        self.cfg.floor_scale = kappa;
+        self
+    }
+
+    /// Lower bound on the residual variance per record used when the noised `y^T y - m^T
+    /// Lambda m` is too small (a noisy release can make it negative). Finite and `> 0`; default
+    /// `1e-4`.
+    pub fn min_noise_variance(mut self, v: f64) -> Self {
+        self.cfg.min_noise_variance = v;
+        self
+    }
+
+    /// Validates the settings.
+    ///
+    /// # Errors
+    /// [`LinregError::Empty`] for `dim = 0`; [`LinregError::InvalidParameter`] for a prior
+    /// precision, noise prior or minimum noise variance that is not finite and `> 0`, or a floor
+    /// scale that is not finite and `>= 0`.
+    pub fn build(self) -> Result<LinregConfig, LinregError> {
+        let c = self.cfg;
+        if c.dim == 0 {
+            return Err(LinregError::Empty("no features"));
+        }
+        positive("prior precision", c.prior_precision)?;
+        positive("noise prior shape", c.noise_shape)?;
+        positive("noise prior rate", c.noise_rate)?;
+        if !(c.floor_scale >= 0.0 && c.floor_scale.is_finite()) {
+            return Err(LinregError::invalid(
+                "floor scale",
+                c.floor_scale,
+                "must be finite and >= 0",
+            ));
+        }
+        positive("minimum noise variance", c.min_noise_variance)?;
+        Ok(c)
     }
 }
 
@@ -163,7 +183,7 @@ impl NormalGamma {
     /// ```
     /// use nalgebra::{DMatrix, DVector};
     /// use vips_models::linreg::{LinregConfig, NormalGamma};
-    /// let cfg = LinregConfig::new(1)?;
+    /// let cfg = LinregConfig::builder(1).build()?;
     /// let post = NormalGamma::from_sums(&cfg, &DMatrix::from_element(1, 1, 9.0), &DVector::from_element(1, 18.0), 40.0, 10.0)?;
     /// assert!((post.mean()[0] - 1.8).abs() < 1e-12);
     /// # Ok::<(), vips_models::linreg::LinregError>(())
@@ -290,7 +310,7 @@ impl NormalGamma {
 ///         LinregRecord::new(vec![0.7 * t, 0.5], 0.6 * t).unwrap().0
 ///     })
 ///     .collect();
-/// let model = Linreg::new(LinregConfig::new(2)?.prior_precision(1e-3)?);
+/// let model = Linreg::new(LinregConfig::builder(2).prior_precision(1e-3).build()?);
 /// let fitted = fit(&model, records, &batch_config(200, Privacy::NonPrivate, None)?)?.result;
 /// assert!((fitted.global.posterior().mean()[0] - 0.6 / 0.7).abs() < 1e-3);
 /// # Ok::<(), Box<dyn std::error::Error>>(())

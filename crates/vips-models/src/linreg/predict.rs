@@ -82,7 +82,7 @@ pub fn student_t_ln_pdf(y: f64, loc: f64, s2: f64, dof: f64) -> f64 {
 /// ```
 /// use nalgebra::{DMatrix, DVector};
 /// use vips_models::linreg::{LinregConfig, NormalGamma, TargetMap, evaluate};
-/// let cfg = LinregConfig::new(1)?;
+/// let cfg = LinregConfig::builder(1).build()?;
 /// let post = NormalGamma::from_sums(&cfg, &DMatrix::from_element(1, 1, 100.0), &DVector::from_element(1, 50.0), 30.0, 100.0)?;
 /// let m = evaluate(&post, &[vec![1.0]], &[5.0], TargetMap::from_range(0.0, 10.0)?).unwrap();
 /// assert!(m.rmse < 5.0 && m.log_likelihood.is_finite());

@@ -42,72 +42,120 @@ pub enum SbnStatistics {
     Residual,
 }
 
-/// Settings of [`crate::sbn::Sbn`]; build with [`SbnConfig::new`] and adjust the public fields.
+/// Checked settings of [`crate::sbn::Sbn`]; build with [`SbnConfig::builder`].
+///
+/// # Example
+/// ```
+/// use vips_models::sbn::{GRelease, SbnConfig, SbnStatistics};
+/// let cfg = SbnConfig::builder(784, 100).build()?;
+/// assert_eq!(cfg.g_release(), GRelease::Pooled);
+/// let small = SbnConfig::builder(16, 4)
+///     .statistics(SbnStatistics::Residual)
+///     .clip_fraction(0.25)
+///     .build()?;
+/// assert_eq!(small.g_release(), GRelease::PerUnit);
+/// assert!(SbnConfig::builder(16, 4).clip_fraction(2.0).build().is_err());
+/// # Ok::<(), vips_models::sbn::SbnError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SbnConfig {
     /// Number of visible units `J` (pixels).
-    pub visible: usize,
+    pub(crate) visible: usize,
     /// Number of hidden units `K`.
-    pub hidden: usize,
+    pub(crate) hidden: usize,
     /// Prior variance `nu_b` of each hidden bias `b_k ~ N(0, nu_b)`.
-    pub prior_var_b: f64,
+    pub(crate) prior_var_b: f64,
     /// Prior variance `nu_c` of each visible bias `c_j ~ N(0, nu_c)`.
-    pub prior_var_c: f64,
+    pub(crate) prior_var_c: f64,
     /// Coordinate-ascent sweeps over `(q(xi0_n), q(z_n))` per record in the E-step.
-    pub estep_sweeps: usize,
+    pub(crate) estep_sweeps: usize,
     /// How the `G_j` statistics are released.
-    pub g_release: GRelease,
+    pub(crate) g_release: GRelease,
     /// Eigenvalue floor of the PSD projection of the noised symmetric blocks.
-    pub eigenvalue_floor: f64,
+    pub(crate) eigenvalue_floor: f64,
     /// Standard deviation of the random initial means of `W` (public randomness).
-    pub init_scale: f64,
+    pub(crate) init_scale: f64,
     /// Declared bound of the three large blocks (`s5`, `s6` and `G_j` / `Z`) as a fraction of
     /// their worst case ([`crate::sbn::SbnBounds`]); the wall clips every record's block to it.
     /// `1` releases the paper's worst-case sensitivities. A typical record uses a quarter to a
     /// half of them (`||<z_n>||` is far below `sqrt(K)` unless every hidden unit is on), so a
     /// fraction below 1 trades a small clipping bias for proportionally less noise on the
     /// blocks that carry `W`; the guarantee is unchanged (clipping enforces the bound).
-    pub clip_fraction: f64,
+    pub(crate) clip_fraction: f64,
     /// Which statistics are released ([`SbnStatistics::Paper`] by default).
-    pub statistics: SbnStatistics,
+    pub(crate) statistics: SbnStatistics,
+}
+
+/// Unchecked SBN settings; [`SbnConfigBuilder::build`] validates them.
+#[derive(Clone, Debug)]
+pub struct SbnConfigBuilder {
+    cfg: SbnConfig,
+    /// `None`: chosen from `J K^2` at build time.
+    g_release: Option<GRelease>,
 }
 
 impl SbnConfig {
-    /// Defaults for `J` visible and `K` hidden units: `nu_b = nu_c = 10` (broad), 3 E-step sweeps,
-    /// [`GRelease::PerUnit`] when `J K^2 <= 200,000`, otherwise [`GRelease::Pooled`]; eigenvalue
-    /// floor `1e-6`; initial `W` means with std `0.1`; worst-case bounds (`clip_fraction = 1`);
-    /// the paper's statistics.
-    ///
-    /// # Errors
-    /// [`SbnError::InvalidParameter`] for `J = 0` or `K = 0`.
-    ///
-    /// # Example
-    /// ```
-    /// use vips_models::sbn::{GRelease, SbnConfig};
-    /// let cfg = SbnConfig::new(784, 100)?;
-    /// assert_eq!(cfg.g_release, GRelease::Pooled);
-    /// assert_eq!(SbnConfig::new(16, 4)?.g_release, GRelease::PerUnit);
-    /// # Ok::<(), vips_models::sbn::SbnError>(())
-    /// ```
-    pub fn new(visible: usize, hidden: usize) -> Result<Self, SbnError> {
-        let cfg = Self {
-            visible,
-            hidden,
-            prior_var_b: 10.0,
-            prior_var_c: 10.0,
-            estep_sweeps: 3,
-            g_release: if visible.saturating_mul(hidden).saturating_mul(hidden) <= 200_000 {
-                GRelease::PerUnit
-            } else {
-                GRelease::Pooled
+    /// Starts a builder for `J` visible and `K` hidden units with the defaults: `nu_b = nu_c = 10`
+    /// (broad), 3 E-step sweeps, [`GRelease::PerUnit`] when `J K^2 <= 200,000`, otherwise
+    /// [`GRelease::Pooled`]; eigenvalue floor `1e-6`; initial `W` means with std `0.1`;
+    /// worst-case bounds (`clip_fraction = 1`); the paper's statistics.
+    pub fn builder(visible: usize, hidden: usize) -> SbnConfigBuilder {
+        SbnConfigBuilder {
+            cfg: Self {
+                visible,
+                hidden,
+                prior_var_b: 10.0,
+                prior_var_c: 10.0,
+                estep_sweeps: 3,
+                g_release: GRelease::Pooled,
+                eigenvalue_floor: 1e-6,
+                init_scale: 0.1,
+                clip_fraction: 1.0,
+                statistics: SbnStatistics::Paper,
             },
-            eigenvalue_floor: 1e-6,
-            init_scale: 0.1,
-            clip_fraction: 1.0,
-            statistics: SbnStatistics::Paper,
-        };
-        cfg.check()?;
-        Ok(cfg)
+            g_release: None,
+        }
+    }
+
+    /// Number of visible units `J` (pixels).
+    pub fn visible(&self) -> usize {
+        self.visible
+    }
+    /// Number of hidden units `K`.
+    pub fn hidden(&self) -> usize {
+        self.hidden
+    }
+    /// Prior variance `nu_b` of each hidden bias.
+    pub fn prior_var_b(&self) -> f64 {
+        self.prior_var_b
+    }
+    /// Prior variance `nu_c` of each visible bias.
+    pub fn prior_var_c(&self) -> f64 {
+        self.prior_var_c
+    }
+    /// Coordinate-ascent sweeps per record in the E-step.
+    pub fn estep_sweeps(&self) -> usize {
+        self.estep_sweeps
+    }
+    /// How the `G_j` statistics are released.
+    pub fn g_release(&self) -> GRelease {
+        self.g_release
+    }
+    /// Eigenvalue floor of the PSD projection of the noised symmetric blocks.
+    pub fn eigenvalue_floor(&self) -> f64 {
+        self.eigenvalue_floor
+    }
+    /// Standard deviation of the random initial means of `W`.
+    pub fn init_scale(&self) -> f64 {
+        self.init_scale
+    }
+    /// Declared bound of the large blocks as a fraction of their worst case.
+    pub fn clip_fraction(&self) -> f64 {
+        self.clip_fraction
+    }
+    /// Which statistics are released.
+    pub fn statistics(&self) -> SbnStatistics {
+        self.statistics
     }
 
     /// Validates the settings.
@@ -117,7 +165,7 @@ impl SbnConfig {
     /// `> 0`, zero sweeps, a floor outside `(0, 1)`, a clip fraction outside `(0, 1]` or a
     /// negative initial scale; [`SbnError::Limit`] if the `J x K x K` state would not fit in
     /// memory.
-    pub fn check(&self) -> Result<(), SbnError> {
+    pub(crate) fn check(&self) -> Result<(), SbnError> {
         if self.visible == 0 {
             return Err(SbnError::invalid("visible", 0.0, "must be >= 1"));
         }
@@ -171,5 +219,74 @@ impl SbnConfig {
             ));
         }
         Ok(())
+    }
+}
+
+impl SbnConfigBuilder {
+    /// Prior variance `nu_b` of each hidden bias `b_k ~ N(0, nu_b)` (default 10).
+    pub fn prior_var_b(mut self, v: f64) -> Self {
+        self.cfg.prior_var_b = v;
+        self
+    }
+    /// Prior variance `nu_c` of each visible bias `c_j ~ N(0, nu_c)` (default 10).
+    pub fn prior_var_c(mut self, v: f64) -> Self {
+        self.cfg.prior_var_c = v;
+        self
+    }
+    /// Coordinate-ascent sweeps over `(q(xi0_n), q(z_n))` per record (default 3).
+    pub fn estep_sweeps(mut self, n: usize) -> Self {
+        self.cfg.estep_sweeps = n;
+        self
+    }
+    /// How the `G_j` statistics are released (default: by size, see [`SbnConfig::builder`]).
+    pub fn g_release(mut self, g: GRelease) -> Self {
+        self.g_release = Some(g);
+        self
+    }
+    /// Eigenvalue floor of the PSD projection, in `(0, 1)` (default `1e-6`).
+    pub fn eigenvalue_floor(mut self, floor: f64) -> Self {
+        self.cfg.eigenvalue_floor = floor;
+        self
+    }
+    /// Standard deviation of the random initial means of `W` (public randomness; default 0.1).
+    pub fn init_scale(mut self, s: f64) -> Self {
+        self.cfg.init_scale = s;
+        self
+    }
+    /// Declared bound of the three large blocks (`s5`, `s6` and `G_j` / `Z`) as a fraction of
+    /// their worst case, in `(0, 1]` (default 1). A typical record uses a quarter to a half of
+    /// them, so a fraction below 1 trades a small clipping bias for proportionally less noise;
+    /// the guarantee is unchanged (clipping enforces the bound).
+    pub fn clip_fraction(mut self, f: f64) -> Self {
+        self.cfg.clip_fraction = f;
+        self
+    }
+    /// Which statistics are released (default [`SbnStatistics::Paper`]).
+    pub fn statistics(mut self, s: SbnStatistics) -> Self {
+        self.cfg.statistics = s;
+        self
+    }
+
+    /// Validates the settings.
+    ///
+    /// # Errors
+    /// [`SbnError::InvalidParameter`] for a zero dimension, a variance that is not finite and
+    /// `> 0`, zero sweeps, a floor outside `(0, 1)`, a clip fraction outside `(0, 1]` or a
+    /// negative initial scale; [`SbnError::Limit`] if the `J x K x K` state would not fit in
+    /// memory.
+    pub fn build(self) -> Result<SbnConfig, SbnError> {
+        let mut cfg = self.cfg;
+        let small = cfg
+            .visible
+            .saturating_mul(cfg.hidden)
+            .saturating_mul(cfg.hidden)
+            <= 200_000;
+        cfg.g_release = self.g_release.unwrap_or(if small {
+            GRelease::PerUnit
+        } else {
+            GRelease::Pooled
+        });
+        cfg.check()?;
+        Ok(cfg)
     }
 }

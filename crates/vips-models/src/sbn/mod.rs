@@ -26,7 +26,7 @@ mod snr;
 mod synthetic;
 mod tpbn;
 
-pub use config::{GRelease, SbnConfig, SbnStatistics};
+pub use config::{GRelease, SbnConfig, SbnConfigBuilder, SbnStatistics};
 pub use error::SbnError;
 pub use estep::LocalPosterior;
 pub use evaluate::{baseline_pixel_accuracy, heldout_lower_bound, pixel_accuracy};

@@ -27,7 +27,7 @@ use crate::engine::{EngineError, RecordError, VipsModel};
 /// use vips_models::sbn::{Sbn, SbnConfig, SyntheticSbn};
 /// let truth = SyntheticSbn::random(16, 3, 1);
 /// let train = truth.sample(300, 2);
-/// let model = Sbn::new(SbnConfig::new(16, 3)?)?;
+/// let model = Sbn::new(SbnConfig::builder(16, 3).build()?)?;
 /// let svi = SviConfig::builder()
 ///     .expected_batch_size(100.0)
 ///     .step(StepSize::robbins_monro(1.0, 0.6)?)
@@ -110,7 +110,8 @@ impl Sbn {
     /// A model with the given settings.
     ///
     /// # Errors
-    /// [`SbnError::InvalidParameter`] as [`SbnConfig::check`];
+    /// [`SbnError::InvalidParameter`] as [`crate::sbn::SbnConfigBuilder::build`] (a deserialised config is
+    /// checked again here);
     /// [`SbnError::Engine`] if dp-core refuses a block of the release spec.
     pub fn new(config: SbnConfig) -> Result<Self, SbnError> {
         config.check()?;

@@ -43,7 +43,7 @@ pub struct BlockSnr {
 /// use vips_models::engine::VipsModel;
 /// use vips_models::sbn::{Sbn, SbnConfig, SbnNatural, SyntheticSbn, block_snr};
 /// let images = SyntheticSbn::random(16, 3, 1).sample(200, 2);
-/// let model = Sbn::new(SbnConfig::new(16, 3)?)?;
+/// let model = Sbn::new(SbnConfig::builder(16, 3).build()?)?;
 /// let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(0);
 /// let natural = SbnNatural::from_global(&model.init_global(&mut rng)?);
 /// let snr = block_snr(&model, &natural, &images, 1.0);

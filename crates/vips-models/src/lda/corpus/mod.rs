@@ -12,4 +12,4 @@ pub use bag_of_words::{UciSplits, load_uci_bow, load_uci_dir, load_vocab};
 pub use document::{Corpus, Document};
 pub use error::CorpusError;
 pub use resample::{ResamplingKey, resample_document, resample_fixed_length};
-pub use synthetic::{SyntheticConfig, SyntheticCorpus};
+pub use synthetic::{SyntheticConfig, SyntheticConfigBuilder, SyntheticCorpus};

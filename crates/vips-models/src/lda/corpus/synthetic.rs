@@ -11,36 +11,126 @@ use serde::{Deserialize, Serialize};
 
 use super::{Corpus, CorpusError, Document};
 
-/// Settings of a synthetic LDA corpus. `SyntheticConfig::default()` is the small embedded default.
+/// Checked settings of a synthetic LDA corpus; build with [`SyntheticConfig::builder`] (whose
+/// defaults are the small embedded corpus: 2000 documents of 100 tokens over 500 words and 10
+/// topics, `alpha = 0.1`, `eta = 0.05`, seed 1).
+///
+/// # Example
+/// ```
+/// use vips_models::lda::corpus::SyntheticConfig;
+/// let cfg = SyntheticConfig::builder().num_docs(50).vocab_size(30).num_topics(3).build()?;
+/// assert_eq!((cfg.num_docs(), cfg.doc_length()), (50, 100));
+/// assert!(SyntheticConfig::builder().alpha(f64::NAN).build().is_err());
+/// # Ok::<(), vips_models::lda::corpus::CorpusError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SyntheticConfig {
-    /// Number of documents `D`.
-    pub num_docs: usize,
-    /// Vocabulary size `V`.
-    pub vocab_size: usize,
-    /// Number of topics `K`.
-    pub num_topics: usize,
-    /// Tokens per document `N`.
-    pub doc_length: usize,
-    /// Dirichlet parameter of the topic proportions.
-    pub alpha: f64,
-    /// Dirichlet parameter of the topics.
-    pub eta: f64,
-    /// Seed of the generator (the corpus is a deterministic function of the config).
-    pub seed: u64,
+    num_docs: usize,
+    vocab_size: usize,
+    num_topics: usize,
+    doc_length: usize,
+    alpha: f64,
+    eta: f64,
+    seed: u64,
 }
 
-impl Default for SyntheticConfig {
-    fn default() -> Self {
-        Self {
-            num_docs: 2000,
-            vocab_size: 500,
-            num_topics: 10,
-            doc_length: 100,
-            alpha: 0.1,
-            eta: 0.05,
-            seed: 1,
+/// Unchecked synthetic-corpus settings; [`SyntheticConfigBuilder::build`] validates them.
+#[derive(Clone, Debug)]
+pub struct SyntheticConfigBuilder {
+    cfg: SyntheticConfig,
+}
+
+impl SyntheticConfig {
+    /// Starts a builder with the defaults of the small embedded corpus.
+    pub fn builder() -> SyntheticConfigBuilder {
+        SyntheticConfigBuilder {
+            cfg: Self {
+                num_docs: 2000,
+                vocab_size: 500,
+                num_topics: 10,
+                doc_length: 100,
+                alpha: 0.1,
+                eta: 0.05,
+                seed: 1,
+            },
         }
+    }
+
+    /// Number of documents `D`.
+    pub fn num_docs(&self) -> usize {
+        self.num_docs
+    }
+    /// Vocabulary size `V`.
+    pub fn vocab_size(&self) -> usize {
+        self.vocab_size
+    }
+    /// Number of topics `K`.
+    pub fn num_topics(&self) -> usize {
+        self.num_topics
+    }
+    /// Tokens per document `N`.
+    pub fn doc_length(&self) -> usize {
+        self.doc_length
+    }
+    /// Dirichlet parameter of the topic proportions.
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+    /// Dirichlet parameter of the topics.
+    pub fn eta(&self) -> f64 {
+        self.eta
+    }
+    /// Seed of the generator (the corpus is a deterministic function of the config).
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+}
+
+impl SyntheticConfigBuilder {
+    /// Number of documents `D` (default 2000).
+    pub fn num_docs(mut self, d: usize) -> Self {
+        self.cfg.num_docs = d;
+        self
+    }
+    /// Vocabulary size `V` (default 500).
+    pub fn vocab_size(mut self, v: usize) -> Self {
+        self.cfg.vocab_size = v;
+        self
+    }
+    /// Number of topics `K` (default 10).
+    pub fn num_topics(mut self, k: usize) -> Self {
+        self.cfg.num_topics = k;
+        self
+    }
+    /// Tokens per document `N` (default 100).
+    pub fn doc_length(mut self, n: usize) -> Self {
+        self.cfg.doc_length = n;
+        self
+    }
+    /// Dirichlet parameter of the topic proportions (default 0.1).
+    pub fn alpha(mut self, alpha: f64) -> Self {
+        self.cfg.alpha = alpha;
+        self
+    }
+    /// Dirichlet parameter of the topics (default 0.05).
+    pub fn eta(mut self, eta: f64) -> Self {
+        self.cfg.eta = eta;
+        self
+    }
+    /// Seed of the generator (default 1).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.cfg.seed = seed;
+        self
+    }
+
+    /// Validates the settings.
+    ///
+    /// # Errors
+    /// [`CorpusError::InvalidParameter`] for a zero size or a non-positive / non-finite `alpha`,
+    /// `eta`; [`CorpusError::Limit`] if the topics and documents would not fit in memory.
+    pub fn build(self) -> Result<SyntheticConfig, CorpusError> {
+        self.cfg.check()?;
+        Ok(self.cfg)
     }
 }
 
@@ -128,13 +218,18 @@ impl SyntheticConfig {
     /// Generates the corpus (in parallel; deterministic for a given config).
     ///
     /// # Errors
-    /// [`CorpusError::InvalidParameter`] for a zero size or a non-positive / non-finite `alpha`, `eta`;
-    /// [`CorpusError::Limit`] if the topics and documents would not fit in memory.
+    /// As [`SyntheticConfigBuilder::build`] (a deserialised config is checked again here); a
+    /// corpus error if a drawn document is refused.
     ///
     /// # Example
     /// ```
     /// use vips_models::lda::corpus::SyntheticConfig;
-    /// let cfg = SyntheticConfig { num_docs: 50, vocab_size: 30, num_topics: 3, doc_length: 20, ..Default::default() };
+    /// let cfg = SyntheticConfig::builder()
+    ///     .num_docs(50)
+    ///     .vocab_size(30)
+    ///     .num_topics(3)
+    ///     .doc_length(20)
+    ///     .build()?;
     /// let s = cfg.generate()?;
     /// assert_eq!(s.corpus.len(), 50);
     /// assert!(s.corpus.docs().iter().all(|d| d.len() == 20));
@@ -214,15 +309,16 @@ mod tests {
 
     #[test]
     fn deterministic_and_valid() {
-        let cfg = SyntheticConfig {
-            num_docs: 40,
-            vocab_size: 25,
-            num_topics: 4,
-            doc_length: 15,
-            alpha: 0.01,
-            eta: 0.001,
-            seed: 3,
-        };
+        let cfg = SyntheticConfig::builder()
+            .num_docs(40)
+            .vocab_size(25)
+            .num_topics(4)
+            .doc_length(15)
+            .alpha(0.01)
+            .eta(0.001)
+            .seed(3)
+            .build()
+            .unwrap();
         let a = cfg.generate().unwrap();
         let b = cfg.generate().unwrap();
         assert_eq!(a.corpus.docs(), b.corpus.docs());
@@ -230,10 +326,6 @@ mod tests {
             let s: f64 = row.iter().sum();
             assert!((s - 1.0).abs() < 1e-9 && row.iter().all(|x| x.is_finite()));
         }
-        let bad = SyntheticConfig {
-            alpha: f64::NAN,
-            ..cfg
-        };
-        assert!(bad.generate().is_err());
+        assert!(SyntheticConfig::builder().alpha(f64::NAN).build().is_err());
     }
 }
