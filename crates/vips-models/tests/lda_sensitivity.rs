@@ -58,7 +58,7 @@ fn release(
         })
         .unwrap()
     };
-    let block = &r.blocks()[0];
+    let block = r.released(blocks.topics).unwrap();
     (block.value.as_slice().to_vec(), block.sensitivity)
 }
 

@@ -107,11 +107,15 @@ pub fn fit<M: VipsModel>(
         });
     }
     let planned = config.iterations(population)?;
+    // `iterations()` is `None` only for `Stop::Budget`, whose cap then bounds the run.
     let max_iterations = match (planned, config.stop) {
-        (Some(n), _) => n,
-        (None, Stop::Budget { max_iterations }) => max_iterations,
-        (None, _) => unreachable!("iterations() is None only for Stop::Budget"),
-    };
+        (Some(n), _) => Some(n),
+        (None, Stop::Budget { max_iterations }) => Some(max_iterations),
+        (None, _) => None,
+    }
+    .ok_or(EngineError::Empty(
+        "no iteration count for this stopping rule",
+    ))?;
     let policy = match config.noise_seed {
         Some(seed) => RngPolicy::Seeded { seed },
         None => RngPolicy::OsEntropy,
