@@ -29,7 +29,7 @@ use dp_sep::limits;
 use dp_sep::mog::{Family, GibbsConfig, MogModel, Moments, compare, gibbs_posterior, try_generate};
 use dp_sep::sep::run_sep_observed;
 use dp_sep::{
-    DpSepConfig, FactorWall, SamplingScheme, SepConfig, SepError, SepState, WallPlan,
+    Batching, DpSepConfig, FactorWall, SamplingScheme, SepConfig, SepError, SepState, WallPlan,
     run_dp_sep_observed,
 };
 use nalgebra::{DMatrix, DVector};
@@ -94,6 +94,10 @@ struct Args {
     /// Print one JSON object (always on; kept for the documented command line).
     #[arg(long)]
     json: bool,
+    /// DP-SEP with a Poisson batch of expected size S per step (rate S/n, ceil(n/S) steps per
+    /// epoch, per-step accounting) instead of one point per step. Only with --epsilon.
+    #[arg(long)]
+    batch_size: Option<usize>,
     /// Run even if epochs x n exceeds dp_sep::limits::MAX_STEPS (10^8 steps).
     #[arg(long)]
     allow_long_run: bool,
@@ -126,8 +130,18 @@ fn check(args: &Args) -> Result<Family, ExampleError> {
     match args.epsilon {
         Some(epsilon) => common::privacy_flags(epsilon, args.delta.unwrap_or(DEFAULT_DELTA))?,
         None => {
+            needs(args.batch_size.is_some(), "--batch-size", "--epsilon")?;
             needs(args.delta.is_some(), "--delta", "--epsilon")?;
             needs(args.noise_seed.is_some(), "--noise-seed", "--epsilon")?;
+        }
+    }
+    if let Some(b) = args.batch_size {
+        at_least_one("--batch-size", b)?;
+        if b > args.n {
+            return Err(ExampleError::usage(
+                format!("--batch-size {b}"),
+                "must be <= --n (the Poisson rate S/n must be <= 1)",
+            ));
         }
     }
     needs(
@@ -250,14 +264,18 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
             let rng_policy = args
                 .noise_seed
                 .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed });
+            let batching = match args.batch_size {
+                Some(b) => Batching::poisson(b).map_err(flagged(format!("--batch-size {b}")))?,
+                None => Batching::OneRecord,
+            };
             // N is the generator's configured size (public), not a count of the points.
             let plan = WallPlan::builder()
                 .population(n)
                 .dim(dp_sep::SepModel::dim(&model))
                 .budget(epsilon, delta)
                 .clip(clip)
-                .steps(limits::check_steps("--epochs", args.epochs, n, true)?)
-                .sampling(SamplingScheme::UniformSingle)
+                .steps(batching.planned_steps(args.epochs, n, true)?)
+                .sampling(batching.sampling_for(n).map_err(flagged("--batch-size"))?)
                 .rng(rng_policy)
                 .build()
                 .map_err(flagged("--epsilon / --delta"))?;
@@ -266,6 +284,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
             let config = DpSepConfig::builder()
                 .gamma(gamma)
                 .epochs(args.epochs)
+                .batching(batching)
                 .build()
                 .map_err(flagged("--gamma / --epochs"))?;
             let (report, diagnostics) =
@@ -319,6 +338,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         "dim": args.dim,
         "family": args.family,
         "epochs": args.epochs,
+        "batch_size": args.batch_size.map_or(serde_json::Value::from("one record"), serde_json::Value::from),
         "init_precision": args.init_precision,
         "posterior_means": estimate.iter().map(|m| m.mean.as_slice().to_vec()).collect::<Vec<_>>(),
         "f_norm_vs_generating_means": finite(vs_generating.f_norm),

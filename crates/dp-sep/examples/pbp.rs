@@ -28,12 +28,12 @@ use common::{ExampleError, at_least_one, finite, flagged, needs, positive};
 
 use clap::Parser;
 use dp_core::RngPolicy;
-use dp_sep::SamplingScheme;
 use dp_sep::SepError;
 use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges};
 use dp_sep::limits;
 use dp_sep::pbp::{Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, run_pbp_observed};
+use dp_sep::{Batching, SamplingScheme};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -82,6 +82,11 @@ struct Args {
     /// epoch; default without; accounted without amplification).
     #[arg(long)]
     sampling: Option<String>,
+    /// DP-SEP with a Poisson batch of expected size S per step (rate S/N, ceil(N/S) steps per
+    /// epoch, per-step accounting) instead of 002's one record per step. Only with --epsilon;
+    /// not with --sampling (the batch is the sampler).
+    #[arg(long)]
+    batch_size: Option<usize>,
     /// Declared public population size N of the training data (required with --epsilon): used
     /// for the sampling probability 1/N, SEP's N, the epochs * N steps and the default gamma.
     #[arg(long)]
@@ -148,6 +153,7 @@ fn check(args: &Args) -> Result<(), ExampleError> {
             }
         }
         None => {
+            needs(args.batch_size.is_some(), "--batch-size", "--epsilon")?;
             needs(args.delta.is_some(), "--delta", "--epsilon")?;
             needs(args.noise_seed.is_some(), "--noise-seed", "--epsilon")?;
             needs(args.population.is_some(), "--population", "--epsilon")?;
@@ -182,6 +188,23 @@ fn check(args: &Args) -> Result<(), ExampleError> {
             "--clip",
             "has no effect with --method adf or ep",
         ));
+    }
+    if let Some(b) = args.batch_size {
+        at_least_one("--batch-size", b)?;
+        if let Some(p) = args.population
+            && b > p
+        {
+            return Err(ExampleError::usage(
+                format!("--batch-size {b}"),
+                "must be <= --population (the Poisson rate S/N must be <= 1)",
+            ));
+        }
+        if args.sampling.is_some() {
+            return Err(ExampleError::usage(
+                "--sampling",
+                "has no effect with --batch-size (each step draws a Poisson batch)",
+            ));
+        }
     }
     if let Some(s) = args.sampling.as_deref()
         && !matches!(s, "uniform" | "shuffled")
@@ -263,8 +286,11 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     at_least_one("--epochs (or n_epochs.txt)", epochs)?;
     // Sizes before anything is allocated: the network and the number of steps.
     PbpModel::try_new(train.dim(), &[hidden]).map_err(flagged(format!("--hidden {hidden}")))?;
-    limits::check_steps(
-        "--epochs",
+    let batching = match args.batch_size {
+        Some(b) => Batching::poisson(b).map_err(flagged(format!("--batch-size {b}")))?,
+        None => Batching::OneRecord,
+    };
+    batching.planned_steps(
         epochs,
         args.population.unwrap_or(train.len()),
         args.allow_long_run,
@@ -299,6 +325,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         .hidden(vec![hidden])
         .epochs(epochs)
         .sampling(sampling)
+        .batching(batching)
         .seed(args.seed)
         .scaling(ranges.map_or(Scaling::FitOnTraining, Scaling::Declared));
     if let Some(gamma) = args.gamma.or(args.epsilon.map(|_| 1.0)) {
@@ -332,6 +359,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         "test_rmse": finite(out.metrics.rmse),
         "test_log_likelihood": finite(out.metrics.log_likelihood),
         "sampling": scheme_name(sampling),
+        "batch_size": args.batch_size.map_or(serde_json::Value::from("one record"), serde_json::Value::from),
         "scaling": ranges_source.map_or("training mean and std (non-private)".to_string(), |s| format!("declared public ranges: {s}")),
     });
     if let (Some(p), Some(report)) = (privacy, out.privacy.as_ref()) {

@@ -3,21 +3,30 @@
 //! `(theta_new - theta_0) / N` (clipped), so the noise reaches every later cavity and the final
 //! posterior. (The authors' PBP code computed the noised parameters and discarded them.)
 //!
-//! One step, with cavity `theta_c` computed from the (already released) state:
+//! One step, with cavity `theta_c` computed from the (already released) state and
+//! `S` the wall's public expected batch size (`1` for 002's one record per step, [`Batching::OneRecord`];
+//! `qN` for a Poisson batch, [`Batching::Poisson`]):
 //! `theta_fn(x) = proj[q_c p(x | .)] - theta_c` (the statistic, clipped to `C` by the wall);
-//! `theta~_new = theta_0 + (N - gamma/N) theta_f + (gamma/N) (clip_C(theta_fn(x)) + z)`,
-//! `z ~ N(0, (2 C sigma)^2 I)`, i.e. noise `N(0, sigma^2 (2 gamma C / N)^2 I)` on `theta_new`
-//! (002 Eq. 4, Prop. 1); `theta_f <- clip_C((theta~_new - theta_0) / N)`.
+//! `m~ = (sum_{x in batch} clip_C(theta_fn(x)) + z) / S` (the wall's release);
+//! `theta~_new = theta_0 + (N - S gamma/N) theta_f + (S gamma/N) m~`;
+//! `theta_f <- clip_C((theta~_new - theta_0) / N)`.
+//! With one record (`S = 1`, replace-one) `z ~ N(0, (2 C sigma)^2 I)`: noise
+//! `N(0, sigma^2 (2 gamma C / N)^2 I)` on `theta_new` (002 Eq. 4, Prop. 1). With a Poisson batch
+//! (add/remove-one) `z ~ N(0, (C sigma)^2 I)`: noise `N(0, sigma^2 (gamma C / N)^2 I)` on
+//! `theta_new`. The batch update is Li et al.'s (2015) minibatch SEP, `f <- f^(1 - S eps) prod_n
+//! f_n^eps` with `eps = gamma / N^2`: one epoch of `N / S` batch steps damps the factor as much as
+//! `N` one-record steps.
 //!
 //! # Privacy
 //! `theta~_new` is post-processing of the wall's release (a fixed affine map with public
 //! coefficients of the released vector and of the previous, already private, state). The cavity,
 //! the factor refresh, the clipping, the repair of an improper posterior and PBP's prior
 //! refinement all depend on the data only through earlier releases. The guarantee is therefore the
-//! wall's: `(epsilon, delta)`-DP under replace-one neighbours for the whole run, with the sampler
-//! the accountant assumed.
+//! wall's: `(epsilon, delta)`-DP for the whole run, with the sampler the accountant assumed, under
+//! replace-one neighbours of the declared `N` slots ([`Batching::OneRecord`]) or add/remove-one
+//! neighbours ([`Batching::Poisson`]).
 
-use dp_core::ContributionBuffer;
+use dp_core::{ContributionBuffer, SamplingScheme};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{SepError, check_positive};
@@ -27,13 +36,150 @@ use crate::sep::{
     SepState, StepCounts, check_fit, end_of_epoch, posterior_update, refresh_factor, usable_cavity,
 };
 
-/// Step size and length of a DP-SEP run; build with [`DpSepConfig::builder`]. The clip norm
-/// `C` is the wall's ([`crate::WallPlan::clip`], [`FactorWall::clip`]): one number, so the clip
-/// of the release and of the refreshed factor cannot disagree.
+/// How many records a DP-SEP step reads: 002's one record (the default) or a Poisson batch.
+///
+/// # Privacy
+/// [`Batching::OneRecord`]: the wall draws one of the `N` declared slots per step (or one per
+/// step of a shuffled epoch); replace-one neighbours, release sensitivity `2C`.
+/// [`Batching::Poisson`]: the wall includes each record independently with probability
+/// `q = S / N` (`N` declared, public), sums the clipped factors and adds noise once; add/remove-one
+/// neighbours, sensitivity `C` of the sum, `C / S` of the released average (the wall divides by
+/// the public `S`, never by the realised batch size). Each step is charged as one
+/// `PoissonSubsampledGaussian` event with rate `q`.
+///
+/// # Example
+/// ```
+/// use dp_sep::{Batching, SamplingScheme};
+/// let b = Batching::poisson(32)?;
+/// assert_eq!(b.sampling_for(1280)?, SamplingScheme::poisson(32.0 / 1280.0)?);
+/// assert_eq!(b.steps_per_epoch(1280)?, 40);
+/// assert!(Batching::poisson(0).is_err());
+/// assert!(b.sampling_for(16).is_err()); // S > N
+/// assert_eq!(Batching::OneRecord.steps_per_epoch(1280)?, 1280);
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Batching {
+    /// 002's algorithm: one record per step (the wall's `UniformSingle` or `ShuffledEpoch`).
+    #[default]
+    OneRecord,
+    /// A Poisson batch of expected size `S` per step (rate `S / N`), `ceil(N / S)` steps per
+    /// epoch. Build with [`Batching::poisson`], which refuses `S = 0`.
+    Poisson {
+        /// The public expected batch size `S` (`1 <= S <= N`).
+        expected_batch_size: usize,
+    },
+}
+
+impl Batching {
+    /// [`Batching::Poisson`] with expected batch size `s`.
+    ///
+    /// # Errors
+    /// [`SepError::InvalidParameter`] for `s == 0` (`s > N` is refused by
+    /// [`Self::sampling_for`], which knows `N`).
+    pub fn poisson(s: usize) -> Result<Self, SepError> {
+        let b = Self::Poisson {
+            expected_batch_size: s,
+        };
+        b.check()?;
+        Ok(b)
+    }
+
+    fn check(self) -> Result<(), SepError> {
+        match self {
+            Self::Poisson {
+                expected_batch_size: 0,
+            } => Err(SepError::InvalidParameter {
+                name: "expected_batch_size",
+                value: 0.0,
+                reason: "must be >= 1",
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_population(self, n: usize) -> Result<(), SepError> {
+        self.check()?;
+        match self {
+            Self::Poisson {
+                expected_batch_size: s,
+            } if s > n => Err(SepError::InvalidParameter {
+                name: "expected_batch_size",
+                value: s as f64,
+                reason: "must be <= the declared population N (a Poisson rate S/N <= 1)",
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The expected batch size `S` (`1` for [`Batching::OneRecord`]).
+    pub fn expected_batch_size(self) -> usize {
+        match self {
+            Self::OneRecord => 1,
+            Self::Poisson {
+                expected_batch_size,
+            } => expected_batch_size,
+        }
+    }
+
+    /// The wall's sampler for a Poisson batch over the declared population `n`:
+    /// `SamplingScheme::Poisson { rate: S / n }`. For [`Batching::OneRecord`]:
+    /// [`SamplingScheme::UniformSingle`] (002's DP default; a shuffled epoch is the other
+    /// one-record choice).
+    ///
+    /// # Errors
+    /// [`SepError::InvalidParameter`] for `S == 0` or `S > n`, or `n == 0`.
+    pub fn sampling_for(self, n: usize) -> Result<SamplingScheme, SepError> {
+        if n == 0 {
+            return Err(SepError::InvalidParameter {
+                name: "population",
+                value: 0.0,
+                reason: "must be >= 1",
+            });
+        }
+        self.check_population(n)?;
+        match self {
+            Self::OneRecord => Ok(SamplingScheme::UniformSingle),
+            Self::Poisson {
+                expected_batch_size: s,
+            } => Ok(SamplingScheme::poisson(s as f64 / n as f64)?),
+        }
+    }
+
+    /// Steps per epoch over the declared population `n`: `n` for one record, `ceil(n / S)` for
+    /// a Poisson batch (an epoch reads `n` records in expectation).
+    ///
+    /// # Errors
+    /// As [`Self::sampling_for`].
+    pub fn steps_per_epoch(self, n: usize) -> Result<usize, SepError> {
+        self.sampling_for(n)?;
+        Ok(n.div_ceil(self.expected_batch_size()))
+    }
+
+    /// The planned number of releases `epochs x steps_per_epoch(n)`.
+    ///
+    /// # Errors
+    /// As [`Self::sampling_for`]; [`SepError::TooLarge`] above [`crate::limits::MAX_STEPS`]
+    /// unless `allow_long_run` (see [`crate::limits::check_steps`]).
+    pub fn planned_steps(
+        self,
+        epochs: usize,
+        n: usize,
+        allow_long_run: bool,
+    ) -> Result<u64, SepError> {
+        crate::limits::check_steps("epochs", epochs, self.steps_per_epoch(n)?, allow_long_run)
+    }
+}
+
+/// Step size, length and batching of a DP-SEP run; build with [`DpSepConfig::builder`]. The clip
+/// norm `C` is the wall's ([`crate::WallPlan::clip`], [`FactorWall::clip`]): one number, so the
+/// clip of the release and of the refreshed factor cannot disagree.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct DpSepConfig {
     gamma: Option<f64>,
     epochs: usize,
+    batching: Batching,
 }
 
 /// Unchecked [`DpSepConfig`].
@@ -43,7 +189,8 @@ pub struct DpSepConfigBuilder {
 }
 
 impl DpSepConfig {
-    /// A builder with: `gamma = N` (sensitivity `2C`); one epoch.
+    /// A builder with: `gamma = N` (sensitivity `2C`); one epoch; one record per step
+    /// ([`Batching::OneRecord`]).
     ///
     /// # Example
     /// ```
@@ -52,6 +199,10 @@ impl DpSepConfig {
     /// let config = DpSepConfig::builder().gamma(1.0).epochs(20).build()?;
     /// assert_eq!((config.gamma_for(1000), config.epochs()), (1.0, 20));
     /// assert!(DpSepConfig::builder().epochs(0).build().is_err());
+    /// // A Poisson batch of expected size 32 per step.
+    /// use dp_sep::Batching;
+    /// let batched = DpSepConfig::builder().batching(Batching::poisson(32)?).build()?;
+    /// assert_eq!(batched.batching().expected_batch_size(), 32);
     /// # Ok::<(), dp_sep::SepError>(())
     /// ```
     pub fn builder() -> DpSepConfigBuilder {
@@ -59,6 +210,7 @@ impl DpSepConfig {
             cfg: DpSepConfig {
                 gamma: None,
                 epochs: 1,
+                batching: Batching::OneRecord,
             },
         }
     }
@@ -73,9 +225,15 @@ impl DpSepConfig {
         self.gamma.unwrap_or(n as f64)
     }
 
-    /// Epochs of `N` steps each (the wall must be planned for `epochs * N` releases).
+    /// Epochs of `N` steps each with one record, `ceil(N / S)` with a Poisson batch (the wall
+    /// must be planned for [`Batching::planned_steps`] releases).
     pub fn epochs(&self) -> usize {
         self.epochs
+    }
+
+    /// One record per step (002) or a Poisson batch.
+    pub fn batching(&self) -> Batching {
+        self.batching
     }
 }
 
@@ -87,18 +245,26 @@ impl DpSepConfigBuilder {
         self
     }
 
-    /// Epochs of `N` steps each (default 1).
+    /// Epochs (default 1): `N` steps each with one record, `ceil(N / S)` with a batch.
     pub fn epochs(mut self, epochs: usize) -> Self {
         self.cfg.epochs = epochs;
         self
     }
 
-    /// Validates the settings (`gamma <= N^2` is checked by the run, which knows `N`).
+    /// One record per step (default, 002) or a Poisson batch of expected size `S`.
+    pub fn batching(mut self, batching: Batching) -> Self {
+        self.cfg.batching = batching;
+        self
+    }
+
+    /// Validates the settings (`S gamma <= N^2` and `S <= N` are checked by the run, which knows
+    /// `N`).
     ///
     /// # Errors
-    /// [`SepError::InvalidParameter`] for a `gamma` that is not finite and `> 0` or zero
-    /// epochs.
+    /// [`SepError::InvalidParameter`] for a `gamma` that is not finite and `> 0`, zero epochs or
+    /// a zero expected batch size.
     pub fn build(self) -> Result<DpSepConfig, SepError> {
+        self.cfg.batching.check()?;
         if let Some(g) = self.cfg.gamma {
             check_positive("gamma", g)?;
         }
@@ -122,7 +288,8 @@ impl DpSepConfigBuilder {
 pub struct DpSepReport {
     /// Noise multiplier `sigma`.
     pub noise_multiplier: f64,
-    /// Noise std on each coordinate of `theta_new`: `sigma * 2 gamma C / N`.
+    /// Noise std on each coordinate of `theta_new`: `sigma * 2 gamma C / N` with one record per
+    /// step (replace-one), `sigma * gamma C / N` with a Poisson batch (add/remove-one).
     pub theta_noise_std: f64,
     /// Epsilon of the accounted run.
     pub epsilon: f64,
@@ -130,6 +297,13 @@ pub struct DpSepReport {
     pub releases: u64,
     /// The declared population `N`.
     pub population: usize,
+    /// The public expected batch size `S` of a step (`1`: one record per step).
+    #[serde(default = "one")]
+    pub expected_batch_size: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// The data owner's report of a DP-SEP run: data-dependent and **not** noised.
@@ -144,11 +318,13 @@ pub struct DpSepDiagnostics {
     pub counts: StepCounts,
 }
 
-/// One DP-SEP step through `wall`.
+/// One DP-SEP step through `wall`: one record ([`Batching::OneRecord`]) or a Poisson batch
+/// ([`Batching::Poisson`]), whichever sampler the wall was built with; the update weight is
+/// `S gamma / N` with `S` the wall's public expected batch size ([`FactorWall::expected_batch_size`]).
 ///
 /// # Privacy
-/// The record's intermediate factor `proj[q_c p(x | .)] - theta_c` is computed inside the wall;
-/// when the moment match fails the statistic rejects the record
+/// Each record's intermediate factor `proj[q_c p(x | .)] - theta_c` is computed inside the wall
+/// from the public cavity; when the moment match fails the statistic rejects the record
 /// ([`dp_core::ContributionBuffer::reject_record`], a fixed reason) and when it is non-finite
 /// the wall catches it: either way the record contributes zero (counted in
 /// `counts.failed_tilted`, a diagnostic) and the step is released and charged as any other. A
@@ -158,7 +334,8 @@ pub struct DpSepDiagnostics {
 ///
 /// # Errors
 /// The wall's errors ([`dp_core::CoreError::BudgetExhausted`] after the planned releases); a
-/// wall whose statistic length is not the state's.
+/// wall whose statistic length is not the state's; [`SepError::InvalidParameter`] for
+/// `S gamma > N^2`.
 pub fn dp_sep_step<M>(
     model: &M,
     state: &mut SepState,
@@ -176,13 +353,18 @@ where
             got: wall.dim(),
         });
     }
+    // S gamma: the weight of the released average in theta_new is S gamma / N (gamma / N for one
+    // record), so the factor damping is S gamma / N^2 <= 1.
+    let weight = config.gamma_for(state.n()) * wall.expected_batch_size();
+    crate::sep::check_gamma(weight, state.n())?;
     let cavity = usable_cavity(model, state, counts);
     let factor = wall.factor();
-    // One record's intermediate factor, written through the wall's handle into its zeroed
-    // block (the wall clips it). A record whose tilted moments cannot be computed is rejected
-    // (a fixed reason, no record value) and a non-finite one is caught by the wall: either way
-    // it contributes zero, is counted in the release's `replaced_records`, and the release goes
-    // ahead and was accounted; nothing about the record leaves this closure but the block.
+    // Each drawn record's intermediate factor, written through the wall's handle into its zeroed
+    // block (the wall clips it and sums over the batch). A record whose tilted moments cannot
+    // be computed is rejected (a fixed reason, no record value) and a non-finite one is caught
+    // by the wall: either way it contributes zero, is counted in the release's
+    // `replaced_records`, and the release goes ahead and was accounted; nothing about the
+    // record leaves this closure but the block.
     let statistic = |record: &M::Record, buf: &mut ContributionBuffer| {
         let out = buf.dense(factor);
         if model.tilted(&cavity, record, out) {
@@ -195,7 +377,7 @@ where
     let (noised, diagnostics) = wall.release(statistic)?;
     counts.failed_tilted += diagnostics.replaced_records;
     counts.clipped_intermediate += diagnostics.clipped_records;
-    let theta_new = posterior_update(state, noised, config.gamma_for(state.n()));
+    let theta_new = posterior_update(state, noised, weight);
     if refresh_factor(state, &theta_new, Some(clip)) {
         counts.clipped_factor += 1;
     }
@@ -203,13 +385,16 @@ where
     Ok(())
 }
 
-/// Runs DP-SEP for `config.epochs * N` steps through `wall`, with the model's end-of-epoch
-/// prior refinement (post-processing). Returns the publishable report and, separately, the
-/// data owner's diagnostics.
+/// Runs DP-SEP for `config.epochs` epochs through `wall` (`N` steps each with one record,
+/// `ceil(N / S)` with a Poisson batch), with the model's end-of-epoch prior refinement
+/// (post-processing). Returns the publishable report and, separately, the data owner's
+/// diagnostics.
 ///
 /// # Errors
-/// [`SepError::InvalidParameter`] for `gamma` or `clip` out of range; dimension errors; the
-/// wall's errors (e.g. planned for fewer releases).
+/// [`SepError::InvalidParameter`] for `gamma` or `clip` out of range, `S > N`, or a wall whose
+/// sampler does not match `config.batching()` (a Poisson wall of rate `S / N` for
+/// [`Batching::Poisson`], a one-record wall otherwise); dimension errors; the wall's errors (e.g.
+/// planned for fewer releases).
 pub fn run_dp_sep<M>(
     model: &mut M,
     state: &mut SepState,
@@ -249,10 +434,13 @@ where
     }
     let clip = check_positive("clip", wall.clip())?;
     let gamma = config.gamma_for(n);
-    crate::sep::check_gamma(gamma, n)?;
+    let steps_per_epoch = config.batching.steps_per_epoch(n)?;
+    check_batching(config.batching, wall)?;
+    let s = wall.expected_batch_size();
+    crate::sep::check_gamma(gamma * s, n)?;
     let mut counts = StepCounts::default();
     for epoch in 0..config.epochs {
-        for _ in 0..n {
+        for _ in 0..steps_per_epoch {
             dp_sep_step(&*model, state, wall, config, &mut counts)?;
         }
         end_of_epoch(model, state);
@@ -264,14 +452,46 @@ where
         }
     }
     let sigma = wall.noise_multiplier();
+    // Noise std on the released average: sigma f C / S (f = 2 replace-one, 1 add/remove-one),
+    // entering theta_new with weight S gamma / N.
+    let f = wall.relation_factor();
     Ok((
         DpSepReport {
             noise_multiplier: sigma,
-            theta_noise_std: sigma * 2.0 * gamma * clip / n as f64,
+            theta_noise_std: sigma * f * gamma * clip / n as f64,
             epsilon: wall.epsilon_spent()?,
             releases: wall.releases(),
             population: n,
+            expected_batch_size: s,
         },
         DpSepDiagnostics { counts },
     ))
+}
+
+/// Refuses a wall whose sampler is not the one `batching` asks for: a Poisson wall whose
+/// expected batch size is `S` for [`Batching::Poisson`], a one-record wall for
+/// [`Batching::OneRecord`].
+fn check_batching<R>(batching: Batching, wall: &FactorWall<R>) -> Result<(), SepError> {
+    let ok = match (batching, wall.sampling()) {
+        (Batching::OneRecord, SamplingScheme::UniformSingle | SamplingScheme::ShuffledEpoch) => {
+            true
+        }
+        (
+            Batching::Poisson {
+                expected_batch_size: s,
+            },
+            SamplingScheme::Poisson { .. },
+        ) => (wall.expected_batch_size() - s as f64).abs() <= 1e-9 * s as f64,
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(SepError::InvalidParameter {
+            name: "batching",
+            value: batching.expected_batch_size() as f64,
+            reason: "the wall's sampler does not match DpSepConfig::batching (one record: \
+                     uniform_single or shuffled_epoch; Poisson batch of S: poisson(S / N))",
+        })
+    }
 }

@@ -1,5 +1,5 @@
-//! DP-SEP's release on `dp_core`'s privacy wall: one record's intermediate factor, clipped to
-//! `C` and noised by [`dp_core::PrivacyWall`], for a planned run.
+//! DP-SEP's release on `dp_core`'s privacy wall: one record's intermediate factor (or the sum of
+//! a Poisson batch's), clipped to `C` and noised by [`dp_core::PrivacyWall`].
 //!
 //! A [`FactorWall`] is a [`dp_core::PrivacyWall`] built from a public [`WallPlan`] plus the one
 //! release spec DP-SEP uses, built with [`dp_core::ReleaseSpec::builder`]: one vector block
@@ -7,22 +7,36 @@
 //! handle is [`FactorWall::factor`]. A statistic writes one record's factor through it
 //! (`buf.dense(factor)`) into dp-core's [`ContributionBuffer`], or rejects the record
 //! ([`ContributionBuffer::reject_record`]). Everything private happens in the wall: the sampler
-//! ([`dp_core::SamplingScheme::UniformSingle`] or [`dp_core::SamplingScheme::ShuffledEpoch`]),
-//! the declared population ([`dp_core::WallBuilder::population_slots`]), the clipping, the
-//! replacement of a rejected or non-finite statistic by zero, the noise, and the accounting (planned:
-//! [`dp_core::WallBuilder::planned_run`], one ledger entry charged before any record is
-//! touched). This module only forwards; it has no sampler, RNG, clip or noise of its own. The
-//! clip `C` exists once, in the plan: the DP-SEP step reads it from the wall.
+//! ([`dp_core::SamplingScheme::UniformSingle`], [`dp_core::SamplingScheme::ShuffledEpoch`] or
+//! [`dp_core::SamplingScheme::Poisson`]), the declared population, the clipping, the sum over the
+//! batch, the replacement of a rejected or non-finite statistic by zero, the noise, the division
+//! by the public expected batch size, and the accounting. This module only forwards; it has no
+//! sampler, RNG, clip or noise of its own. The clip `C` exists once, in the plan: the DP-SEP step
+//! reads it from the wall.
 //!
 //! # Privacy
-//! Under **replace-one** neighbours of the `N = plan.population` slots: each release is the
-//! Gaussian mechanism on one record's statistic clipped to L2 norm `C` (sensitivity `2C`),
+//! *One record per step* (`UniformSingle`, `ShuffledEpoch`), under **replace-one** neighbours of
+//! the `N = plan.population` slots ([`dp_core::WallBuilder::population_slots`]): each release is
+//! the Gaussian mechanism on one record's statistic clipped to L2 norm `C` (sensitivity `2C`),
 //! noise std `sigma * 2C`. [`SamplingScheme::UniformSingle`] is a size-1 fixed-size subsample,
 //! accounted as `FixedSizeSubsampledGaussian { m: 1, n: N }` (Wang, Balle & Kasiviswanathan
 //! 2019) composed `T` times; [`SamplingScheme::ShuffledEpoch`] uses every slot exactly once per epoch
 //! and is accounted **without amplification** as one replace-one Gaussian per epoch, composed
-//! over the epochs. See [`dp_core::PrivacyWall`] for what is not covered (the diagnostics, a
-//! seeded RNG, floating-point noise).
+//! over the epochs. Accounting is planned ([`dp_core::WallBuilder::planned_run`]): one ledger
+//! entry charged before any record is touched.
+//!
+//! *A Poisson batch per step* ([`SamplingScheme::Poisson`] with rate `q = S / N`, `N` declared
+//! with [`dp_core::WallBuilder::public_population_size`] and required by
+//! [`dp_core::WallBuilder::require_public_population`]), under **add/remove-one** neighbours: each
+//! record is in the batch independently with probability `q`; the sum of the batch's clipped
+//! statistics has sensitivity `C`, gets noise std `sigma * C`, and is divided by the public
+//! `S = qN` (never the realised batch size), so the released average moves by at most `C / S`.
+//! Accounting is per release: each release is checked against the budget and recorded as one
+//! `PoissonSubsampledGaussian { q }` ledger entry (Mironov, Talwar & Zhang 2019), the noise
+//! calibrated for the planned `T` releases.
+//!
+//! See [`dp_core::PrivacyWall`] for what is not covered (the diagnostics, a seeded RNG,
+//! floating-point noise).
 
 use dp_core::wall::ReleaseDiagnostics;
 use dp_core::{
@@ -117,8 +131,9 @@ impl WallPlan {
     pub fn steps(&self) -> u64 {
         self.steps
     }
-    /// The sampler: [`SamplingScheme::UniformSingle`] or [`SamplingScheme::ShuffledEpoch`] (the
-    /// accountant's event is the scheme's, so the two cannot disagree).
+    /// The sampler: [`SamplingScheme::UniformSingle`], [`SamplingScheme::ShuffledEpoch`] or
+    /// [`SamplingScheme::Poisson`] (the accountant's event is the scheme's, so the two cannot
+    /// disagree).
     pub fn sampling(&self) -> SamplingScheme {
         self.sampling
     }
@@ -177,7 +192,8 @@ impl WallPlanBuilder {
     /// [`SepError::InvalidParameter`] for a missing setting, a zero population, statistic
     /// length or number of steps, `clip` not finite and `> 0`, epsilon below
     /// [`crate::limits::MIN_EPSILON`] or not finite, delta outside `(0, 1)`, or a shuffled
-    /// schedule that is not whole epochs; [`SepError::UnsupportedSampling`] for a batch scheme;
+    /// schedule that is not whole epochs; [`SepError::UnsupportedSampling`] for a fixed-size
+    /// batch scheme;
     /// [`SepError::TooLarge`] for a population or statistic above the limits of
     /// [`crate::limits`].
     pub fn build(self) -> Result<WallPlan, SepError> {
@@ -212,7 +228,12 @@ impl WallPlanBuilder {
 
 fn check_plan(plan: &WallPlan) -> Result<(), SepError> {
     crate::error::check_positive("clip", plan.clip)?;
-    crate::sep::check_scheme(plan.sampling)?;
+    match plan.sampling {
+        SamplingScheme::UniformSingle
+        | SamplingScheme::ShuffledEpoch
+        | SamplingScheme::Poisson { .. } => {}
+        scheme => return Err(SepError::UnsupportedSampling { scheme }),
+    }
     for (name, v) in [
         ("steps", plan.steps),
         ("population", plan.population as u64),
@@ -310,8 +331,9 @@ pub struct FactorWall<R> {
 impl<R> FactorWall<R> {
     /// A wall over `records` for `plan.steps` releases of statistics of length `plan.dim`
     /// clipped to `plan.clip`, within `(plan.epsilon, plan.delta)`, for the declared population
-    /// `plan.population`. The noise multiplier is calibrated for the plan and the whole run is
-    /// charged to the ledger here, before any record is touched.
+    /// `plan.population`. The noise multiplier is calibrated for the plan; with one record per
+    /// step the whole run is charged to the ledger here, before any record is touched, with a
+    /// Poisson sampler each release is charged when made.
     ///
     /// # Privacy
     /// Only the declared `N = plan.population` enters the accountant, the sampler and the
@@ -319,7 +341,9 @@ impl<R> FactorWall<R> {
     /// fewer records the spare slots are empty (a draw of one releases the zero vector plus
     /// noise); with more, a secret uniformly random subset of `N` records fills them. Either way
     /// each release draws from the `N` slots, so the accountant's event holds for every
-    /// realised count.
+    /// realised count. With a Poisson sampler there are no slots: each record is drawn
+    /// independently with the public rate `q = S / N`, and `N` enters only the normaliser `qN`
+    /// and the event, so again the realised count shapes nothing released.
     ///
     /// # Errors
     /// [`SepError::Empty`] for no records; [`SepError::Wall`] for the wall's errors (an
@@ -348,18 +372,25 @@ impl<R> FactorWall<R> {
         if records.is_empty() {
             return Err(SepError::Empty("the wall needs at least one record"));
         }
-        let mut builder = PrivacyWall::builder(records)
+        let builder = PrivacyWall::builder(records)
             .sampling(plan.sampling)
-            .population_slots(plan.population)
             .epsilon_delta(plan.epsilon, plan.delta)
-            .planned_run(
+            .rng(plan.rng);
+        let mut builder = match plan.sampling {
+            // Add/remove-one: the declared N sets the rate's normaliser qN and the event; each
+            // release is charged on its own (the steps actually run).
+            SamplingScheme::Poisson { .. } => builder
+                .public_population_size(plan.population)
+                .require_public_population()
+                .calibrate_for_releases(plan.steps),
+            _ => builder.population_slots(plan.population).planned_run(
                 format!(
                     "DP-SEP run: {} releases of one record's factor clipped to C = {}",
                     plan.steps, plan.clip
                 ),
                 plan.steps,
-            )
-            .rng(plan.rng);
+            ),
+        };
         if noise_free {
             builder = builder.noise_free_for_tests();
         }
@@ -377,10 +408,12 @@ impl<R> FactorWall<R> {
         })
     }
 
-    /// One release: draws a slot, lets `statistic` write its record's factor through the
-    /// handle [`Self::factor`] into the wall's [`ContributionBuffer`] (`buf.dense(factor)` is a
-    /// zeroed slice of length `dim`; an empty slot writes nothing), clips it to `C`, adds
-    /// `N(0, (2 C sigma)^2 I)` and returns it with the release's diagnostics (not private).
+    /// One release: draws a slot (or a Poisson batch), lets `statistic` write each drawn
+    /// record's factor through the handle [`Self::factor`] into the wall's
+    /// [`ContributionBuffer`] (`buf.dense(factor)` is a zeroed slice of length `dim`; an empty
+    /// slot writes nothing), clips each to `C`, sums, adds `N(0, (f C sigma)^2 I)` (`f` =
+    /// [`Self::relation_factor`]), divides by the public [`Self::expected_batch_size`] and
+    /// returns it with the release's diagnostics (not private).
     ///
     /// # Privacy
     /// A record the statistic rejects ([`ContributionBuffer::reject_record`], with a fixed
@@ -391,7 +424,7 @@ impl<R> FactorWall<R> {
     ///
     /// # Errors
     /// [`SepError::Wall`] with [`dp_core::CoreError::BudgetExhausted`] after the planned
-    /// releases.
+    /// releases (one record per step) or when one more would exceed the budget (Poisson).
     pub fn release<F>(&mut self, statistic: F) -> Result<(&[f64], ReleaseDiagnostics), SepError>
     where
         F: FnMut(&R, &mut ContributionBuffer),
@@ -408,6 +441,26 @@ impl<R> FactorWall<R> {
         self.factor
     }
 
+    /// The wall's sampler (public).
+    pub fn sampling(&self) -> SamplingScheme {
+        self.wall.sampling()
+    }
+
+    /// The public expected batch size `S` the release is divided by: `1` for one record per
+    /// step, `qN` (`N` declared) for a Poisson batch.
+    pub fn expected_batch_size(&self) -> f64 {
+        self.wall.expected_batch_size()
+    }
+
+    /// `2` under replace-one (one record per step), `1` under add/remove-one (Poisson): the
+    /// sensitivity of the un-normalised release is `relation_factor() x C`.
+    pub fn relation_factor(&self) -> f64 {
+        match self.wall.sampling() {
+            SamplingScheme::Poisson { .. } => 1.0,
+            _ => 2.0,
+        }
+    }
+
     /// The clip norm `C` (the wall's bound; DP-SEP clips its refreshed factor to it too).
     pub fn clip(&self) -> f64 {
         self.clip
@@ -418,12 +471,14 @@ impl<R> FactorWall<R> {
         self.out.len()
     }
 
-    /// The noise multiplier `sigma` (noise std / replace-one sensitivity `2C`).
+    /// The noise multiplier `sigma` (noise std / sensitivity of the sum: `2C` replace-one,
+    /// `C` add/remove-one).
     pub fn noise_multiplier(&self) -> f64 {
         self.wall.noise_multiplier().unwrap_or(0.0)
     }
 
-    /// Epsilon of the planned run at the budget's delta (charged up front).
+    /// Epsilon spent at the budget's delta: the planned run's (charged up front) for one record
+    /// per step, the releases made so far for a Poisson batch.
     ///
     /// # Errors
     /// [`SepError::Wall`] if the accountant fails.

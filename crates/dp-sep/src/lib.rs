@@ -65,7 +65,8 @@ pub mod sep;
 /// [`SamplingScheme::UniformSingle`] and [`SamplingScheme::ShuffledEpoch`].
 pub use dp_core::SamplingScheme;
 pub use dpsep::{
-    DpSepConfig, DpSepConfigBuilder, DpSepDiagnostics, DpSepReport, run_dp_sep, run_dp_sep_observed,
+    Batching, DpSepConfig, DpSepConfigBuilder, DpSepDiagnostics, DpSepReport, run_dp_sep,
+    run_dp_sep_observed,
 };
 pub use error::SepError;
 pub use factor::{FactorWall, WallPlan, WallPlanBuilder};

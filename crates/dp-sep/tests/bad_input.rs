@@ -259,11 +259,11 @@ fn step_counts_and_tiny_budgets_are_bounded() {
     assert!(matches!(huge, Err(SepError::TooLarge { .. })));
 }
 
-/// (DP-)SEP visits one record per step: a batch scheme is refused by the wall plan and by the
-/// non-private runner, with the scheme kept in the error.
+/// A fixed-size batch scheme is refused by the wall plan and by the non-private runner, with
+/// the scheme kept in the error (DP-SEP's batches are Poisson, `Batching::Poisson`).
 #[test]
 fn batch_sampling_schemes_are_refused() {
-    let poisson = dp_sep::SamplingScheme::poisson(0.1).unwrap();
+    let poisson = dp_sep::SamplingScheme::fixed_size(3).unwrap();
     let plan = dp_sep::WallPlan::builder()
         .population(10)
         .dim(2)
@@ -338,6 +338,68 @@ fn examples_refuse_bad_flags_with_status_2_naming_the_flag() {
         ("mog", &["--family", "x"], "--family"),
         ("mog", &["--s", "NaN"], "--s"),
         ("mog", &["--bogus"], "--bogus"),
+        ("mog", &["--batch-size", "8"], "--batch-size"),
+        (
+            "mog",
+            &["--epsilon", "1", "--batch-size", "0"],
+            "--batch-size 0",
+        ),
+        (
+            "mog",
+            &["--epsilon", "1", "--n", "100", "--batch-size", "101"],
+            "--batch-size 101",
+        ),
+        ("pbp", &["--uci", "/x", "--batch-size", "8"], "--batch-size"),
+        (
+            "pbp",
+            &[
+                "--uci",
+                "/x",
+                "--epsilon",
+                "1",
+                "--clip",
+                "1",
+                "--population",
+                "50",
+                "--batch-size",
+                "0",
+            ],
+            "--batch-size 0",
+        ),
+        (
+            "pbp",
+            &[
+                "--uci",
+                "/x",
+                "--epsilon",
+                "1",
+                "--clip",
+                "1",
+                "--population",
+                "50",
+                "--batch-size",
+                "51",
+            ],
+            "--batch-size 51",
+        ),
+        (
+            "pbp",
+            &[
+                "--uci",
+                "/x",
+                "--epsilon",
+                "1",
+                "--clip",
+                "1",
+                "--population",
+                "50",
+                "--batch-size",
+                "5",
+                "--sampling",
+                "uniform",
+            ],
+            "--sampling",
+        ),
         (
             "pbp",
             &["--uci", "/nonexistent", "--epsilon", "-1"],

@@ -375,3 +375,212 @@ fn mog_one_point_replaced_by_a_far_outlier_moves_each_release_within_its_sensiti
 fn mog_one_point_replaced_by_nan_moves_each_release_within_its_sensitivity() {
     mog_neighbours(vec![f64::NAN, 0.0]);
 }
+
+// ---- DP-SEP with Poisson batches (issue 19): add/remove-one ----
+
+/// Runs `steps` coupled noise-free DP-SEP steps with a Poisson batch of expected size `s` on `a`
+/// and on `b` = `a` plus one record appended last, continuing from `a`'s state. At every step the
+/// wall's release (the batch's clipped sum divided by the public `S`), recomputed through twin
+/// walls with the same seed and statistic, must move by at most `C / S`, and the posterior by at
+/// most `S gamma / N x C / S = gamma C / N`, when the added record is in the batch, and not at all
+/// otherwise. Returns how many steps drew it and the largest normalised release move.
+///
+/// The coupling: the Poisson sampler draws the same batch of `a`'s records from the same seed
+/// whether or not a last record is appended, **for one release**; after a release that drew
+/// `a`'s last record the two streams can drift apart (the longer population consumes one more
+/// uniform). So every step uses fresh walls seeded `seed + step` (the sampling distribution and
+/// the sensitivity are per release; nothing here depends on sharing a stream across steps).
+#[allow(clippy::too_many_arguments)]
+fn coupled_batch_steps<M: SepModel + Sync>(
+    model: &M,
+    state: SepState,
+    a: Vec<M::Record>,
+    added: M::Record,
+    s: usize,
+    config: &DpSepConfig,
+    clip: f64,
+    steps: u64,
+    seed: u64,
+) -> (u64, f64)
+where
+    M::Record: Clone + std::fmt::Debug + Send,
+{
+    let n = state.n();
+    let release_bound = clip / s as f64;
+    let posterior_bound = config.gamma_for(n) * clip / n as f64;
+    let marker = format!("{added:?}");
+    let mut b = a.clone();
+    b.push(added);
+    let plan = |step: u64| {
+        WallPlan::builder()
+            .population(n)
+            .dim(model.dim())
+            .budget(1.0, 1e-5)
+            .clip(clip)
+            .steps(1)
+            .sampling(
+                dp_sep::Batching::poisson(s)
+                    .unwrap()
+                    .sampling_for(n)
+                    .unwrap(),
+            )
+            .rng(RngPolicy::Seeded { seed: seed + step })
+            .build()
+            .unwrap()
+    };
+    let mut state = state;
+    let (mut drawn, mut largest) = (0, 0.0f64);
+    for step in 0..steps {
+        let plan = plan(step);
+        let mut wall_a = FactorWall::noise_free(a.clone(), &plan).unwrap();
+        let mut wall_b = FactorWall::noise_free(b.clone(), &plan).unwrap();
+        // Twins with the same seed: the released average itself, with DP-SEP's statistic.
+        let mut twin_a = FactorWall::noise_free(a.clone(), &plan).unwrap();
+        let mut twin_b = FactorWall::noise_free(b.clone(), &plan).unwrap();
+        let mut probe = FactorWall::noise_free(b.clone(), &plan).unwrap();
+        assert_eq!(wall_a.expected_batch_size(), s as f64);
+        let hit = AtomicBool::new(false);
+        probe
+            .release(|r: &M::Record, _| {
+                if format!("{r:?}") == marker {
+                    hit.store(true, Ordering::Relaxed);
+                }
+            })
+            .unwrap();
+        // DP-SEP's statistic on the public cavity of the current state (as in `dp_sep_step`).
+        let mut cavity = state.cavity();
+        if !model.is_valid(&cavity) {
+            model.repair(&mut cavity);
+        }
+        let mut released = Vec::new();
+        for twin in [&mut twin_a, &mut twin_b] {
+            let factor = twin.factor();
+            let (m, _) = twin
+                .release(|r: &M::Record, buf| {
+                    let out = buf.dense(factor);
+                    if model.tilted(&cavity, r, out) {
+                        out.iter_mut().zip(&cavity).for_each(|(t, c)| *t -= c);
+                    } else {
+                        buf.reject_record("no tilted moments");
+                    }
+                })
+                .unwrap();
+            released.push(m.to_vec());
+        }
+        let release_moved = diff(&released[0], &released[1]);
+        let mut sa = state.clone();
+        let mut sb = state.clone();
+        let mut counts = StepCounts::default();
+        dp_sep_step(model, &mut sa, &mut wall_a, config, &mut counts).unwrap();
+        dp_sep_step(model, &mut sb, &mut wall_b, config, &mut counts).unwrap();
+        let moved = diff(&sa.posterior(), &sb.posterior());
+        if hit.load(Ordering::Relaxed) {
+            drawn += 1;
+            largest = largest.max(release_moved);
+            assert!(
+                release_moved <= release_bound * (1.0 + 1e-9),
+                "step {step}: the added record moved the release by {release_moved} > C / S = {release_bound}"
+            );
+            assert!(
+                moved <= posterior_bound * (1.0 + 1e-9),
+                "step {step}: the added record moved the posterior by {moved} > gamma C / N = {posterior_bound}"
+            );
+        } else {
+            assert!(
+                release_moved == 0.0 && moved == 0.0,
+                "step {step}: a batch without the added record moved the release by \
+                 {release_moved} and the posterior by {moved} (both must be 0)"
+            );
+        }
+        state = sa;
+    }
+    (drawn, largest)
+}
+
+/// PBP from files on disk: the training split of `a` plus one adversarial row (appended as the
+/// last training record) moves each batch release by at most `C / S`.
+fn pbp_batch_neighbours(tag: &str, extra: [f64; 4]) {
+    let pa = pbp_prepared(&write_uci(&format!("{tag}_a"), |_| {}));
+    // The same folder with one more row whose index is the last of the training split.
+    let dir_b = write_uci(&format!("{tag}_b"), |rows| rows.push(extra));
+    let train: String = (0..N_TRAIN)
+        .chain(std::iter::once(N))
+        .map(|i| format!("{i}\n"))
+        .collect();
+    fs::write(dir_b.join("index_train_0.txt"), train).unwrap();
+    let pb = pbp_prepared(&dir_b);
+    assert_eq!(pb.records.len(), N_TRAIN + 1);
+    assert_eq!(
+        pa.state, pb.state,
+        "the public initial state is data-independent"
+    );
+    let added = pb.records[N_TRAIN].clone();
+    assert_eq!(&pb.records[..N_TRAIN], &pa.records[..]);
+    let config = DpSepConfig::builder()
+        .gamma(5.0)
+        .batching(dp_sep::Batching::poisson(4).unwrap())
+        .build()
+        .unwrap();
+    // q = 4/32: the added record is in some batch of 80 except with probability
+    // (7/8)^80 < 3e-5; fixed seed, deterministic.
+    let (drawn, largest) = coupled_batch_steps(
+        &pa.model, pa.state, pa.records, added, 4, &config, 1.0, 80, 13,
+    );
+    assert!(drawn > 0, "the added record was never in a batch");
+    assert!(largest > 0.0, "the added record never changed a release");
+}
+
+#[test]
+fn pbp_batch_plus_one_huge_target_moves_each_release_within_c_over_s() {
+    pbp_batch_neighbours("pbp_batch_target", [5.0, 5.0, 5.0, 1e3]);
+}
+
+#[test]
+fn pbp_batch_plus_one_huge_feature_row_moves_each_release_within_c_over_s() {
+    pbp_batch_neighbours("pbp_batch_features", [1e12, -1e9, 1e15, 50.0]);
+}
+
+/// MoG through the synthetic generator: one outlier or a malformed point added. `moves`: whether
+/// the added point's factor is finite (it then moves some release by a positive amount within
+/// `C / S`); a point whose factor is non-finite or rejected is replaced by zero inside the wall,
+/// so under add/remove-one adding it changes no release at all.
+fn mog_batch_neighbours(added: Vec<f64>, moves: bool) {
+    use dp_sep::mog::{Family, MogModel, generate};
+    let n = 60;
+    let data = generate(
+        n,
+        2,
+        2,
+        0.5,
+        &mut <rand::rngs::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(2),
+    );
+    let model = MogModel::new(2, 2, 0.5, Family::Full).unwrap();
+    let prior = model.prior();
+    let mut factor = vec![0.0; prior.len()];
+    factor[0] = -1.0 / n as f64;
+    factor[prior.len() / 2] = 1.0 / n as f64;
+    let state = SepState::new(prior, factor, n).unwrap();
+    let config = DpSepConfig::builder()
+        .gamma(3.0)
+        .batching(dp_sep::Batching::poisson(6).unwrap())
+        .build()
+        .unwrap();
+    // q = 1/10 over 100 steps: never drawn with probability 0.9^100 < 3e-5; fixed seed.
+    let (drawn, largest) =
+        coupled_batch_steps(&model, state, data.points, added, 6, &config, 0.5, 100, 4);
+    assert!(drawn > 0, "the added point was never in a batch");
+    assert_eq!(largest > 0.0, moves, "largest move {largest}");
+}
+
+#[test]
+fn mog_batch_plus_one_outlier_moves_each_release_within_c_over_s() {
+    mog_batch_neighbours(vec![40.0, -30.0], true);
+}
+
+/// A far outlier (non-finite responsibilities) and a NaN point are replaced by zero: adding
+/// either moves nothing.
+#[test]
+fn mog_batch_plus_one_far_outlier_or_nan_point_moves_nothing() {
+    mog_batch_neighbours(vec![1e9, -1e12], false);
+    mog_batch_neighbours(vec![f64::NAN, 0.0], false);
+}

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::evaluate::{Metrics, evaluate};
 use super::model::{Labelled, PbpModel, records};
 use crate::data::{BoxClipCounts, Dataset, PublicRanges, Standardizer};
-use crate::dpsep::{DpSepConfig, DpSepReport, run_dp_sep_observed};
+use crate::dpsep::{Batching, DpSepConfig, DpSepReport, run_dp_sep_observed};
 use crate::ep::{EpState, run_adf, run_ep};
 use crate::error::{SepError, check_positive};
 use crate::factor::{FactorWall, WallPlan};
@@ -43,6 +43,7 @@ pub struct PbpConfig {
     seed: u64,
     privacy: Option<PbpPrivacy>,
     scaling: Scaling,
+    batching: Batching,
 }
 
 /// Unchecked [`PbpConfig`].
@@ -119,6 +120,7 @@ impl PbpConfig {
                 seed: 0,
                 privacy: None,
                 scaling: Scaling::FitOnTraining,
+                batching: Batching::OneRecord,
             },
         }
     }
@@ -158,6 +160,11 @@ impl PbpConfig {
     /// How features and target are scaled.
     pub fn scaling(&self) -> &Scaling {
         &self.scaling
+    }
+    /// DP-SEP's batching: one record per step (default; the sampler is [`Self::sampling`]) or
+    /// a Poisson batch (the sampler is then Poisson with rate `S / N`).
+    pub fn batching(&self) -> Batching {
+        self.batching
     }
 }
 
@@ -208,6 +215,12 @@ impl PbpConfigBuilder {
         self.cfg.scaling = scaling;
         self
     }
+    /// DP-SEP's batching (default [`Batching::OneRecord`]); a Poisson batch only for a private
+    /// run, and it replaces [`Self::sampling`] as the wall's sampler.
+    pub fn batching(mut self, batching: Batching) -> Self {
+        self.cfg.batching = batching;
+        self
+    }
 
     /// Validates the settings (those that need the data, such as the width of declared ranges
     /// and the network's size, are checked by [`prepare`]).
@@ -216,9 +229,25 @@ impl PbpConfigBuilder {
     /// [`SepError::InvalidParameter`] for zero epochs, a `gamma` or `clip` not finite and
     /// `> 0`, a private run with a method other than SEP or without a clip norm, an epsilon
     /// below [`crate::limits::MIN_EPSILON`] or not finite, a delta outside `(0, 1)` or a zero
-    /// population; [`SepError::UnsupportedSampling`] for a batch scheme.
+    /// population, a Poisson batch for a non-private run or of expected size `0` or above the
+    /// declared population; [`SepError::UnsupportedSampling`] for a batch scheme as the
+    /// visiting order.
     pub fn build(self) -> Result<PbpConfig, SepError> {
         let c = self.cfg;
+        if let Batching::Poisson { .. } = c.batching {
+            match c.privacy {
+                Some(p) => {
+                    c.batching.sampling_for(p.population)?;
+                }
+                None => {
+                    return Err(SepError::InvalidParameter {
+                        name: "batching",
+                        value: c.batching.expected_batch_size() as f64,
+                        reason: "a Poisson batch is only available for a private run (DP-SEP)",
+                    });
+                }
+            }
+        }
         if c.epochs == 0 {
             return Err(SepError::InvalidParameter {
                 name: "epochs",
@@ -423,19 +452,19 @@ pub fn run_pbp_observed(
             let dp = DpSepConfig::builder()
                 .gamma(config.gamma.unwrap_or(n as f64))
                 .epochs(config.epochs)
+                .batching(config.batching)
                 .build()?;
+            let sampling = match config.batching {
+                Batching::OneRecord => config.sampling,
+                batch => batch.sampling_for(n)?,
+            };
             let plan = WallPlan::builder()
                 .population(n)
                 .dim(crate::SepModel::dim(&model))
                 .budget(privacy.epsilon, privacy.delta)
                 .clip(clip)
-                .steps(crate::limits::check_steps(
-                    "epochs",
-                    config.epochs,
-                    n,
-                    true,
-                )?)
-                .sampling(config.sampling)
+                .steps(config.batching.planned_steps(config.epochs, n, true)?)
+                .sampling(sampling)
                 .rng(privacy.noise_rng)
                 .build()?;
             let mut wall = FactorWall::new(recs, &plan)?;

@@ -1,0 +1,291 @@
+//! DP-SEP with Poisson batches (issue 19): the accounting charges exactly one
+//! `PoissonSubsampledGaussian` event with `q = S / N` per step actually run, the run takes
+//! `epochs x ceil(N / S)` steps, and bad settings are typed errors. (The end-to-end
+//! neighbouring tests are in `tests/end_to_end.rs`.)
+
+use dp_accountant::PrivacyEvent;
+use dp_core::RngPolicy;
+use dp_sep::mog::{Family, MogModel, generate};
+use dp_sep::{
+    Batching, DpSepConfig, FactorWall, SamplingScheme, SepError, SepModel, SepState, WallPlan,
+    run_dp_sep,
+};
+use rand::SeedableRng;
+
+const N: usize = 100;
+
+fn setup() -> (MogModel, SepState, Vec<Vec<f64>>) {
+    let mut rng = rand::rngs::ChaCha20Rng::seed_from_u64(3);
+    let data = generate(N, 2, 2, 0.5, &mut rng);
+    let model = MogModel::new(2, 2, 0.5, Family::Diagonal).unwrap();
+    let prior = model.prior();
+    let mut factor = vec![0.0; prior.len()];
+    factor[0] = -1.0 / N as f64;
+    factor[4] = 1.0 / N as f64;
+    let state = SepState::new(prior, factor, N).unwrap();
+    (model, state, data.points)
+}
+
+fn plan(batching: Batching, epochs: usize, steps_override: Option<u64>) -> WallPlan {
+    WallPlan::builder()
+        .population(N)
+        .dim(8)
+        .budget(1.0, 1e-5)
+        .clip(1.0)
+        .steps(steps_override.unwrap_or(batching.planned_steps(epochs, N, false).unwrap()))
+        .sampling(batching.sampling_for(N).unwrap())
+        .rng(RngPolicy::Seeded { seed: 9 })
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn ledger_holds_one_poisson_event_with_q_s_over_n_per_step_run() {
+    let (mut model, mut state, points) = setup();
+    let batching = Batching::poisson(16).unwrap();
+    // ceil(100 / 16) = 7 steps per epoch, 3 epochs.
+    let epochs = 3;
+    let t = 21;
+    assert_eq!(batching.planned_steps(epochs, N, false).unwrap(), t);
+    let plan = plan(batching, epochs, None);
+    let mut wall = FactorWall::new(points, &plan).unwrap();
+    assert_eq!(
+        wall.core().ledger().len(),
+        0,
+        "nothing charged before a step"
+    );
+    let config = DpSepConfig::builder()
+        .gamma(1.0)
+        .epochs(epochs)
+        .batching(batching)
+        .build()
+        .unwrap();
+    let (report, _) = run_dp_sep(&mut model, &mut state, &mut wall, &config).unwrap();
+    let entries = wall.core().ledger().entries();
+    assert_eq!(entries.len() as u64, t);
+    assert_eq!(report.releases, t);
+    let sigma = wall.noise_multiplier();
+    for e in entries {
+        match e.event {
+            PrivacyEvent::PoissonSubsampledGaussian {
+                noise_multiplier,
+                sampling_rate,
+            } => {
+                assert_eq!(sampling_rate, 16.0 / N as f64);
+                assert_eq!(noise_multiplier, sigma);
+            }
+            ref other => panic!("unexpected event {other:?}"),
+        }
+    }
+    // The calibration used all T steps: the run spends at most the budget.
+    assert!(report.epsilon <= 1.0 + 1e-9, "{}", report.epsilon);
+    assert!(report.epsilon > 0.5, "{}", report.epsilon);
+    assert_eq!(report.expected_batch_size, 16.0);
+    // Add/remove-one: noise std on theta_new sigma gamma C / N.
+    assert!((report.theta_noise_std - sigma * 1.0 * 1.0 / N as f64).abs() < 1e-15);
+    // Step T + 1 would exceed the budget: refused and typed.
+    let mut counts = dp_sep::StepCounts::default();
+    let e = dp_sep::dpsep::dp_sep_step(&model, &mut state, &mut wall, &config, &mut counts)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SepError::Wall(dp_core::CoreError::BudgetExhausted { .. })
+        ),
+        "{e}"
+    );
+    assert_eq!(wall.core().ledger().len() as u64, t);
+}
+
+#[test]
+fn one_record_path_is_unchanged_and_planned() {
+    let (mut model, mut state, points) = setup();
+    let plan = plan(Batching::OneRecord, 1, None);
+    assert_eq!(plan.sampling(), SamplingScheme::UniformSingle);
+    let mut wall = FactorWall::new(points, &plan).unwrap();
+    let config = DpSepConfig::builder().gamma(1.0).build().unwrap();
+    let (report, _) = run_dp_sep(&mut model, &mut state, &mut wall, &config).unwrap();
+    assert_eq!(report.releases, N as u64);
+    assert_eq!(wall.core().ledger().len(), 1, "one planned entry");
+    assert_eq!(report.expected_batch_size, 1.0);
+}
+
+#[test]
+fn bad_batch_sizes_are_typed_errors() {
+    assert!(matches!(
+        Batching::poisson(0),
+        Err(SepError::InvalidParameter {
+            name: "expected_batch_size",
+            ..
+        })
+    ));
+    let zero = Batching::Poisson {
+        expected_batch_size: 0,
+    };
+    assert!(matches!(
+        DpSepConfig::builder().batching(zero).build(),
+        Err(SepError::InvalidParameter {
+            name: "expected_batch_size",
+            ..
+        })
+    ));
+    assert!(zero.sampling_for(N).is_err());
+    let too_big = Batching::poisson(N + 1).unwrap();
+    for e in [
+        too_big.sampling_for(N).unwrap_err(),
+        too_big.steps_per_epoch(N).unwrap_err(),
+        too_big.planned_steps(1, N, false).unwrap_err(),
+    ] {
+        assert!(
+            matches!(
+                e,
+                SepError::InvalidParameter {
+                    name: "expected_batch_size",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    // S = N is allowed (q = 1).
+    assert_eq!(
+        Batching::poisson(N).unwrap().sampling_for(N).unwrap(),
+        SamplingScheme::poisson(1.0).unwrap()
+    );
+    // The run refuses S > N with its declared population.
+    let (mut model, mut state, points) = setup();
+    let wall_plan = plan(Batching::poisson(10).unwrap(), 1, None);
+    let mut wall = FactorWall::new(points.clone(), &wall_plan).unwrap();
+    let config = DpSepConfig::builder().batching(too_big).build().unwrap();
+    let e = run_dp_sep(&mut model, &mut state, &mut wall, &config).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SepError::InvalidParameter {
+                name: "expected_batch_size",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // S gamma > N^2 is refused (the damping S gamma / N^2 must not exceed 1).
+    let config = DpSepConfig::builder()
+        .gamma(N as f64 * N as f64 / 5.0)
+        .batching(Batching::poisson(10).unwrap())
+        .build()
+        .unwrap();
+    let e = run_dp_sep(&mut model, &mut state, &mut wall, &config).unwrap_err();
+    assert!(
+        matches!(e, SepError::InvalidParameter { name: "gamma", .. }),
+        "{e}"
+    );
+    assert_eq!(wall.core().ledger().len(), 0, "refused before any release");
+}
+
+#[test]
+fn a_wall_whose_sampler_does_not_match_the_batching_is_refused() {
+    let (mut model, mut state, points) = setup();
+    let cases = [
+        // A one-record wall for a batched config.
+        (Batching::OneRecord, Batching::poisson(10).unwrap()),
+        // A Poisson wall for the one-record config.
+        (Batching::poisson(10).unwrap(), Batching::OneRecord),
+        // A Poisson wall of another rate.
+        (
+            Batching::poisson(20).unwrap(),
+            Batching::poisson(10).unwrap(),
+        ),
+    ];
+    for (walled, configured) in cases {
+        let mut wall = FactorWall::new(points.clone(), &plan(walled, 1, Some(1000))).unwrap();
+        let config = DpSepConfig::builder().batching(configured).build().unwrap();
+        let e = run_dp_sep(&mut model, &mut state, &mut wall, &config).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SepError::InvalidParameter {
+                    name: "batching",
+                    ..
+                }
+            ),
+            "{walled:?} vs {configured:?}: {e}"
+        );
+        assert_eq!(wall.releases(), 0);
+    }
+}
+
+#[test]
+fn pbp_config_refuses_batches_without_privacy_or_above_the_population() {
+    use dp_sep::pbp::{PbpConfig, PbpPrivacy};
+    let b = Batching::poisson(8).unwrap();
+    let e = PbpConfig::builder().batching(b).build().unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SepError::InvalidParameter {
+                name: "batching",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let privacy = PbpPrivacy {
+        epsilon: 1.0,
+        delta: 1e-5,
+        population: 7,
+        noise_rng: RngPolicy::Seeded { seed: 1 },
+    };
+    let e = PbpConfig::builder()
+        .clip(1.0)
+        .privacy(privacy)
+        .batching(b)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SepError::InvalidParameter {
+                name: "expected_batch_size",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let ok = PbpConfig::builder()
+        .clip(1.0)
+        .privacy(PbpPrivacy {
+            population: 8,
+            ..privacy
+        })
+        .batching(b)
+        .build()
+        .unwrap();
+    assert_eq!(ok.batching(), b);
+}
+
+/// The minibatch run still learns: with noise scale near zero (a huge epsilon) on well-separated
+/// clusters, the posterior means land near the generating means. Fixed seeds, deterministic.
+#[test]
+fn batched_run_with_tiny_noise_finds_the_clusters() {
+    let (mut model, mut state, points) = setup();
+    let batching = Batching::poisson(10).unwrap();
+    let wall_plan = WallPlan::builder()
+        .population(N)
+        .dim(8)
+        .budget(1e6, 1e-5)
+        .clip(1.0)
+        .steps(batching.planned_steps(20, N, false).unwrap())
+        .sampling(batching.sampling_for(N).unwrap())
+        .rng(RngPolicy::Seeded { seed: 2 })
+        .build()
+        .unwrap();
+    let mut wall = FactorWall::new(points, &wall_plan).unwrap();
+    let config = DpSepConfig::builder()
+        .epochs(20)
+        .batching(batching)
+        .build()
+        .unwrap();
+    run_dp_sep(&mut model, &mut state, &mut wall, &config).unwrap();
+    let post = state.posterior();
+    assert!(model.is_valid(&post));
+}
