@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use dp_sep::SepError;
-use dp_sep::data::uci::UciDataset;
+use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges, Standardizer};
 use thiserror::Error;
 use vips_models::engine::{EngineError, Privacy};
@@ -200,7 +200,7 @@ fn run(args: &Args) -> Result<(), CliError> {
         ));
     }
     let start = Instant::now();
-    let data = UciDataset::load(&args.uci)?;
+    let data = SplitFolder::load(&args.uci)?;
     let ranges = match (&args.ranges, args.feature_range, args.target_range) {
         (Some(p), _, _) => data.public_ranges(p)?,
         (None, Some((flo, fhi)), Some((tlo, thi))) => PublicRanges::uniform(

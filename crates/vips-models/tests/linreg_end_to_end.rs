@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use dp_sep::data::uci::UciDataset;
+use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges, Standardizer};
 use nalgebra::{DMatrix, DVector};
 use vips_models::engine::Privacy;
@@ -54,7 +54,7 @@ fn base_rows() -> Vec<[f64; D + 1]> {
 
 /// Loads the folder, maps by public ranges and releases (non-private, q = 1).
 fn release(dir: &Path, population: usize) -> LinregGlobal {
-    let data = UciDataset::load(dir).unwrap();
+    let data = SplitFolder::load(dir).unwrap();
     let ranges = PublicRanges::uniform(
         D,
         PublicRange::new(-10.0, 10.0).unwrap(),
@@ -117,7 +117,7 @@ fn nan_in_a_file_is_refused_at_loading() {
     rows[3][1] = f64::NAN;
     let dir = tempdir("linreg-e2e-nan");
     write_folder(&dir, &rows, 30);
-    assert!(UciDataset::load(&dir).is_err());
+    assert!(SplitFolder::load(&dir).is_err());
     assert!(LinregRecord::new(vec![f64::NAN, 0.0], 0.0).is_err());
     assert!(LinregRecord::new(vec![0.0, 0.0], f64::NAN).is_err());
     assert!(

@@ -8,13 +8,6 @@ pub mod ranges;
 pub mod split_folder;
 mod standardize;
 
-/// The former name of [`split_folder`], kept only until its last caller outside this crate
-/// (vips-models' linreg example and test) moves; use [`split_folder::SplitFolder`].
-#[doc(hidden)]
-pub mod uci {
-    pub use super::split_folder::SplitFolder as UciDataset;
-}
-
 pub use ranges::{PublicRange, PublicRanges};
 pub use standardize::{BoxClipCounts, Standardizer};
 

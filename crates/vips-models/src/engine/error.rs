@@ -88,9 +88,6 @@ pub enum EngineError {
     /// The accountant refused.
     #[error("accountant: {0}")]
     Accountant(#[from] dp_accountant::AccountantError),
-    /// The ledger's JSON could not be read back into the result.
-    #[error("ledger JSON: {0}")]
-    LedgerJson(#[from] serde_json::Error),
 }
 
 impl EngineError {
