@@ -358,7 +358,11 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         "hidden": config.hidden(),
         "test_rmse": finite(out.metrics.rmse),
         "test_log_likelihood": finite(out.metrics.log_likelihood),
-        "sampling": scheme_name(sampling),
+        // The wall's sampler: Poisson with --batch-size (the one-record visiting order otherwise).
+        "sampling": scheme_name(match (config.batching(), config.privacy()) {
+            (Batching::Poisson { .. }, Some(p)) => config.batching().sampling_for(p.population)?,
+            _ => sampling,
+        }),
         "batch_size": args.batch_size.map_or(serde_json::Value::from("one record"), serde_json::Value::from),
         "scaling": ranges_source.map_or("training mean and std (non-private)".to_string(), |s| format!("declared public ranges: {s}")),
     });
