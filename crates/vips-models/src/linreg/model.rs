@@ -8,7 +8,7 @@ use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use rand::Rng;
 use serde::Serialize;
 
-use super::sensitivity::{XX_BOUND, XY_BOUND, YY_BOUND};
+use super::sensitivity::{JOINT_BOUND, YY_SCALE};
 use super::{LinregError, LinregRecord};
 use crate::engine::{EngineError, RecordError, VipsModel};
 
@@ -511,10 +511,11 @@ impl VipsModel for Linreg {
     fn release_spec(&self) -> Result<(ReleaseSpec, LinregBlocks), EngineError> {
         let d = self.config.dim;
         let mut b = ReleaseSpec::builder("linreg");
-        let xx = b.symmetric("xx", d, XX_BOUND)?;
+        let sums = b.group("linreg sums", JOINT_BOUND)?;
+        let xx = b.symmetric_in(sums, "xx", d)?;
         b.eigenvalue_floor(xx, WALL_FLOOR)?;
-        let xy = b.vector("xy", d, XY_BOUND)?;
-        let yy = b.vector("yy", 1, YY_BOUND)?;
+        let xy = b.vector_in(sums, "xy", d)?;
+        let yy = b.vector_in(sums, "yy_scaled", 1)?;
         Ok((b.build()?, LinregBlocks { xx, xy, yy }))
     }
 
@@ -575,7 +576,7 @@ impl VipsModel for Linreg {
             .iter_mut()
             .zip(x)
             .for_each(|(o, xv)| *o = y * xv);
-        out.push(blocks.yy, 0, y * y);
+        out.push(blocks.yy, 0, YY_SCALE * y * y);
         Ok(())
     }
 
@@ -588,7 +589,8 @@ impl VipsModel for Linreg {
     ) -> Result<LinregTarget, EngineError> {
         let a = release.symmetric(blocks.xx)? * population;
         let b = release.vector(blocks.xy)? * population;
-        let c = release.vector(blocks.yy)?[0] * population;
+        // The third block is `s c` (`s` = YY_SCALE, public): undo the scale.
+        let c = release.vector(blocks.yy)?[0] / YY_SCALE * population;
         // Noise std of one entry of A in sum units (public: bound, noise multiplier, sqrt(k)).
         let s = release.released(blocks.xx)?.noise_std * population;
         Ok(LinregTarget {
@@ -598,7 +600,7 @@ impl VipsModel for Linreg {
             population,
             floor: self.config.floor_scale * s * (self.config.dim as f64).sqrt(),
             xy_noise_std: release.released(blocks.xy)?.noise_std * population,
-            yy_noise_std: release.released(blocks.yy)?.noise_std * population,
+            yy_noise_std: release.released(blocks.yy)?.noise_std / YY_SCALE * population,
         })
     }
 
