@@ -291,8 +291,8 @@ fn check_pld_sampling(
     config: &AccountantConfig,
 ) -> Result<(), AccountantError> {
     if config.accountant == AccountantKind::Pld && matches!(sampling, Sampling::FixedSize { .. }) {
-        return Err(AccountantError::Other(
-            "the PLD accountant does not cover fixed-size (replace-one) sampling; use RDP".into(),
+        return Err(AccountantError::Unsupported(
+            "the PLD accountant does not cover fixed-size (replace-one) sampling; use RDP",
         ));
     }
     Ok(())

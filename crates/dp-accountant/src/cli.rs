@@ -109,7 +109,7 @@ pub fn parse_orders(s: &str) -> Result<Orders, AccountantError> {
 /// The per-step sampling from the CLI's optional flags.
 ///
 /// # Errors
-/// [`AccountantError::Other`] for an inconsistent combination (a rate together with a sample
+/// [`AccountantError::Usage`] for an inconsistent combination (a rate together with a sample
 /// size, or a sample size without a population).
 pub fn sampling_from_flags(
     sampling_rate: Option<f64>,
@@ -130,7 +130,7 @@ pub fn sampling_from_flags(
                 crate::Neighbouring::AddRemoveOne
             },
         }),
-        _ => Err(AccountantError::Other(
+        _ => Err(AccountantError::Usage(
             "give either --sampling-rate, or --sample-size with --population, or neither (full batch)"
                 .to_string(),
         )),

@@ -72,9 +72,16 @@ pub enum AccountantError {
         /// The size it implies and the limit.
         reason: String,
     },
-    /// Anything else with a reason.
+    /// The configured accountant does not cover this event (e.g. the PLD accountant and a
+    /// fixed-size, replace-one subsampled Gaussian: use RDP).
     #[error("{0}")]
-    Other(String),
+    Unsupported(&'static str),
+    /// A command-line usage error: a combination of flags that has no meaning.
+    #[error("{0}")]
+    Usage(String),
+    /// A ledger could not be written as JSON (the serialiser's message).
+    #[error("cannot serialise ledger: {0}")]
+    Serialise(String),
 }
 
 /// Checks `value` is finite and `> 0`.

@@ -592,9 +592,8 @@ impl Accountant {
 
     fn check_compatible(&self, event: &PrivacyEvent) -> Result<(), AccountantError> {
         if self.config.accountant == AccountantKind::Pld && contains_fixed_size(event) {
-            return Err(AccountantError::Other(
-                "the PLD accountant does not cover fixed-size (replace-one) sampling; use RDP"
-                    .into(),
+            return Err(AccountantError::Unsupported(
+                "the PLD accountant does not cover fixed-size (replace-one) sampling; use RDP",
             ));
         }
         let relation = event.neighbouring()?;
@@ -700,7 +699,7 @@ impl Accountant {
     /// The SHA-256 of the ledger's canonical JSON body, as `"sha256:<hex>"`.
     ///
     /// # Errors
-    /// [`AccountantError::Other`] if serialisation fails (non-finite number in a note-free
+    /// [`AccountantError::Serialise`] if serialisation fails (non-finite number in a note-free
     /// event cannot occur for validated events).
     pub fn content_hash(&self) -> Result<String, AccountantError> {
         hash_body(&self.body())
@@ -709,7 +708,7 @@ impl Accountant {
     /// Serialises the ledger (format, crate version, conversion, orders, entries, content hash).
     ///
     /// # Errors
-    /// [`AccountantError::Other`] if serialisation fails.
+    /// [`AccountantError::Serialise`] if serialisation fails.
     pub fn to_json(&self) -> Result<String, AccountantError> {
         let body = self.body();
         let content_hash = hash_body(&body)?;
@@ -717,7 +716,7 @@ impl Accountant {
             body,
             content_hash: &content_hash,
         })
-        .map_err(|e| AccountantError::Other(format!("cannot serialise ledger: {e}")))
+        .map_err(|e| AccountantError::Serialise(e.to_string()))
     }
 
     /// Reads a ledger back, checking the format, the content hash, the configuration and every
@@ -775,8 +774,8 @@ fn contains_fixed_size(event: &PrivacyEvent) -> bool {
 }
 
 fn hash_body(body: &LedgerBodyRef<'_>) -> Result<String, AccountantError> {
-    let canonical = serde_json::to_vec(body)
-        .map_err(|e| AccountantError::Other(format!("cannot serialise ledger: {e}")))?;
+    let canonical =
+        serde_json::to_vec(body).map_err(|e| AccountantError::Serialise(e.to_string()))?;
     let digest = Sha256::digest(&canonical);
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     Ok(format!("sha256:{hex}"))

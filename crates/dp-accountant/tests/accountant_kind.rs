@@ -56,7 +56,7 @@ fn execute_answers_with_pld() {
         delta: 1e-5,
         config: pld_config(),
     });
-    assert!(matches!(fixed, Err(AccountantError::Other(_))));
+    assert!(matches!(fixed, Err(AccountantError::Unsupported(_))));
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn calibration_with_pld_lands_at_or_below_the_target() {
             &budget,
             &pld_config()
         ),
-        Err(AccountantError::Other(_))
+        Err(AccountantError::Unsupported(_))
     ));
     let fixed = Sampling::FixedSize {
         sample_size: 6,
@@ -160,7 +160,7 @@ fn pld_ledger_round_trips_and_replays_bit_for_bit() {
     let fixed = PrivacyEvent::fixed_size_subsampled_gaussian(1.0, 6, 60).unwrap();
     assert!(matches!(
         l2.record("x", fixed),
-        Err(AccountantError::Other(_))
+        Err(AccountantError::Unsupported(_))
     ));
     assert!(l2.is_empty() && ledger.len() == before);
 }

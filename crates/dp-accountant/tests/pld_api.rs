@@ -37,7 +37,7 @@ fn bad_input_is_a_typed_error() {
     let fixed = PrivacyEvent::fixed_size_subsampled_gaussian(1.0, 10, 100).unwrap();
     assert!(matches!(
         pld::epsilon(&fixed, 1e-5, &cfg),
-        Err(AccountantError::Other(_))
+        Err(AccountantError::Unsupported(_))
     ));
     for bad in [
         PldConfig {

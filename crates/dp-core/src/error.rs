@@ -83,8 +83,8 @@ pub enum CoreError {
     #[error("privacy wall misconfigured: {0}")]
     Misconfigured(&'static str),
     /// The operating system could not supply entropy to seed the noise RNG.
-    #[error("could not seed the noise RNG from the operating system: {0}")]
-    Entropy(String),
+    #[error("could not seed the noise RNG from the operating system")]
+    Entropy(#[source] rand::rngs::SysError),
     /// The accountant refused or failed.
     #[error("accountant: {0}")]
     Accountant(#[from] AccountantError),

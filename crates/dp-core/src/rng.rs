@@ -57,8 +57,9 @@ impl RngPolicy {
     pub(crate) fn streams(&self) -> Result<(ChaCha20Rng, ChaCha20Rng), CoreError> {
         let make = || -> Result<ChaCha20Rng, CoreError> {
             match self {
-                Self::OsEntropy => ChaCha20Rng::try_from_rng(&mut SysRng)
-                    .map_err(|e| CoreError::Entropy(e.to_string())),
+                Self::OsEntropy => {
+                    ChaCha20Rng::try_from_rng(&mut SysRng).map_err(CoreError::Entropy)
+                }
                 Self::Seeded { seed } => Ok(ChaCha20Rng::seed_from_u64(*seed)),
             }
         };

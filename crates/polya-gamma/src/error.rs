@@ -2,6 +2,7 @@
 
 /// Why a Pólya-Gamma parameter, evaluation point or request was rejected.
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The shape `b` must be a finite number strictly greater than zero.
     #[error("shape b must be finite and > 0, got {0}")]

@@ -166,7 +166,7 @@ enum Command {
 
 /// A usage error (a flag combination) as the crate's error type.
 fn usage(message: &str) -> dp_accountant::AccountantError {
-    dp_accountant::AccountantError::Other(message.to_string())
+    dp_accountant::AccountantError::Usage(message.to_string())
 }
 
 /// `--steps`: a non-negative integer, also written as an exact float such as `1e12`.

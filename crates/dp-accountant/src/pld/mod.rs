@@ -205,7 +205,7 @@ impl PldAccountant {
     ///
     /// # Errors
     /// Any validation error of the event or the config;
-    /// [`AccountantError::Other`] for a fixed-size (replace-one) subsampled Gaussian, which
+    /// [`AccountantError::Unsupported`] for a fixed-size (replace-one) subsampled Gaussian, which
     /// this accountant does not cover (use the RDP accountant);
     /// [`AccountantError::ResourceLimit`] (naming `steps`) for more than `2^30` composed
     /// mechanism runs, refused before anything is allocated. A run whose single-step loss is
@@ -494,10 +494,9 @@ fn flatten(
             sigma: *noise_multiplier,
             q: *sampling_rate,
         }),
-        PrivacyEvent::FixedSizeSubsampledGaussian { .. } => Err(AccountantError::Other(
+        PrivacyEvent::FixedSizeSubsampledGaussian { .. } => Err(AccountantError::Unsupported(
             "the PLD accountant does not cover the fixed-size (replace-one) subsampled Gaussian; \
-             use the RDP accountant"
-                .into(),
+             use the RDP accountant",
         )),
         PrivacyEvent::SelfComposed { event, count } => {
             flatten(event, times.checked_mul(*count).ok_or_else(too_many)?, out)
@@ -512,5 +511,9 @@ fn flatten(
 }
 
 fn too_many() -> AccountantError {
-    AccountantError::Other("total number of composed mechanisms overflows u64".into())
+    AccountantError::ResourceLimit {
+        parameter: "composition",
+        value: "more than u64::MAX mechanisms".into(),
+        reason: "the total number of composed mechanisms overflows u64".into(),
+    }
 }
