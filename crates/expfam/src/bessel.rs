@@ -27,7 +27,6 @@
 
 use crate::check;
 use crate::error::{ExpFamError, Result};
-use std::f64::consts::LN_2;
 
 /// Terms below `exp(-CUTOFF)` times the peak are dropped.
 const CUTOFF: f64 = 46.0;
@@ -64,12 +63,6 @@ impl BesselKValues {
 #[inline]
 fn lncosh_diff(a: f64, b: f64, u: f64) -> f64 {
     (a - b) * u + (-2.0 * a * u).exp().ln_1p() - (-2.0 * b * u).exp().ln_1p()
-}
-
-/// `ln cosh(y)`, `y >= 0`.
-#[inline]
-fn lncosh(y: f64) -> f64 {
-    y + (-2.0 * y).exp().ln_1p() - LN_2
 }
 
 /// The maximiser of `psi(t) = -x cosh t + ln cosh(nu t)` on `t >= 0` (`nu >= 0`).
@@ -128,7 +121,7 @@ pub fn bessel_k_values(nu: f64, x: f64) -> Result<BesselKValues> {
     let ts = peak(nu, x);
     // Ingredients at the peak.
     let e_ts = (-2.0 * nu * ts).exp().ln_1p();
-    let psi_peak = -2.0 * x * (0.5 * ts).sinh().powi(2) + lncosh(nu * ts);
+    let psi_peak = -2.0 * x * (0.5 * ts).sinh().powi(2) + crate::special_fn::ln_cosh(nu * ts);
 
     let mut s0 = 0.0;
     let mut s_up = 0.0;

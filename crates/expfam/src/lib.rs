@@ -55,7 +55,9 @@ pub use families::gamma::Gamma;
 pub use families::gaussian::{GaussianMean, GaussianNatural, MvGaussian};
 pub use families::gig::{Gig, GigSampler};
 pub use natural::{Clipped, NaturalParameters};
-pub use special_fn::{digamma, digamma_f32, digamma_fast, ln_gamma, sigmoid, softplus, trigamma};
+pub use special_fn::{
+    digamma, digamma_f32, digamma_fast, ln_2cosh, ln_cosh, ln_gamma, sigmoid, softplus, trigamma,
+};
 pub use traits::{Entropy, ExponentialFamily, KlDivergence, SufficientStatistics};
 
 /// The README's example, compiled and run as a doctest so the README stays true.

@@ -169,6 +169,36 @@ pub fn sigmoid(z: f64) -> f64 {
     }
 }
 
+/// `ln(2 cosh y) = |y| + ln(1 + e^{-2|y|})`, stable for every finite `y` (`cosh` itself
+/// overflows beyond `|y| ~ 710`). The one home of the log-cosh family: [`ln_cosh`] is
+/// `ln_2cosh(y) - ln 2`; the SBN's Jaakkola-Jordan bound and the Bessel-K quadrature use them.
+/// (polya-gamma keeps a private copy of the same two-term formula: it must not depend on
+/// expfam.) NaN propagates. Infallible, so there is no `# Errors` section.
+///
+/// # Example
+/// ```
+/// assert!((expfam::ln_2cosh(0.0) - 2f64.ln()).abs() < 1e-16);
+/// assert_eq!(expfam::ln_2cosh(800.0), 800.0);
+/// assert!((expfam::ln_2cosh(-1.5) - (2.0 * 1.5f64.cosh()).ln()).abs() < 1e-15);
+/// ```
+#[inline]
+pub fn ln_2cosh(y: f64) -> f64 {
+    let a = y.abs();
+    a + (-2.0 * a).exp().ln_1p()
+}
+
+/// `ln cosh y`, stable for every finite `y`: [`ln_2cosh`]`(y) - ln 2`.
+///
+/// # Example
+/// ```
+/// assert_eq!(expfam::ln_cosh(0.0), 0.0);
+/// assert_eq!(expfam::ln_cosh(800.0), 800.0 - std::f64::consts::LN_2);
+/// ```
+#[inline]
+pub fn ln_cosh(y: f64) -> f64 {
+    ln_2cosh(y) - std::f64::consts::LN_2
+}
+
 /// `softplus(z) = ln(1 + e^z)`, the Bernoulli log-partition, stable for every `z`
 /// (`z + ln(1 + e^-z)` for `z > 0`, so large arguments neither overflow nor lose `ln_1p`'s
 /// precision). NaN propagates. Infallible, so there is no `# Errors` section.

@@ -60,7 +60,8 @@ pub(crate) fn log_add_exp(a: f64, b: f64) -> f64 {
     hi + (lo - hi).exp().ln_1p()
 }
 
-/// `ln cosh(u)` for `u >= 0` without overflow: `u + ln(1 + e^{-2u}) - ln 2`.
+/// `ln cosh(u)` for `u >= 0` without overflow: `u + ln(1 + e^{-2u}) - ln 2`. The same formula as
+/// `expfam::ln_cosh`, kept private here because a PG-sampler-only user must not pull expfam.
 #[inline]
 pub(crate) fn ln_cosh(u: f64) -> f64 {
     u + (-2.0 * u).exp().ln_1p() - core::f64::consts::LN_2

@@ -133,8 +133,7 @@ fn jj_bound(t: f64, mean: f64, second: f64) -> f64 {
     (t - 0.5) * mean - log_2cosh_half(omega)
 }
 
-/// `log(2 cosh(x/2))`, stable for large `x`.
+/// `log(2 cosh(x/2))`, stable for large `x` (expfam's one log-cosh).
 fn log_2cosh_half(x: f64) -> f64 {
-    let a = x.abs() / 2.0;
-    a + (-2.0 * a).exp().ln_1p()
+    expfam::ln_2cosh(x / 2.0)
 }
