@@ -381,8 +381,9 @@ impl PldAccountant {
         check_positive("epsilon", epsilon)?;
         Ok(match &self.kind {
             Kind::Analytic { multiplier } => {
-                let d = analytic::gaussian_delta(*multiplier, epsilon);
-                PldBounds { upper: d, lower: d }
+                let upper = analytic::gaussian_delta_upper(*multiplier, epsilon);
+                let lower = analytic::gaussian_delta(*multiplier, epsilon).min(upper);
+                PldBounds { upper, lower }
             }
             Kind::RdpFallback { event } => PldBounds {
                 upper: crate::rdp::convert::delta_valid(

@@ -50,6 +50,13 @@ fn ln_forward_diff_upper(c: f64, l: u64) -> f64 {
 /// `ln A` bound (that is, `(a-1) RDP(a)`) at integer order `a >= 2`, ratio `0 < g < 1`.
 pub(crate) fn ln_a_int(ratio: f64, sigma: f64, order: u64) -> f64 {
     let c = 1.0 / (2.0 * sigma * sigma);
+    // The largest exponent below is `c (order + 1) order` (the forward differences). Once it
+    // overflows, terms would drop out as inf/NaN and leave a finite, too small `ln A`: the
+    // bound is then infinite (never low).
+    let order_f = order as f64;
+    if !(c * (order_f + 1.0) * order_f).is_finite() {
+        return f64::INFINITY;
+    }
     let eps = |x: f64| x * c;
     let ln_g = ratio.ln();
     // A - 1 as a sum of positive terms (then log1p), so tiny values keep their relative accuracy.

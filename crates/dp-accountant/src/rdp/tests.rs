@@ -128,3 +128,32 @@ fn pruned_integer_sum_bounds_the_full_sum() {
         }
     }
 }
+
+/// A never_low property-test case (random seed): replace-one, 1 of 2, sigma 1.32e-154, one step.
+/// With probability 1/2 the record is in the batch and the noise cannot hide it, so delta stays
+/// at least 1/2 until `e^eps Phi(-1/(2 sigma)) ~ 1`, i.e. eps >~ 7.1e306. The bound's terms
+/// `c k (k - 1)` overflow from order 3 on; they used to drop out and leave `ln A` saturated at
+/// the order-2 term, an RDP that *decreased* with the order and an epsilon of 2.2e305 (low).
+#[test]
+fn fixed_size_with_overflowing_terms_is_not_low() {
+    let e =
+        PrivacyEvent::fixed_size_subsampled_gaussian(1.324_614_654_593_144_6e-154, 1, 2).unwrap();
+    let orders = crate::dp_accounting_default_orders();
+    let c = curve_valid(&e, &orders);
+    for w in c.windows(2).zip(orders.windows(2)) {
+        assert!(
+            w.0[1] >= w.0[0],
+            "RDP decreases from order {} to {}",
+            w.1[0],
+            w.1[1]
+        );
+    }
+    let eps = crate::epsilon_for_event(
+        &e,
+        2.752_965_206_691_895e-265,
+        &crate::AccountantConfig::default(),
+    )
+    .unwrap()
+    .epsilon;
+    assert!(eps >= 7.0e306, "epsilon {eps:e}");
+}
