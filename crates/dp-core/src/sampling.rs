@@ -278,8 +278,11 @@ impl SamplingScheme {
     /// Draws a batch of indices into `out` (cleared first), in increasing order.
     ///
     /// Poisson sampling uses geometric skips: `P(gap >= k) = (1 - q)^k` exactly as independent
-    /// coins, in `O(q N)` draws. Removing the *last* record leaves the draws for the others
-    /// unchanged (the coupling the neighbouring tests use). A shuffled epoch takes the next
+    /// coins, in `O(q N)` draws. Within one release, removing the *last* record leaves the
+    /// inclusion of the others unchanged (the coupling the neighbouring tests use); the number
+    /// of draws consumed can differ by one (when the last record is drawn), so across several
+    /// releases the sampling streams of the two datasets drift apart: tests that couple
+    /// neighbours over many steps use a fresh pair of equally seeded walls per step. A shuffled epoch takes the next
     /// index of `order`, refilled with a fresh uniformly random permutation of `0..population`
     /// when empty (so `order` is the sampler's state between releases).
     pub(crate) fn sample_into<R: Rng + ?Sized>(
