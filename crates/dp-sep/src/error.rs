@@ -136,3 +136,16 @@ pub(crate) fn check_positive(name: &'static str, value: f64) -> Result<f64, SepE
         })
     }
 }
+
+/// Checks `value` is finite and `>= 0`.
+pub(crate) fn check_nonnegative(name: &'static str, value: f64) -> Result<f64, SepError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(SepError::InvalidParameter {
+            name,
+            value,
+            reason: "must be finite and >= 0",
+        })
+    }
+}

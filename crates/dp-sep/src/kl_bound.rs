@@ -57,6 +57,7 @@
 use nalgebra::{DMatrix, DVector};
 
 use crate::SepError;
+use crate::error::{check_nonnegative, check_positive};
 
 /// The corrected bound on `P(KL[q||p] >= a)` and its parts ([`theorem_4_1_corrected`],
 /// [`kl_tail_bound`]).
@@ -148,30 +149,6 @@ fn chi_square_weights(prec: &Precision, s1: f64, s2: f64) -> (f64, f64, f64) {
     let l2 = (max_w * mean_w + s1sq * s1sq * tr_sq).sqrt();
     let linf = max_w.max(s1sq * prec.max_eig_p());
     (mean, l2, linf)
-}
-
-fn check_nonnegative(name: &'static str, value: f64) -> Result<f64, SepError> {
-    if value.is_finite() && value >= 0.0 {
-        Ok(value)
-    } else {
-        Err(SepError::InvalidParameter {
-            name,
-            value,
-            reason: "must be finite and >= 0",
-        })
-    }
-}
-
-fn check_positive(name: &'static str, value: f64) -> Result<f64, SepError> {
-    if value.is_finite() && value > 0.0 {
-        Ok(value)
-    } else {
-        Err(SepError::InvalidParameter {
-            name,
-            value,
-            reason: "must be finite and > 0",
-        })
-    }
 }
 
 /// Checks `m` is a non-empty, square, finite, symmetric, positive definite matrix; returns its

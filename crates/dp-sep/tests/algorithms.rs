@@ -274,36 +274,21 @@ fn bad_configurations_are_typed_errors() {
 /// same budget and steps.
 #[test]
 fn shuffled_epochs_are_accounted_without_amplification() {
-    let recs = vec![0.0f64; 1000];
-    let seeded = RngPolicy::Seeded { seed: 1 };
-    let uniform = FactorWall::new(
-        recs.clone(),
-        &WallPlan::builder()
+    let wall = |sampling: SamplingScheme| {
+        let plan = WallPlan::builder()
             .population(1000)
             .dim(1)
             .budget(1.0, 1e-5)
             .clip(1.0)
             .steps(10_000)
-            .sampling(SamplingScheme::UniformSingle)
-            .rng(seeded)
+            .sampling(sampling)
+            .rng(RngPolicy::Seeded { seed: 1 })
             .build()
-            .unwrap(),
-    )
-    .unwrap();
-    let shuffled = FactorWall::new(
-        recs,
-        &WallPlan::builder()
-            .population(1000)
-            .dim(1)
-            .budget(1.0, 1e-5)
-            .clip(1.0)
-            .steps(10_000)
-            .sampling(SamplingScheme::ShuffledEpoch)
-            .rng(seeded)
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
+            .unwrap();
+        FactorWall::new(vec![0.0f64; 1000], &plan).unwrap()
+    };
+    let uniform = wall(SamplingScheme::UniformSingle);
+    let shuffled = wall(SamplingScheme::ShuffledEpoch);
     assert!(
         shuffled.noise_multiplier() > 3.0 * uniform.noise_multiplier(),
         "{} vs {}",

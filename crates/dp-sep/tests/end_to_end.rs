@@ -316,9 +316,11 @@ fn mog_neighbours(adversarial: Vec<f64>) {
     mog_neighbours_sampled(adversarial, SamplingScheme::UniformSingle, 300);
 }
 
-fn mog_neighbours_sampled(adversarial: Vec<f64>, sampling: SamplingScheme, steps: u64) -> u64 {
+/// The MoG runs' public start: `n` points from the synthetic generator (seed 2; two components
+/// in two dimensions), the model, and the SEP state with a public initial factor separating the
+/// components (as the example's `N(u_j, I)` start).
+fn mog_start(n: usize) -> (dp_sep::mog::MogData, dp_sep::mog::MogModel, SepState) {
     use dp_sep::mog::{Family, MogModel, generate};
-    let n = 60;
     let data = generate(
         n,
         2,
@@ -329,10 +331,15 @@ fn mog_neighbours_sampled(adversarial: Vec<f64>, sampling: SamplingScheme, steps
     let model = MogModel::new(2, 2, 0.5, Family::Full).unwrap();
     let prior = model.prior();
     let mut factor = vec![0.0; prior.len()];
-    // Public initial factor separating the components (as the example's N(u_j, I) start).
     factor[0] = -1.0 / n as f64;
     factor[prior.len() / 2] = 1.0 / n as f64;
     let state = SepState::new(prior, factor, n).unwrap();
+    (data, model, state)
+}
+
+fn mog_neighbours_sampled(adversarial: Vec<f64>, sampling: SamplingScheme, steps: u64) -> u64 {
+    let n = 60;
+    let (data, model, state) = mog_start(n);
     let mut other = data.points.clone();
     other[7] = adversarial;
     let config = DpSepConfig::builder().gamma(3.0).epochs(1).build().unwrap();
@@ -545,21 +552,8 @@ fn pbp_batch_plus_one_huge_feature_row_moves_each_release_within_c_over_s() {
 /// `C / S`); a point whose factor is non-finite or rejected is replaced by zero inside the wall,
 /// so under add/remove-one adding it changes no release at all.
 fn mog_batch_neighbours(added: Vec<f64>, moves: bool) {
-    use dp_sep::mog::{Family, MogModel, generate};
     let n = 60;
-    let data = generate(
-        n,
-        2,
-        2,
-        0.5,
-        &mut <rand::rngs::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(2),
-    );
-    let model = MogModel::new(2, 2, 0.5, Family::Full).unwrap();
-    let prior = model.prior();
-    let mut factor = vec![0.0; prior.len()];
-    factor[0] = -1.0 / n as f64;
-    factor[prior.len() / 2] = 1.0 / n as f64;
-    let state = SepState::new(prior, factor, n).unwrap();
+    let (data, model, state) = mog_start(n);
     let config = DpSepConfig::builder()
         .gamma(3.0)
         .batching(dp_sep::Batching::poisson(6).unwrap())

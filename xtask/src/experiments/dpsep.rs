@@ -113,7 +113,9 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
     let mut nonprivate = f64::NAN;
     let mut commands = Vec::new();
     let mut runs = Vec::new();
-    for eps in pbp_eps {
+    // One PBP run's flags: split 0, clip C = 1, and for a private run the budget and the public
+    // inputs it declares (population, and the synthetic set's ranges).
+    let pbp_args = |eps: Option<f64>| -> Vec<String> {
         let mut args = vec![
             "--uci".into(),
             uci.display().to_string(),
@@ -131,6 +133,10 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
             args.extend(["--population".into(), train_rows.to_string()]);
             args.extend(synthetic_ranges.iter().cloned());
         }
+        args
+    };
+    for eps in pbp_eps {
+        let mut args = pbp_args(eps);
         args.push("--diagnostics".into());
         let run = run_example(ctx, "dp-sep", "pbp", &args)?;
         let o = &run.output;
@@ -154,25 +160,8 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
     // not covered by the guarantee; the synthetic quick-mode data played no part in it.
     let mut batch_points = Vec::new();
     for eps in pbp_eps.iter().copied().flatten() {
-        let mut args = vec![
-            "--uci".into(),
-            uci.display().to_string(),
-            "--split".into(),
-            "0".into(),
-            "--epochs".into(),
-            epochs.into(),
-            "--clip".into(),
-            "1".into(),
-            "--seed".into(),
-            SEED.to_string(),
-            "--batch-size".into(),
-            "128".into(),
-            "--gamma".into(),
-            "10".into(),
-        ];
-        args.extend(private_args(Some(eps)));
-        args.extend(["--population".into(), train_rows.to_string()]);
-        args.extend(synthetic_ranges.iter().cloned());
+        let mut args = pbp_args(Some(eps));
+        args.extend(["--batch-size", "128", "--gamma", "10"].map(String::from));
         let run = run_example(ctx, "dp-sep", "pbp", &args)?;
         let o = &run.output;
         let rmse = number(o, "test_rmse")?;

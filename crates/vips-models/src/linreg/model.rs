@@ -323,13 +323,8 @@ pub struct Linreg {
 /// The global parameters: the (blended) sums, the floor applied, and the posterior.
 #[derive(Clone, Debug)]
 pub struct LinregGlobal {
-    a: DMatrix<f64>,
-    b: DVector<f64>,
-    c: f64,
-    population: f64,
-    floor: f64,
-    xy_noise_std: f64,
-    yy_noise_std: f64,
+    /// The blended sums and the public noise levels and floor of the latest release.
+    sums: LinregTarget,
     floor_raised: usize,
     posterior: Arc<NormalGamma>,
     failed_updates: u64,
@@ -373,11 +368,11 @@ impl Serialize for LinregGlobal {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let post = &self.posterior;
         GlobalView {
-            dim: self.b.len(),
+            dim: self.sums.b.len(),
             mean: post.mean.as_slice(),
             noise_shape: post.shape,
             noise_rate: post.rate,
-            eigenvalue_floor: self.floor,
+            eigenvalue_floor: self.sums.floor,
             eigenvalues_raised: self.floor_raised,
         }
         .serialize(s)
@@ -392,22 +387,22 @@ impl LinregGlobal {
 
     /// The released `A = X^T X` after the projections (sum units).
     pub fn xx(&self) -> &DMatrix<f64> {
-        &self.a
+        &self.sums.a
     }
 
     /// The released `b = X^T y` (sum units).
     pub fn xy(&self) -> &DVector<f64> {
-        &self.b
+        &self.sums.b
     }
 
     /// The released `c = y^T y` (sum units).
     pub fn yy(&self) -> f64 {
-        self.c
+        self.sums.c
     }
 
     /// The noise-scaled eigenvalue floor applied to `A` (0 when non-private).
     pub fn eigenvalue_floor(&self) -> f64 {
-        self.floor
+        self.sums.floor
     }
 
     /// How many eigenvalues of `A` the noise-scaled floor raised.
@@ -473,16 +468,17 @@ impl Linreg {
         &self,
         g: &LinregGlobal,
     ) -> (DMatrix<f64>, usize, Result<NormalGamma, LinregError>) {
-        let mut a = g.a.clone();
-        let raised = raise_eigenvalues(&mut a, g.floor);
+        let s = &g.sums;
+        let mut a = s.a.clone();
+        let raised = raise_eigenvalues(&mut a, s.floor);
         let post = NormalGamma::from_sums_with_noise(
             &self.config,
             &a,
-            &g.b,
-            g.c,
-            g.population,
-            g.xy_noise_std,
-            g.yy_noise_std,
+            &s.b,
+            s.c,
+            s.population,
+            s.xy_noise_std,
+            s.yy_noise_std,
         );
         (a, raised, post)
     }
@@ -536,13 +532,15 @@ impl VipsModel for Linreg {
             reason: "the Normal-Gamma prior is not proper",
         })?;
         Ok(LinregGlobal {
-            a: DMatrix::zeros(d, d),
-            b: DVector::zeros(d),
-            c: 0.0,
-            population: 0.0,
-            floor: 0.0,
-            xy_noise_std: 0.0,
-            yy_noise_std: 0.0,
+            sums: LinregTarget {
+                a: DMatrix::zeros(d, d),
+                b: DVector::zeros(d),
+                c: 0.0,
+                population: 0.0,
+                floor: 0.0,
+                xy_noise_std: 0.0,
+                yy_noise_std: 0.0,
+            },
             floor_raised: 0,
             posterior: Arc::new(prior),
             failed_updates: 0,
@@ -604,22 +602,16 @@ impl VipsModel for Linreg {
         })
     }
 
+    /// Damps the sums; the public noise levels and floor are the latest release's.
     fn blend(&self, global: &mut LinregGlobal, target: &LinregTarget, rho: f64) {
-        global
-            .a
-            .iter_mut()
-            .zip(target.a.iter())
-            .for_each(|(g, t)| *g = (1.0 - rho) * *g + rho * t);
-        global
-            .b
-            .iter_mut()
-            .zip(target.b.iter())
-            .for_each(|(g, t)| *g = (1.0 - rho) * *g + rho * t);
-        global.c = (1.0 - rho) * global.c + rho * target.c;
-        global.population = target.population;
-        global.floor = target.floor;
-        global.xy_noise_std = target.xy_noise_std;
-        global.yy_noise_std = target.yy_noise_std;
+        let s = &mut global.sums;
+        s.a.zip_apply(&target.a, |g, t| *g = (1.0 - rho) * *g + rho * t);
+        s.b.zip_apply(&target.b, |g, t| *g = (1.0 - rho) * *g + rho * t);
+        s.c = (1.0 - rho) * s.c + rho * target.c;
+        s.population = target.population;
+        s.floor = target.floor;
+        s.xy_noise_std = target.xy_noise_std;
+        s.yy_noise_std = target.yy_noise_std;
     }
 
     /// The Normal-Gamma posterior of the blended sums, `A`'s eigenvalues raised to the noise
@@ -630,7 +622,7 @@ impl VipsModel for Linreg {
         global.floor_raised = raised;
         match post {
             Ok(p) => {
-                global.a = a;
+                global.sums.a = a;
                 global.posterior = Arc::new(p);
             }
             Err(_) => global.failed_updates += 1,
