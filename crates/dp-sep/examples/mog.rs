@@ -295,7 +295,11 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     };
     bar.finish_and_clear();
     let seconds = t1.elapsed().as_secs_f64();
-    if counts.steps > 0 && counts.failed_tilted == counts.steps {
+    // Non-private runs only: there every step is one record, so `failed_tilted == steps` means
+    // nothing was learnt. In a private run `failed_tilted` counts records replaced inside the
+    // wall (several per step with minibatches) and is a non-private diagnostic: refusing to print
+    // the (already charged, post-processed) result because of it would reveal it.
+    if privacy.is_none() && counts.steps > 0 && counts.failed_tilted == counts.steps {
         // Nothing was learnt from the data: do not print a result as if something had been.
         return Err(SepError::NoUsableStep {
             steps: counts.steps,

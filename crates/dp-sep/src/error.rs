@@ -101,8 +101,9 @@ pub enum SepError {
         /// Epochs planned.
         epochs: usize,
     },
-    /// Every step of a run failed to produce a usable update: the posterior is the prior (plus
-    /// noise), so no result is reported as if something had been learnt.
+    /// Every step of a non-private run failed to produce a usable update: the posterior is the
+    /// prior, so no result is reported as if something had been learnt. (A private run never
+    /// returns it: the count is a non-private diagnostic.)
     #[error("every one of the {steps} steps failed to produce a usable update; no result")]
     NoUsableStep {
         /// Steps run.
