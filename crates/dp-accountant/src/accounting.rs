@@ -1,4 +1,5 @@
-//! From an event to `(epsilon, delta)` by the configured accountant (RDP or PLD), with a
+//! From an event to `(epsilon, delta)` by the configured accountant (RDP, PLD, or one of the
+//! papers' accountants: moments, zCDP, advanced, linear), with a
 //! report of how the number was obtained.
 
 use crate::answer::{AccountantConfig, AccountantKind, DeltaReport, EpsilonReport, PLD_METHOD};
@@ -63,6 +64,9 @@ pub fn delta_for_event(
     event.validate()?;
     config.orders.validate()?;
     check_positive("epsilon", epsilon)?;
+    if !config.accountant.uses_rdp_shortcuts() {
+        return crate::methods::delta(event, epsilon, config);
+    }
     if config.accountant == AccountantKind::Pld {
         let b = crate::pld::delta(event, epsilon, &PldConfig::default())?;
         return Ok(DeltaReport {
@@ -98,5 +102,9 @@ pub(crate) fn epsilon_checked(
                 epsilon_lower: Some(b.lower),
             })
         }
+        AccountantKind::Moments
+        | AccountantKind::Zcdp
+        | AccountantKind::Advanced
+        | AccountantKind::Linear => crate::methods::epsilon(event, delta, config),
     }
 }

@@ -10,7 +10,17 @@ use crate::orders::Orders;
 /// The `method` string of PLD answers.
 pub const PLD_METHOD: &str = "pld/connect-the-dots";
 
-/// Which accountant answers a question.
+/// The `method` string of moments-accountant answers.
+pub const MOMENTS_METHOD: &str = "moments/003-integer";
+/// The `method` string of 000 (zCDP + amplification) answers.
+pub const ZCDP_METHOD: &str = "zcdp/000-table1";
+/// The `method` string of advanced-composition answers.
+pub const ADVANCED_METHOD: &str = "advanced/dwork-roth-3.20";
+/// The `method` string of linear-composition answers.
+pub const LINEAR_METHOD: &str = "linear/dwork-roth-3.16";
+
+/// Which accountant answers a question, in calibration and accounting alike
+/// (`docs/accountant.md`, sections 9 and 11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum AccountantKind {
@@ -20,20 +30,89 @@ pub enum AccountantKind {
     /// The privacy-loss distribution accountant (`docs/pld.md`): tighter, reports a lower
     /// bound too; Gaussian and Poisson-subsampled Gaussian events only.
     Pld,
+    /// The moments accountant of 003 (Sec. 2.3.1, Eq. 3-4): log moments at the integer
+    /// `lambda = 1..=1024` (RDP orders `2..=1025`), composed by addition and converted by
+    /// `eps = min_lambda (alpha(lambda) + ln(1/delta)) / lambda`; any event
+    /// ([`crate::moments::moments_epsilon_for_event`]). Never tighter than [`Self::Rdp`].
+    Moments,
+    /// 000's accounting (Table 1, Eq. 11-14): each step's Gaussian is `(eps_iter, delta_iter)`-DP
+    /// by the classic calibration (Eq. 11), amplified by subsampling (Eq. 12), treated as a
+    /// Gaussian of the same `(eps', delta')` in zCDP (Eq. 13), composed and converted back
+    /// (Prop. 4). That treatment is not a proof, so the answer is the larger of it and the
+    /// RDP bound (`docs/accountant.md`, section 11); any event.
+    Zcdp,
+    /// Advanced composition (Dwork & Roth 2014, Thm 3.20) of the steps, each `(eps', delta')`-DP
+    /// by the exact Gaussian profile (Balle & Wang 2018) amplified by subsampling (000 Thm 1);
+    /// the delta split between the steps and the slack is optimised. Any event.
+    Advanced,
+    /// Linear composition (Dwork & Roth 2014, Thm 3.16) of the same amplified `(eps', delta')`
+    /// steps as [`Self::Advanced`]. Any event.
+    Linear,
 }
 
 impl AccountantKind {
-    /// Stable name (`"rdp"`, `"pld"`).
+    /// Every accountant, RDP first.
+    pub const ALL: [AccountantKind; 6] = [
+        Self::Rdp,
+        Self::Pld,
+        Self::Moments,
+        Self::Zcdp,
+        Self::Advanced,
+        Self::Linear,
+    ];
+
+    /// Stable name (`"rdp"`, `"pld"`, `"moments"`, `"zcdp"`, `"advanced"`, `"linear"`), as in
+    /// the ledger JSON and the `--accountant` flags.
     pub fn name(self) -> &'static str {
         match self {
             Self::Rdp => "rdp",
             Self::Pld => "pld",
+            Self::Moments => "moments",
+            Self::Zcdp => "zcdp",
+            Self::Advanced => "advanced",
+            Self::Linear => "linear",
         }
     }
 
     /// Whether this is the default, RDP (used to keep RDP ledgers' JSON unchanged).
     pub fn is_rdp(&self) -> bool {
         *self == Self::Rdp
+    }
+
+    /// Whether the answers come from RDP curves optimised over the configured orders and
+    /// conversion (RDP only; PLD uses them as a fast pre-check since it is never looser).
+    pub(crate) fn uses_rdp_shortcuts(self) -> bool {
+        matches!(self, Self::Rdp | Self::Pld)
+    }
+}
+
+impl std::fmt::Display for AccountantKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for AccountantKind {
+    type Err = AccountantError;
+
+    /// Parses a stable name ([`AccountantKind::name`]).
+    ///
+    /// # Example
+    /// ```
+    /// use dp_accountant::AccountantKind;
+    /// assert_eq!("zcdp".parse::<AccountantKind>()?, AccountantKind::Zcdp);
+    /// assert!("renyi".parse::<AccountantKind>().is_err());
+    /// # Ok::<(), dp_accountant::AccountantError>(())
+    /// ```
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                AccountantError::Usage(format!(
+                    "unknown accountant `{s}`: expected one of rdp, pld, moments, zcdp, advanced, linear"
+                ))
+            })
     }
 }
 
@@ -44,9 +123,11 @@ pub struct AccountantConfig {
     pub orders: Orders,
     /// The RDP to `(epsilon, delta)` conversion (default: improved).
     pub conversion: Conversion,
-    /// Which accountant answers: RDP (the default; orders and conversion apply) or the
+    /// Which accountant answers: RDP (the default; orders and conversion apply), the
     /// privacy-loss distribution ([`AccountantKind::Pld`], default [`crate::pld::PldConfig`];
-    /// orders and conversion are then unused).
+    /// orders and conversion are then unused), or one of the papers' accountants (moments,
+    /// zCDP, advanced, linear; the orders and conversion then only configure the RDP bound the
+    /// zCDP answer is capped by).
     #[serde(default)]
     pub accountant: AccountantKind,
 }
@@ -83,8 +164,13 @@ impl AccountantConfig {
 
     /// A short name of the method, e.g. `"rdp/improved/continuous"` or `"pld/connect-the-dots"`.
     pub fn method(&self) -> String {
-        if self.accountant == AccountantKind::Pld {
-            return PLD_METHOD.to_string();
+        match self.accountant {
+            AccountantKind::Rdp => {}
+            AccountantKind::Pld => return PLD_METHOD.to_string(),
+            AccountantKind::Moments => return MOMENTS_METHOD.to_string(),
+            AccountantKind::Zcdp => return ZCDP_METHOD.to_string(),
+            AccountantKind::Advanced => return ADVANCED_METHOD.to_string(),
+            AccountantKind::Linear => return LINEAR_METHOD.to_string(),
         }
         let orders = match self.orders {
             Orders::Continuous => "continuous",

@@ -282,3 +282,123 @@ pub fn per_iteration_budget(
         delta_iter: delta_prime / nu,
     })
 }
+
+/// `eps_iter = sqrt(2 ln(1.25/delta_iter)) / sigma`: the classic Gaussian calibration of 000
+/// Eq. 11 (Dwork & Roth 2014, Thm A.1) solved for epsilon, with `sigma` the noise multiplier
+/// (noise std / L2 sensitivity). The theorem behind it holds only for `eps_iter < 1`; the
+/// caller decides what a larger value means ([`gaussian_epsilon`] is the exact, always valid
+/// answer).
+///
+/// # Errors
+/// `noise_multiplier` not finite and `> 0`; `delta_iter` outside `(0, 1)`.
+pub fn classic_gaussian_epsilon(
+    noise_multiplier: f64,
+    delta_iter: f64,
+) -> Result<f64, AccountantError> {
+    check_positive("noise_multiplier", noise_multiplier)?;
+    check_delta("delta_iter", delta_iter)?;
+    Ok((2.0 * (1.25 / delta_iter).ln()).sqrt() / noise_multiplier)
+}
+
+/// The per-step zCDP `rho` that 000 Table 1 assigns to one Gaussian step with noise multiplier
+/// `sigma` on a subsample of ratio `nu` at per-step `delta'`: `eps_iter` by Eq. 11 at
+/// `delta_iter = delta'/nu` ([`classic_gaussian_epsilon`]), amplified by Eq. 12
+/// ([`amplify_by_subsampling`]) to `eps'`, and read as the Gaussian of Eq. 13 with that
+/// `(eps', delta')`: `rho = eps'^2 / (4 ln(1.25/delta'))`. The inverse of
+/// [`per_iteration_budget`]: `J` steps give `rho_total = J rho`, and
+/// `eps_tot = rho_total + 2 sqrt(rho_total ln(1/delta_tot))` (Prop. 4).
+///
+/// # Example
+/// ```
+/// use dp_accountant::Budget;
+/// use dp_accountant::baselines::{amplified_gaussian_rho, per_iteration_budget};
+/// let b = per_iteration_budget(&Budget::new(1.0, 1e-4)?, 100, 0.01, 1e-6)?;
+/// let sigma = (2.0 * (1.25 / b.delta_iter).ln()).sqrt() / b.epsilon_iter; // Eq. 11
+/// let rho = amplified_gaussian_rho(sigma, 0.01, 1e-6)?;
+/// assert!((rho - b.rho_per_iteration).abs() <= 1e-9 * rho);
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
+///
+/// # Errors
+/// `noise_multiplier` not finite and `> 0`; `nu` outside `(0, 1]`; `delta_prime` outside
+/// `(0, nu)`.
+///
+/// # Privacy
+/// Not a bound by itself: an amplified Gaussian is not a Gaussian mechanism, so Eq. 13's
+/// reading of `(eps', delta')` as `rho` is 000's heuristic. The accountant
+/// ([`crate::AccountantKind::Zcdp`]) reports the larger of its answer and the RDP bound.
+pub fn amplified_gaussian_rho(
+    noise_multiplier: f64,
+    nu: f64,
+    delta_prime: f64,
+) -> Result<f64, AccountantError> {
+    check_rate("nu", nu)?;
+    check_delta("delta_prime", delta_prime)?;
+    if delta_prime >= nu {
+        return Err(AccountantError::InvalidParameter {
+            name: "delta_prime",
+            value: delta_prime,
+            reason: "must be below nu (delta_iter = delta'/nu < 1)",
+        });
+    }
+    let eps_iter = classic_gaussian_epsilon(noise_multiplier, delta_prime / nu)?;
+    if !eps_iter.is_finite() {
+        return Ok(f64::INFINITY);
+    }
+    let eps_prime = amplify_by_subsampling(eps_iter, 0.0, nu)?.epsilon;
+    Ok(eps_prime * eps_prime / (4.0 * (1.25 / delta_prime).ln()))
+}
+
+/// Relative margin on delta in [`gaussian_epsilon`]: the exact profile is evaluated in floating
+/// point (errors near `1e-12` relative), so the epsilon returned meets `delta (1 - 1e-9)`.
+const PROFILE_MARGIN: f64 = 1e-9;
+
+/// The smallest epsilon (to `1e-12` relative, rounded up) at which the Gaussian mechanism with
+/// noise multiplier `sigma` is `(epsilon, delta)`-DP, by its exact privacy profile (Balle &
+/// Wang 2018, Thm 8; [`crate::pld::gaussian_delta`]): valid for every epsilon, unlike 000
+/// Eq. 11. `f64::INFINITY` where no finite epsilon reaches `delta`.
+///
+/// # Example
+/// ```
+/// use dp_accountant::baselines::{classic_gaussian_epsilon, gaussian_epsilon};
+/// let exact = gaussian_epsilon(5.0, 1e-5)?;
+/// assert!(exact < classic_gaussian_epsilon(5.0, 1e-5)?); // Eq. 11 is loose where valid
+/// assert!(dp_accountant::pld::gaussian_delta(5.0, exact) <= 1e-5);
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
+///
+/// # Errors
+/// `noise_multiplier` not finite and `> 0`; `delta` outside `(0, 1)`.
+///
+/// # Privacy
+/// The Gaussian mechanism is `(epsilon, delta)`-DP for the returned epsilon (either relation:
+/// the noise multiplier is stated under the relation of the sensitivity).
+pub fn gaussian_epsilon(noise_multiplier: f64, delta: f64) -> Result<f64, AccountantError> {
+    check_positive("noise_multiplier", noise_multiplier)?;
+    check_delta("delta", delta)?;
+    let target = delta * (1.0 - PROFILE_MARGIN);
+    let ok = |eps: f64| crate::pld::gaussian_delta(noise_multiplier, eps) <= target;
+    if ok(0.0) {
+        return Ok(0.0);
+    }
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    while !ok(hi) {
+        lo = hi;
+        hi *= 2.0;
+        if hi > 1e300 {
+            return Ok(f64::INFINITY);
+        }
+    }
+    for _ in 0..200 {
+        if hi - lo <= 1e-12 * hi {
+            break;
+        }
+        let mid = 0.5 * (lo + hi);
+        if ok(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi)
+}

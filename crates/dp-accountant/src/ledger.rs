@@ -430,6 +430,7 @@ impl Accountant {
     /// - PLD: the PLD upper bound of the state plus up to `max(1, entries/16)` further copies of
     ///   the last recorded event, computed once and answered while only that event is recorded
     ///   (at most ~6% more steps than the truth, i.e. looser by about that much).
+    /// - Moments, zCDP, advanced, linear: the exact answer ([`Accountant::epsilon`]).
     ///
     /// The value can depend on which calls were made before (not only on the entries), so it is
     /// not the figure to audit or replay: use [`Accountant::epsilon`] for that.
@@ -466,6 +467,10 @@ impl Accountant {
         let Some(last) = self.entries.last() else {
             return self.epsilon(delta);
         };
+        if !self.config.accountant.uses_rdp_shortcuts() {
+            // the papers' accountants are closed forms over the distinct events: the exact answer
+            return self.epsilon(delta);
+        }
         if self.config.accountant == AccountantKind::Pld {
             if let Some(eps) = self.certified(bits, None) {
                 return Ok(eps);
@@ -631,6 +636,13 @@ impl Accountant {
         self.check_compatible(event)?;
         let extra = Some(Extra { event, copies: 1 });
         let delta = budget.delta();
+        if !self.config.accountant.uses_rdp_shortcuts() {
+            // never decided by an RDP bound: these accountants are looser than RDP, and the
+            // ledger must refuse what its own accountant's answer would put over the budget
+            let all = self.state.composed(extra)?;
+            let report = epsilon_checked(&all, delta, &self.config)?;
+            return Ok(self.hold_pending(event, report));
+        }
         if let Some(order) = self.order_hint.get() {
             let rdp = self.state.rdp_at(extra, order);
             let eps = crate::conversion::epsilon_unchecked(

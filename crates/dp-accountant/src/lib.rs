@@ -35,6 +35,7 @@ pub mod conversion;
 mod error;
 mod events;
 mod ledger;
+mod methods;
 pub mod moments;
 pub mod normal;
 mod numeric;

@@ -122,23 +122,97 @@ pub fn moments_accountant_epsilon(
         }
         LambdaGrid::UpTo(n) => n,
     };
+    let (epsilon, lambda) = minimise_over_lambda(lambda_max, steps as f64, delta, |lambda| {
+        log_moment(noise_multiplier, sampling_rate, lambda)
+    })?;
+    Ok(MomentsReport {
+        epsilon,
+        delta,
+        lambda,
+        lambda_max,
+    })
+}
+
+/// `min_lambda (steps alpha(lambda) + ln(1/delta)) / lambda` over `1..=lambda_max` (003 Eq. 4),
+/// `alpha` the per-step log moment; returns the minimum and its `lambda`. The one home of the
+/// moments accountant's conversion.
+fn minimise_over_lambda(
+    lambda_max: u64,
+    steps: f64,
+    delta: f64,
+    moment: impl Fn(u64) -> Result<f64, AccountantError>,
+) -> Result<(f64, u64), AccountantError> {
     let mut best: Option<(f64, u64)> = None;
     for lambda in 1..=lambda_max {
-        let moment = log_moment(noise_multiplier, sampling_rate, lambda)?;
+        let moment = moment(lambda)?;
         // eps(lambda) >= steps * RDP(lambda + 1), non-decreasing in lambda: nothing further
         // can beat the best (the search only decides how tight; every value is a valid bound)
-        if best.is_some_and(|(b, _)| steps as f64 * (moment / lambda as f64) >= b) {
+        if best.is_some_and(|(b, _)| steps * (moment / lambda as f64) >= b) {
             break;
         }
-        let alpha = steps as f64 * moment;
+        let alpha = steps * moment;
         let eps = (alpha - delta.ln()) / lambda as f64;
         if best.is_none_or(|(b, _)| eps < b) {
             best = Some((eps, lambda));
         }
     }
-    let (epsilon, lambda) = best.ok_or(AccountantError::Empty("the lambda grid is empty"))?;
+    best.ok_or(AccountantError::Empty("the lambda grid is empty"))
+}
+
+/// The moments accountant (003 Eq. 3-4) for any event: the log moment of the whole event is
+/// `alpha(lambda) = lambda RDP(lambda + 1)` (its RDP curve, composition included), and
+/// `eps = min_lambda (alpha(lambda) + ln(1/delta)) / lambda` over `lambda = 1..=lambda_max`.
+/// For `T` Poisson-subsampled Gaussian steps this is [`moments_accountant_epsilon`] with
+/// [`LambdaGrid::UpTo`]`(lambda_max)`. The answer of
+/// [`AccountantKind::Moments`](crate::AccountantKind::Moments) with `lambda_max = MAX_LAMBDA`.
+///
+/// # Example
+/// ```
+/// use dp_accountant::PrivacyEvent;
+/// use dp_accountant::moments::{LambdaGrid, moments_accountant_epsilon, moments_epsilon_for_event};
+/// let run = PrivacyEvent::poisson_subsampled_gaussian(1.24, 0.05)?.self_composed(20)?;
+/// let any = moments_epsilon_for_event(&run, 1e-4, 64)?;
+/// let poisson = moments_accountant_epsilon(1.24, 0.05, 20, 1e-4, LambdaGrid::UpTo(64))?;
+/// assert!((any.epsilon - poisson.epsilon).abs() <= 1e-12 * poisson.epsilon);
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
+///
+/// # Errors
+/// Validation errors of the event; `delta` outside `(0, 1)`; `lambda_max == 0`;
+/// [`AccountantError::ResourceLimit`] for `lambda_max > MAX_LAMBDA`.
+///
+/// # Privacy
+/// The event is `(epsilon, delta)`-DP under its neighbouring relation (the RDP curve is an
+/// upper bound at every order; `f64::INFINITY` where it is unbounded).
+pub fn moments_epsilon_for_event(
+    event: &crate::PrivacyEvent,
+    delta: f64,
+    lambda_max: u64,
+) -> Result<MomentsReport, AccountantError> {
+    event.validate()?;
+    check_delta("delta", delta)?;
+    if lambda_max > MAX_LAMBDA {
+        return Err(AccountantError::ResourceLimit {
+            parameter: "lambda_max",
+            value: lambda_max.to_string(),
+            reason: format!("the moments accountant's grid is capped at {MAX_LAMBDA}"),
+        });
+    }
+    let (epsilon, lambda) = minimise_over_lambda(lambda_max, 1.0, delta, |lambda| {
+        let rdp = crate::rdp::rdp_valid(event, lambda as f64 + 1.0);
+        // lambda * inf = inf; a NaN (never expected) is the trivial bound
+        Ok(if rdp.is_nan() {
+            f64::INFINITY
+        } else {
+            lambda as f64 * rdp
+        })
+    })?;
     Ok(MomentsReport {
-        epsilon,
+        epsilon: if epsilon.is_nan() {
+            f64::INFINITY
+        } else {
+            epsilon
+        },
         delta,
         lambda,
         lambda_max,
