@@ -101,6 +101,15 @@ struct Args {
     /// Run even if epochs x n exceeds dp_sep::limits::MAX_STEPS (10^8 steps).
     #[arg(long)]
     allow_long_run: bool,
+    /// After the private run, also run NON-private clipped SEP from the same public seed and
+    /// initialisation with the same C, gamma and epochs (one uniformly drawn point per step, order
+    /// seeded by --seed, no noise) and report under "diagnostics" (`"private": false`) the measured
+    /// KL[q_SEP || p_DPSEP] over the component means, the effective noise levels s1, s2 of
+    /// 002's Thm. 4.1 and its bound (corrected and as printed). The comparison reads the data
+    /// without noise: for the data owner / experimenter only, not for publication. Only with
+    /// --epsilon.
+    #[arg(long)]
+    compare_sep: bool,
 }
 
 /// Default `--delta`.
@@ -133,6 +142,7 @@ fn check(args: &Args) -> Result<Family, ExampleError> {
             needs(args.batch_size.is_some(), "--batch-size", "--epsilon")?;
             needs(args.delta.is_some(), "--delta", "--epsilon")?;
             needs(args.noise_seed.is_some(), "--noise-seed", "--epsilon")?;
+            needs(args.compare_sep, "--compare-sep", "--epsilon")?;
         }
     }
     if let Some(b) = args.batch_size {
@@ -232,6 +242,9 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         n as f64
     });
     let mut model = model;
+    // The public starting point, kept for --compare-sep's non-private run (cloning consumes no
+    // randomness: the private run and the Gibbs chain see the same streams as without the flag).
+    let start = args.compare_sep.then(|| (model.clone(), state.clone()));
     let bar = common::progress(args.epochs);
     common::stop_on_ctrl_c()?;
     let mut observer = |done: usize, _: usize| {
@@ -383,5 +396,140 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
             "counts": counts,
         });
     }
+    if let (Some(start), Some((report, _))) = (start, &privacy) {
+        let fields = compare_sep(args, start, &data.points, gamma, &estimate, report)?;
+        common::add_diagnostics(&mut json, fields);
+    }
     Ok(json)
+}
+
+/// `--compare-sep`: non-private clipped SEP from the private run's public starting point, and
+/// the measured KL beside 002's Thm. 4.1. The theorem's Gaussian is the mixture's component
+/// means: `J` independent `dim`-dimensional Gaussians, joined into one block-diagonal Gaussian
+/// of dimension `J dim` (diagonal for `--family diagonal`).
+///
+/// # Privacy
+/// Reads the points without noise: the result goes only into the non-private diagnostics.
+fn compare_sep(
+    args: &Args,
+    (mut model, mut state): (MogModel, SepState),
+    points: &[Vec<f64>],
+    gamma: f64,
+    private: &[Moments],
+    report: &dp_sep::DpSepReport,
+) -> Result<serde_json::Value, ExampleError> {
+    use dp_sep::kl_bound as kb;
+    let clip = args.clip.unwrap_or(1.0);
+    let config = SepConfig::builder()
+        .gamma(gamma)
+        .clip_norm(Some(clip))
+        .build()
+        .map_err(flagged("--compare-sep"))?;
+    // Its visiting order: a ChaCha20 seeded with the public --seed.
+    let mut rng = ChaCha20Rng::seed_from_u64(args.seed);
+    let t0 = Instant::now();
+    let counts = run_sep_observed(
+        &mut model,
+        &mut state,
+        points,
+        &config,
+        args.epochs,
+        SamplingScheme::UniformSingle,
+        &mut rng,
+        &mut |_, _| common::keep_going(),
+    )
+    .map_err(flagged("--compare-sep"))?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let mut posterior = state.posterior();
+    if !dp_sep::SepModel::is_valid(&model, &posterior) {
+        dp_sep::SepModel::repair(&model, &mut posterior);
+    }
+    let sep = model
+        .moments(&posterior)
+        .map_err(flagged("--compare-sep"))?;
+    // Noise on the posterior's natural parameters: S = 1 or the batch size, damping S gamma / N^2.
+    let n = report.population as f64;
+    let theta_std = kb::posterior_noise_std(
+        report.theta_noise_std,
+        (report.expected_batch_size * gamma / (n * n)).min(1.0),
+        report.releases,
+    )
+    .map_err(flagged("--compare-sep"))?;
+    let joint = |ms: &[Moments]| {
+        let d = args.dim;
+        let k = ms.len();
+        let mut mean = DVector::zeros(k * d);
+        let mut cov = DMatrix::zeros(k * d, k * d);
+        for (j, m) in ms.iter().enumerate() {
+            mean.rows_mut(j * d, d).copy_from(&m.mean);
+            cov.view_mut((j * d, j * d), (d, d)).copy_from(&m.cov);
+        }
+        (mean, cov)
+    };
+    let (mu_q, sigma_q) = joint(&sep);
+    let (mu_p, sigma_p) = joint(private);
+    let flag = || flagged("--compare-sep");
+    let (kl, levels, bound) = match args.family.as_str() {
+        "diagonal" => {
+            let (vq, vp) = (
+                sigma_q.diagonal().as_slice().to_vec(),
+                sigma_p.diagonal().as_slice().to_vec(),
+            );
+            let kl = kb::gaussian_kl_diagonal(mu_q.as_slice(), &vq, mu_p.as_slice(), &vp)
+                .map_err(flag())?;
+            let levels =
+                kb::delta_method_noise_diagonal(mu_q.as_slice(), &vq, theta_std).map_err(flag())?;
+            let x = vp
+                .iter()
+                .zip(&vq)
+                .map(|(p, q)| p / q)
+                .fold(f64::INFINITY, f64::min);
+            let bound = common::kl_bound_json(
+                kl,
+                x,
+                |a| kb::kl_tail_bound_diagonal(levels.s1, levels.s2, &vq, a),
+                |a, tau, upper| {
+                    kb::theorem_4_1_as_printed_diagonal(levels.s1, levels.s2, &vq, a, tau, upper)
+                },
+            );
+            (kl, levels, bound)
+        }
+        _ => {
+            let kl = kb::gaussian_kl(&mu_q, &sigma_q, &mu_p, &sigma_p).map_err(flag())?;
+            let blocks: Vec<_> = sep
+                .iter()
+                .map(|m| (m.mean.clone(), m.cov.clone()))
+                .collect();
+            let levels = kb::delta_method_noise_full(&blocks, theta_std).map_err(flag())?;
+            let x = kb::one_plus_lambda_min(&sigma_q, &sigma_p).map_err(flag())?;
+            let bound = common::kl_bound_json(
+                kl,
+                x,
+                |a| kb::kl_tail_bound(levels.s1, levels.s2, &sigma_q, a),
+                |a, tau, upper| {
+                    kb::theorem_4_1_as_printed(levels.s1, levels.s2, &sigma_q, a, tau, upper)
+                },
+            );
+            (kl, levels, bound)
+        }
+    };
+    Ok(serde_json::json!({
+        "kl_dpsep_to_sep": finite(kl),
+        "kl_over": format!("the {} component means' Gaussians (q = clipped SEP, p = DP-SEP), joined block-diagonally: dimension {}", args.components, args.components * args.dim),
+        "s1": finite(levels.s1),
+        "s2": finite(levels.s2),
+        "kl_first_order_expected": finite(levels.first_order_kl),
+        "theta_noise_std_posterior": finite(theta_std),
+        "noise_mapping": "first-order (delta-method) approximation: s1, s2 match E[e^T P e] and E||P^1/2 E P^1/2||_F^2 of DP-SEP's accumulated natural-parameter noise (dp_sep::kl_bound::delta_method_noise_*); clipping and repair ignored",
+        "kl_bound": bound,
+        "sep_run": {
+            "method": "sep-clipped",
+            "clip": clip,
+            "gamma": gamma,
+            "epochs": args.epochs,
+            "sampling": "uniform_single",
+            "seconds": seconds,
+            "counts": counts,
+        },
+    }))
 }

@@ -112,6 +112,14 @@ struct Args {
     /// Run even if epochs x N exceeds dp_sep::limits::MAX_STEPS (10^8 steps).
     #[arg(long)]
     allow_long_run: bool,
+    /// After the private run, also run NON-private clipped SEP with the same public seed,
+    /// scaling, C, gamma and epochs (one record per step, no noise) and report under
+    /// "diagnostics" (`"private": false`) the measured KL[q_SEP || p_DPSEP] over the weights
+    /// (factorised Gaussians), the effective noise levels s1, s2 of 002's Thm. 4.1 and its bound
+    /// (corrected and as printed). The comparison reads the data without noise: for the data
+    /// owner / experimenter only, not for publication. Only with --epsilon.
+    #[arg(long)]
+    compare_sep: bool,
 }
 
 /// Default `--delta`.
@@ -157,6 +165,7 @@ fn check(args: &Args) -> Result<(), ExampleError> {
             needs(args.delta.is_some(), "--delta", "--epsilon")?;
             needs(args.noise_seed.is_some(), "--noise-seed", "--epsilon")?;
             needs(args.population.is_some(), "--population", "--epsilon")?;
+            needs(args.compare_sep, "--compare-sep", "--epsilon")?;
         }
     }
     if args.ranges.is_some() && (args.feature_range.is_some() || args.target_range.is_some()) {
@@ -320,20 +329,31 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     };
     let ranges = declared_ranges(args, &data)?;
     let ranges_source = ranges.as_ref().map(|r| r.source().to_string());
-    let mut builder = PbpConfig::builder()
-        .method(method)
-        .hidden(vec![hidden])
-        .epochs(epochs)
-        .sampling(sampling)
-        .batching(batching)
-        .seed(args.seed)
-        .scaling(ranges.map_or(Scaling::FitOnTraining, Scaling::Declared));
-    if let Some(gamma) = args.gamma.or(args.epsilon.map(|_| 1.0)) {
-        builder = builder.gamma(gamma);
-    }
-    if let Some(clip) = args.clip {
-        builder = builder.clip(clip);
-    }
+    let scaling = ranges.map_or(Scaling::FitOnTraining, Scaling::Declared);
+    // The public settings; --compare-sep's non-private run uses them without privacy and with
+    // one record per step.
+    let settings = |scaling: Scaling| {
+        let mut builder = PbpConfig::builder()
+            .method(method)
+            .hidden(vec![hidden])
+            .epochs(epochs)
+            .sampling(sampling)
+            .seed(args.seed)
+            .scaling(scaling);
+        if let Some(gamma) = args.gamma.or(args.epsilon.map(|_| 1.0)) {
+            builder = builder.gamma(gamma);
+        }
+        if let Some(clip) = args.clip {
+            builder = builder.clip(clip);
+        }
+        builder
+    };
+    let sep_config = args
+        .compare_sep
+        .then(|| settings(scaling.clone()).build())
+        .transpose()
+        .map_err(flagged("--compare-sep"))?;
+    let mut builder = settings(scaling).batching(batching);
     if let Some(privacy) = privacy {
         builder = builder.privacy(privacy);
     }
@@ -384,5 +404,96 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
             "box_clipped": diagnostics.box_clipped,
         });
     }
+    if let (Some(sep_config), Some(report)) = (sep_config, out.privacy.as_ref()) {
+        let fields = compare_sep(&train, &test, &sep_config, &out.posterior, report)?;
+        common::add_diagnostics(&mut json, fields);
+    }
     Ok(json)
+}
+
+/// A factorised Gaussian over the weights: means and variances from PBP's natural parameters
+/// (`(h, k)` per weight, then the noise Gamma's two).
+fn weights(posterior: &[f64]) -> Result<(Vec<f64>, Vec<f64>), SepError> {
+    if posterior.len() < 2 || !posterior.len().is_multiple_of(2) {
+        return Err(SepError::DimensionMismatch {
+            context: "PBP posterior (2 per weight plus 2)",
+            expected: 2,
+            got: posterior.len(),
+        });
+    }
+    let w = posterior.len() / 2 - 1;
+    Ok(posterior[..2 * w]
+        .chunks_exact(2)
+        .map(|hk| {
+            let v = -0.5 / hk[1];
+            (hk[0] * v, v)
+        })
+        .unzip())
+}
+
+/// `--compare-sep`: non-private clipped SEP with the private run's public settings, and the
+/// measured KL over the weights beside 002's Thm. 4.1 (`O(d)` diagonal forms: the posterior is
+/// factorised, `Sigma_q` diagonal).
+///
+/// # Privacy
+/// Reads the training records without noise: the result goes only into the non-private
+/// diagnostics.
+fn compare_sep(
+    train: &dp_sep::data::Dataset,
+    test: &dp_sep::data::Dataset,
+    config: &PbpConfig,
+    private: &[f64],
+    report: &dp_sep::DpSepReport,
+) -> Result<serde_json::Value, ExampleError> {
+    use dp_sep::kl_bound as kb;
+    let flag = || flagged("--compare-sep");
+    let (sep, diagnostics) =
+        run_pbp_observed(train, test, config, &mut |_, _| common::keep_going()).map_err(flag())?;
+    let (mu_q, var_q) = weights(&sep.posterior).map_err(flag())?;
+    let (mu_p, var_p) = weights(private).map_err(flag())?;
+    let kl = kb::gaussian_kl_diagonal(&mu_q, &var_q, &mu_p, &var_p).map_err(flag())?;
+    let gamma = config.gamma().unwrap_or(report.population as f64);
+    let n = report.population as f64;
+    let theta_std = kb::posterior_noise_std(
+        report.theta_noise_std,
+        (report.expected_batch_size * gamma / (n * n)).min(1.0),
+        report.releases,
+    )
+    .map_err(flag())?;
+    let levels = kb::delta_method_noise_diagonal(&mu_q, &var_q, theta_std).map_err(flag())?;
+    let x = var_p
+        .iter()
+        .zip(&var_q)
+        .map(|(p, q)| p / q)
+        .fold(f64::INFINITY, f64::min);
+    let bound = common::kl_bound_json(
+        kl,
+        x,
+        |a| kb::kl_tail_bound_diagonal(levels.s1, levels.s2, &var_q, a),
+        |a, tau, upper| {
+            kb::theorem_4_1_as_printed_diagonal(levels.s1, levels.s2, &var_q, a, tau, upper)
+        },
+    );
+    Ok(serde_json::json!({
+        "kl_dpsep_to_sep": finite(kl),
+        "kl_over": format!("the {} weights' factorised Gaussians (q = clipped SEP, p = DP-SEP); the noise Gamma is left out", mu_q.len()),
+        "s1": finite(levels.s1),
+        "s2": finite(levels.s2),
+        "kl_first_order_expected": finite(levels.first_order_kl),
+        "theta_noise_std_posterior": finite(theta_std),
+        "noise_mapping": "first-order (delta-method) approximation: s1, s2 match E[e^T P e] and E||P^1/2 E P^1/2||_F^2 of DP-SEP's accumulated natural-parameter noise (dp_sep::kl_bound::delta_method_noise_diagonal); clipping and repair ignored",
+        "kl_bound": bound,
+        "sep_run": {
+            "method": "sep-clipped",
+            "clip": config.clip().map_or(serde_json::Value::from("none"), finite),
+            "gamma": gamma,
+            "n": diagnostics.n_train,
+            "epochs": config.epochs(),
+            "sampling": scheme_name(config.sampling()),
+            "test_rmse": finite(sep.metrics.rmse),
+            "test_log_likelihood": finite(sep.metrics.log_likelihood),
+            "seconds": diagnostics.seconds,
+            "counts": diagnostics.counts,
+        },
+    }))
 }

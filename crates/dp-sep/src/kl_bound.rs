@@ -53,6 +53,13 @@
 //! `KL <= (||W||_F^2 + e^T P e) / (2 tau)` on `G`. `P(G^c) = P(lambda_max(-W) > 1 - tau)` is
 //! bounded by Tropp (2015), Thm. 4.6.1 (`-W` has the law of `W`). [`kl_tail_bound`] picks
 //! `tau`.
+//!
+//! # Beside a measured KL (the `mog` and `pbp` examples' `--compare-sep`)
+//! [`posterior_noise_std`] turns DP-SEP's per-step noise into the noise on the final posterior's
+//! natural parameters; [`delta_method_noise_full`] / [`delta_method_noise_diagonal`] map it to
+//! the theorem's `(s1, s2)` (first order, an approximation); [`kl_tail_bound`] and
+//! [`theorem_4_1_as_printed`] (or their `_diagonal` forms, `O(d)` for a diagonal `Sigma_q`)
+//! then give the bounds, and [`gaussian_kl`] / [`gaussian_kl_diagonal`] the measured KL.
 
 use nalgebra::{DMatrix, DVector};
 
@@ -78,12 +85,11 @@ pub struct KlTailBound {
 #[derive(Debug, Clone)]
 struct Precision {
     d: usize,
-    /// Eigenvalues of `P = Sigma_q^{-1}`.
+    /// Eigenvalues of `P = Sigma_q^{-1}` (for a diagonal `Sigma_q`: its diagonal, in order).
     eig_p: DVector<f64>,
-    /// `P^{1/2}`.
-    sqrt_p: DMatrix<f64>,
-    /// `P`.
-    p: DMatrix<f64>,
+    /// `P^{1/2}` and `P`; `None` when `Sigma_q` is diagonal (then `P = diag(eig_p)` and every
+    /// quantity below has an `O(d)` closed form).
+    dense: Option<(DMatrix<f64>, DMatrix<f64>)>,
 }
 
 impl Precision {
@@ -103,8 +109,25 @@ impl Precision {
         Ok(Self {
             d: sigma_q.nrows(),
             eig_p,
-            sqrt_p,
-            p,
+            dense: Some((sqrt_p, p)),
+        })
+    }
+
+    /// `Sigma_q = diag(var_q)`.
+    fn diagonal(var_q: &[f64]) -> Result<Self, SepError> {
+        let var = checked_variances(var_q, "var_q")?;
+        let eig_p = var.map(|v| 1.0 / v);
+        if let Some(i) = eig_p.iter().position(|x| !x.is_finite()) {
+            return Err(SepError::InvalidParameter {
+                name: "var_q",
+                value: var[i],
+                reason: "too close to zero: its inverse overflows f64",
+            });
+        }
+        Ok(Self {
+            d: var.len(),
+            eig_p,
+            dense: None,
         })
     }
 
@@ -116,22 +139,58 @@ impl Precision {
         self.eig_p.max()
     }
 
+    /// `sum_i P_ii^2`.
+    fn diag_sq(&self) -> f64 {
+        match &self.dense {
+            Some((_, p)) => (0..self.d).map(|i| p[(i, i)].powi(2)).sum(),
+            None => self.eig_p.iter().map(|l| l * l).sum(),
+        }
+    }
+
     /// `s2^2 d lambda_max(P)^2`.
     fn v_printed(&self, s2: f64) -> f64 {
         s2 * s2 * self.d as f64 * self.max_eig_p().powi(2)
     }
 
-    /// `s2^2 lambda_max(P^{1/2} (Tr[P] I + P - diag P) P^{1/2})`.
+    /// `s2^2 lambda_max(P^{1/2} (Tr[P] I + P - diag P) P^{1/2})`; for a diagonal `P` the inner
+    /// matrix is `Tr[P] P`, so this is `s2^2 Tr[P] lambda_max(P)`.
     fn v_symmetric(&self, s2: f64) -> f64 {
-        let mut m = self.p.clone();
         let tr = self.trace_p();
+        let Some((sqrt_p, p)) = &self.dense else {
+            return s2 * s2 * tr * self.max_eig_p();
+        };
+        let mut m = p.clone();
         for i in 0..self.d {
             m[(i, i)] = tr;
         }
-        let inner = &self.sqrt_p * m * &self.sqrt_p;
+        let inner = sqrt_p * m * sqrt_p;
         let inner = (&inner + inner.transpose()) * 0.5;
         s2 * s2 * inner.symmetric_eigenvalues().max().max(0.0)
     }
+}
+
+/// Checks `v` is non-empty, finite and positive (variances of a diagonal covariance).
+fn checked_variances(v: &[f64], name: &'static str) -> Result<DVector<f64>, SepError> {
+    if v.is_empty() {
+        return Err(SepError::Empty("a diagonal covariance with no entries"));
+    }
+    for (i, x) in v.iter().enumerate() {
+        if !x.is_finite() {
+            return Err(SepError::NonFinite {
+                context: name.to_string(),
+                row: i,
+                column: 0,
+            });
+        }
+        if *x <= 0.0 {
+            return Err(SepError::InvalidParameter {
+                name,
+                value: *x,
+                reason: "every variance must be > 0 (value is the first that is not)",
+            });
+        }
+    }
+    Ok(DVector::from_column_slice(v))
 }
 
 /// `||w||_1`, `||w||_2`, `||w||_inf` (or upper bounds on the last two) for the weights `w` of
@@ -140,7 +199,7 @@ fn chi_square_weights(prec: &Precision, s1: f64, s2: f64) -> (f64, f64, f64) {
     let (s1sq, s2sq) = (s1 * s1, s2 * s2);
     let tr = prec.trace_p();
     let tr_sq: f64 = prec.eig_p.iter().map(|l| l * l).sum();
-    let diag_sq: f64 = (0..prec.d).map(|i| prec.p[(i, i)].powi(2)).sum();
+    let diag_sq = prec.diag_sq();
     // E||W||_F^2 = s2^2 Tr[(Tr[P] I + P - diag P) P].
     let mean_w = s2sq * (tr * tr + tr_sq - diag_sq).max(0.0);
     // ||K||_2 <= 2 s2^2 lambda_max(P)^2 (and <= Tr K); ||K||_F^2 <= ||K||_2 Tr K.
@@ -427,7 +486,63 @@ pub fn theorem_4_1_as_printed(
             reason: "must be < upper (the theorem's A)",
         });
     }
-    let prec = Precision::new(sigma_q)?;
+    printed(s1, s2, &Precision::new(sigma_q)?, a, tau, upper)
+}
+
+/// [`theorem_4_1_as_printed`] for a diagonal `Sigma_q = diag(var_q)` in `O(d)` (no `d x d`
+/// matrix): the same value as the dense call on the diagonal matrix. The noise model is still
+/// 002's (`E` dense symmetric).
+///
+/// # Errors
+/// As [`theorem_4_1_as_printed`], with `sigma_q`'s checks replaced by: [`SepError::Empty`] for
+/// no variances, [`SepError::NonFinite`] (`"var_q"`, the index as `row`) for a NaN or infinite
+/// one, [`SepError::InvalidParameter`] (`name` `"var_q"`) for one `<= 0` or so small that its
+/// inverse overflows.
+///
+/// # Example
+/// ```
+/// use dp_sep::kl_bound::{theorem_4_1_as_printed, theorem_4_1_as_printed_diagonal};
+/// use nalgebra::DMatrix;
+///
+/// let var = [1.0, 0.5];
+/// let dense = DMatrix::from_diagonal(&nalgebra::DVector::from_column_slice(&var));
+/// let a = theorem_4_1_as_printed(0.1, 0.1, &dense, 0.5, 0.5, 1.5)?;
+/// let b = theorem_4_1_as_printed_diagonal(0.1, 0.1, &var, 0.5, 0.5, 1.5)?;
+/// assert!((a - b).abs() <= 1e-12 * a.abs());
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+pub fn theorem_4_1_as_printed_diagonal(
+    s1: f64,
+    s2: f64,
+    var_q: &[f64],
+    a: f64,
+    tau: f64,
+    upper: f64,
+) -> Result<f64, SepError> {
+    let s1 = check_nonnegative("s1", s1)?;
+    let s2 = check_nonnegative("s2", s2)?;
+    let a = check_positive("a", a)?;
+    let tau = check_positive("tau", tau)?;
+    let upper = check_positive("upper", upper)?;
+    if tau >= upper {
+        return Err(SepError::InvalidParameter {
+            name: "tau",
+            value: tau,
+            reason: "must be < upper (the theorem's A)",
+        });
+    }
+    printed(s1, s2, &Precision::diagonal(var_q)?, a, tau, upper)
+}
+
+/// The printed right-hand side, inputs checked.
+fn printed(
+    s1: f64,
+    s2: f64,
+    prec: &Precision,
+    a: f64,
+    tau: f64,
+    upper: f64,
+) -> Result<f64, SepError> {
     let d = prec.d as f64;
     let r = (2.0 * prec.v_printed(s2) * (2.0 * d).ln()).sqrt();
     let k = d / (2.0 * a);
@@ -564,9 +679,46 @@ pub fn kl_tail_bound(
     let s1 = check_nonnegative("s1", s1)?;
     let s2 = check_nonnegative("s2", s2)?;
     let a = check_positive("a", a)?;
-    let prec = Precision::new(sigma_q)?;
+    best_tail_bound(&Precision::new(sigma_q)?, s1, s2, a)
+}
+
+/// [`kl_tail_bound`] for a diagonal `Sigma_q = diag(var_q)` (e.g. PBP's factorised posterior over
+/// thousands of weights) in `O(d)`: the same bound as the dense call on the diagonal matrix,
+/// under the same noise model (`E` dense symmetric, as in 002's theorem; a noise that is
+/// itself diagonal has smaller `||W||_F`, so the bound covers it too, loosely).
+///
+/// # Errors
+/// As [`kl_tail_bound`], with `sigma_q`'s checks replaced by those of `var_q` listed at
+/// [`theorem_4_1_as_printed_diagonal`].
+///
+/// # Example
+/// ```
+/// use dp_sep::kl_bound::{kl_tail_bound, kl_tail_bound_diagonal};
+/// use nalgebra::{DMatrix, DVector};
+///
+/// let var = [1.0, 0.1];
+/// let dense = DMatrix::from_diagonal(&DVector::from_column_slice(&var));
+/// let a = kl_tail_bound(0.05, 0.005, &dense, 0.5)?;
+/// let b = kl_tail_bound_diagonal(0.05, 0.005, &var, 0.5)?;
+/// assert!((a.probability - b.probability).abs() <= 1e-12);
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+pub fn kl_tail_bound_diagonal(
+    s1: f64,
+    s2: f64,
+    var_q: &[f64],
+    a: f64,
+) -> Result<KlTailBound, SepError> {
+    let s1 = check_nonnegative("s1", s1)?;
+    let s2 = check_nonnegative("s2", s2)?;
+    let a = check_positive("a", a)?;
+    best_tail_bound(&Precision::diagonal(var_q)?, s1, s2, a)
+}
+
+/// The `tau` search of [`kl_tail_bound`], inputs checked.
+fn best_tail_bound(prec: &Precision, s1: f64, s2: f64, a: f64) -> Result<KlTailBound, SepError> {
     let v = prec.v_symmetric(s2);
-    let weights = chi_square_weights(&prec, s1, s2);
+    let weights = chi_square_weights(prec, s1, s2);
     let geom = |lo: f64, hi: f64, n: usize| {
         (0..n).map(move |i| lo * (hi / lo).powf(i as f64 / (n - 1) as f64))
     };
@@ -586,6 +738,275 @@ pub fn kl_tail_bound(
     Ok(b)
 }
 
+/// [`gaussian_kl`] for factorised Gaussians `q = N(mu_q, diag(var_q))`, `p = N(mu_p,
+/// diag(var_p))` in `O(d)`: `1/2 sum_i (r_i - 1 - ln r_i + (mu_p,i - mu_q,i)^2 / var_p,i)`,
+/// `r_i = var_q,i / var_p,i`.
+///
+/// # Errors
+/// [`SepError::Empty`] for `d = 0`; [`SepError::DimensionMismatch`] for lengths that disagree;
+/// [`SepError::NonFinite`] (the slice's name, the index as `row`) for a NaN or infinite entry;
+/// [`SepError::InvalidParameter`] (`"var_q"` or `"var_p"`) for a variance `<= 0`, or when the KL
+/// overflows `f64`.
+///
+/// # Example
+/// ```
+/// use dp_sep::kl_bound::{gaussian_kl, gaussian_kl_diagonal};
+/// use nalgebra::{DMatrix, DVector};
+///
+/// let (mq, vq, mp, vp) = ([0.0, 1.0], [1.0, 0.5], [1.0, 0.0], [2.0, 0.25]);
+/// let diag = |v: &[f64]| DMatrix::from_diagonal(&DVector::from_column_slice(v));
+/// let dense = gaussian_kl(
+///     &DVector::from_column_slice(&mq),
+///     &diag(&vq),
+///     &DVector::from_column_slice(&mp),
+///     &diag(&vp),
+/// )?;
+/// assert!((gaussian_kl_diagonal(&mq, &vq, &mp, &vp)? - dense).abs() < 1e-12);
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+pub fn gaussian_kl_diagonal(
+    mu_q: &[f64],
+    var_q: &[f64],
+    mu_p: &[f64],
+    var_p: &[f64],
+) -> Result<f64, SepError> {
+    let vq = checked_variances(var_q, "var_q")?;
+    let d = vq.len();
+    if var_p.len() != d {
+        return Err(SepError::DimensionMismatch {
+            context: "var_p (must match var_q)",
+            expected: d,
+            got: var_p.len(),
+        });
+    }
+    let vp = checked_variances(var_p, "var_p")?;
+    check_vector(&DVector::from_column_slice(mu_q), d, "mu_q")?;
+    check_vector(&DVector::from_column_slice(mu_p), d, "mu_p")?;
+    let mut kl = 0.0;
+    for i in 0..d {
+        let r = vq[i] / vp[i];
+        let delta = mu_p[i] - mu_q[i];
+        kl += (r - 1.0 - r.ln()).max(0.0) + delta * delta / vp[i];
+    }
+    let kl = 0.5 * kl;
+    if kl.is_finite() {
+        Ok(kl)
+    } else {
+        Err(SepError::InvalidParameter {
+            name: "var_p",
+            value: vp.min(),
+            reason: "the KL overflows f64 (value is the smallest variance of p)",
+        })
+    }
+}
+
+/// `lambda_min(Sigma_q^{-1} Sigma_p) = 1 + lambda_min(Sigma_q^{-1} E)` for the realised
+/// `E = Sigma_p - Sigma_q`: the quantity 002's hypothesis `tau < 1 + lambda_min < A` is about.
+///
+/// # Errors
+/// As [`gaussian_kl`] for the two covariances.
+///
+/// # Example
+/// ```
+/// use dp_sep::kl_bound::one_plus_lambda_min;
+/// use nalgebra::DMatrix;
+///
+/// let q = DMatrix::identity(2, 2) * 2.0;
+/// let p = DMatrix::from_diagonal(&nalgebra::dvector![1.0, 4.0]);
+/// assert!((one_plus_lambda_min(&q, &p)? - 0.5).abs() < 1e-12);
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+pub fn one_plus_lambda_min(
+    sigma_q: &DMatrix<f64>,
+    sigma_p: &DMatrix<f64>,
+) -> Result<f64, SepError> {
+    let prec = Precision::new(sigma_q)?;
+    if sigma_p.nrows() != prec.d {
+        return Err(SepError::DimensionMismatch {
+            context: "sigma_p rows (must match sigma_q)",
+            expected: prec.d,
+            got: sigma_p.nrows(),
+        });
+    }
+    checked_spd(sigma_p, "sigma_p")?;
+    let Some((sqrt_p, _)) = &prec.dense else {
+        return Err(SepError::Empty("a dense precision"));
+    };
+    let m = sqrt_p * sigma_p * sqrt_p;
+    Ok(((&m + m.transpose()) * 0.5).symmetric_eigenvalues().min())
+}
+
+/// The effective noise levels `(s1, s2)` of 002's noise model ([`delta_method_noise_full`],
+/// [`delta_method_noise_diagonal`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NoiseLevels {
+    /// Std of each coordinate of the mean perturbation `e`.
+    pub s1: f64,
+    /// Std of each upper-triangle entry of the covariance perturbation `E`.
+    pub s2: f64,
+    /// The first-order expected KL both noise models share:
+    /// `E||W||_F^2 / 4 + E[e^T P e] / 2`.
+    pub first_order_kl: f64,
+}
+
+/// The noise std on each natural parameter of the DP-SEP posterior after `steps` noised steps.
+///
+/// The posterior `theta = theta_0 + N theta_f` is an AR(1) process: each step keeps
+/// `1 - damping` of the factor (`damping = S gamma / N^2`, `S = 1` for one record per step) and
+/// adds fresh noise of std `step_std` (`DpSepReport::theta_noise_std`). Ignoring the clip of the
+/// written-back factor and the repair of an improper posterior (both projections), the noise
+/// on each coordinate has std `step_std sqrt((1 - (1 - damping)^(2 steps)) / (damping (2 -
+/// damping)))`, which tends to `step_std / sqrt(damping (2 - damping))`.
+///
+/// # Errors
+/// [`SepError::InvalidParameter`] for `step_std` not finite and `>= 0` or `damping` outside
+/// `(0, 1]`.
+///
+/// # Example
+/// ```
+/// use dp_sep::kl_bound::posterior_noise_std;
+///
+/// // One step: the step's own noise.
+/// assert!((posterior_noise_std(0.3, 0.5, 1)? - 0.3).abs() < 1e-15);
+/// // Many steps: the stationary std.
+/// let s = posterior_noise_std(0.3, 0.01, 1_000_000)?;
+/// assert!((s - 0.3 / (0.01f64 * 1.99).sqrt()).abs() < 1e-9);
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+pub fn posterior_noise_std(step_std: f64, damping: f64, steps: u64) -> Result<f64, SepError> {
+    let step_std = check_nonnegative("step_std", step_std)?;
+    if !(damping > 0.0 && damping <= 1.0) {
+        return Err(SepError::InvalidParameter {
+            name: "damping",
+            value: damping,
+            reason: "must be in (0, 1] (S gamma / N^2)",
+        });
+    }
+    // 1 - rho^(2T) with rho = 1 - damping, accurate for damping near 0.
+    let log_rho_sq = 2.0 * (-damping).ln_1p();
+    let kept = -(steps as f64 * log_rho_sq).exp_m1();
+    let var = step_std * step_std * kept / (damping * (2.0 - damping));
+    finite_or_overflow(var.sqrt())
+}
+
+/// 002's `(s1, s2)` for a Gaussian posterior made of independent full-covariance blocks
+/// `(mean_k, cov_k)` (the SEP posterior, the theorem's `q`; e.g. the mixture's component means),
+/// whose natural parameters carry iid `N(0, theta_std^2)` noise in the layout `(h_k = Lambda_k
+/// m_k, B_k)` with `Lambda_k = -(B_k + B_k^T)` (every entry of the `d x d` block `B_k` noised,
+/// as `MogModel`'s full family stores it).
+///
+/// **A first-order (delta-method) approximation.** DP-SEP perturbs natural parameters; the
+/// theorem perturbs the mean by `e ~ N(0, s1^2 I)` and the covariance by a symmetric `E` with iid
+/// `N(0, s2^2)` entries. To first order, with `G` the symmetric part of the noise on `B`,
+/// `dSigma = 2 Sigma G Sigma` and `dmu = Sigma (dh + 2 G mu)`, and
+/// `KL ~= ||W||_F^2 / 4 + e^T P e / 2` (`P = Sigma^{-1}`, `W = P^{1/2} dSigma P^{1/2}`). The
+/// levels are chosen so both expectations match the theorem's: with `s = theta_std`, summed
+/// over blocks,
+///
+/// ```text
+/// s1^2 Tr[P]                             = E[dmu^T P dmu] = s^2 sum_k ((1 + 2|mu_k|^2) Tr[Sigma_k] + 2 mu_k^T Sigma_k mu_k)
+/// s2^2 (Tr[P]^2 + Tr[P^2] - sum_i P_ii^2) = E||W||_F^2   = 2 s^2 sum_k (Tr[Sigma_k^2] + Tr[Sigma_k]^2)
+/// ```
+///
+/// (`P` the joint, block-diagonal precision). So the theorem's noise model has, to first order,
+/// the DP-SEP noise's expected KL; its shape differs (the theorem's noise is isotropic and
+/// couples blocks, DP-SEP's is neither), and second-order effects (a noised precision near zero)
+/// are ignored.
+///
+/// # Errors
+/// [`SepError::Empty`] for no blocks; as [`gaussian_kl`] for each `cov_k`;
+/// [`SepError::DimensionMismatch`] or [`SepError::NonFinite`] for a mean that does not fit;
+/// [`SepError::InvalidParameter`] for `theta_std` not finite and `>= 0`.
+///
+/// # Example
+/// ```
+/// use dp_sep::kl_bound::delta_method_noise_full;
+/// use nalgebra::{DMatrix, DVector};
+///
+/// // One 1-D block N(0, 1): s1 = s, s2^2 = 2 s^2 (1 + 1) / 1 = 4 s^2.
+/// let levels = delta_method_noise_full(&[(DVector::zeros(1), DMatrix::identity(1, 1))], 0.1)?;
+/// assert!((levels.s1 - 0.1).abs() < 1e-12 && (levels.s2 - 0.2).abs() < 1e-12);
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+pub fn delta_method_noise_full(
+    blocks: &[(DVector<f64>, DMatrix<f64>)],
+    theta_std: f64,
+) -> Result<NoiseLevels, SepError> {
+    let s = check_nonnegative("theta_std", theta_std)?;
+    if blocks.is_empty() {
+        return Err(SepError::Empty("no Gaussian blocks"));
+    }
+    let (mut num1, mut num_w) = (0.0, 0.0);
+    let (mut tr_p, mut tr_p_sq, mut diag_sq) = (0.0, 0.0, 0.0);
+    for (mean, cov) in blocks {
+        let prec = Precision::new(cov)?;
+        check_vector(mean, prec.d, "mean")?;
+        let sym = (cov + cov.transpose()) * 0.5;
+        let tr = sym.trace();
+        num1 += (1.0 + 2.0 * mean.norm_squared()) * tr + 2.0 * (mean.transpose() * &sym * mean)[0];
+        num_w += 2.0 * ((&sym * &sym).trace() + tr * tr);
+        tr_p += prec.trace_p();
+        tr_p_sq += prec.eig_p.iter().map(|l| l * l).sum::<f64>();
+        diag_sq += prec.diag_sq();
+    }
+    levels(s, num1, num_w, tr_p, tr_p * tr_p + tr_p_sq - diag_sq)
+}
+
+/// [`delta_method_noise_full`] for a factorised Gaussian `N(mean, diag(var))` (PBP's weights,
+/// the mixture's diagonal family) whose natural parameters `(h_i, b_i) = (mean_i / var_i, -1 /
+/// (2 var_i))` carry iid `N(0, theta_std^2)` noise. First order: `dLambda_i = -2 db_i`,
+/// `dvar_i = 2 var_i^2 db_i`, `dmu_i = var_i (dh_i + 2 mean_i db_i)`, `W_ii = 2 var_i db_i`, so
+///
+/// ```text
+/// s1^2 Tr[P] = s^2 sum_i var_i (1 + 4 mean_i^2),   s2^2 Tr[P]^2 = 4 s^2 sum_i var_i^2,
+/// ```
+///
+/// with `Tr[P] = sum_i 1 / var_i` (the theorem's `E` is dense, DP-SEP's diagonal: the match is
+/// of `E||W||_F^2` only). An approximation, as there.
+///
+/// # Errors
+/// As [`kl_tail_bound_diagonal`] for `var`; [`SepError::DimensionMismatch`] or
+/// [`SepError::NonFinite`] for a `mean` that does not fit; [`SepError::InvalidParameter`] for
+/// `theta_std` not finite and `>= 0`.
+///
+/// # Example
+/// ```
+/// use dp_sep::kl_bound::delta_method_noise_diagonal;
+///
+/// // N(0, 1): s1 = s, s2 = 2 s (as the full form in 1-D).
+/// let levels = delta_method_noise_diagonal(&[0.0], &[1.0], 0.1)?;
+/// assert!((levels.s1 - 0.1).abs() < 1e-12 && (levels.s2 - 0.2).abs() < 1e-12);
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+pub fn delta_method_noise_diagonal(
+    mean: &[f64],
+    var: &[f64],
+    theta_std: f64,
+) -> Result<NoiseLevels, SepError> {
+    let s = check_nonnegative("theta_std", theta_std)?;
+    let prec = Precision::diagonal(var)?;
+    check_vector(&DVector::from_column_slice(mean), prec.d, "mean")?;
+    let num1: f64 = mean
+        .iter()
+        .zip(var)
+        .map(|(m, v)| v * (1.0 + 4.0 * m * m))
+        .sum();
+    let num_w: f64 = var.iter().map(|v| 4.0 * v * v).sum();
+    let tr_p = prec.trace_p();
+    levels(s, num1, num_w, tr_p, tr_p * tr_p)
+}
+
+fn levels(s: f64, num1: f64, num_w: f64, tr_p: f64, den_w: f64) -> Result<NoiseLevels, SepError> {
+    let s1 = finite_or_overflow(s * (num1 / tr_p).sqrt())?;
+    let s2 = finite_or_overflow(s * (num_w / den_w).sqrt())?;
+    let first_order_kl = finite_or_overflow(s * s * (num_w / 4.0 + num1 / 2.0))?;
+    Ok(NoiseLevels {
+        s1,
+        s2,
+        first_order_kl,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -601,13 +1022,14 @@ mod tests {
         let (s1, s2) = (0.0, 0.7);
         let prec = Precision::new(&sigma_q).unwrap();
         let d = prec.d;
+        let (sqrt_p, _) = prec.dense.as_ref().unwrap();
         let mut hs = Vec::new();
         for j in 0..d {
             for i in 0..=j {
                 let mut s = DMatrix::zeros(d, d);
                 s[(i, j)] = 1.0;
                 s[(j, i)] = 1.0;
-                hs.push(s2 * &prec.sqrt_p * s * &prec.sqrt_p);
+                hs.push(s2 * sqrt_p * s * sqrt_p);
             }
         }
         let k = DMatrix::from_fn(hs.len(), hs.len(), |a, b| (&hs[a] * &hs[b]).trace());

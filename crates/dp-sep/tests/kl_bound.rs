@@ -12,7 +12,9 @@
 
 use dp_sep::SepError;
 use dp_sep::kl_bound::{
-    gaussian_kl, kl_tail_bound, theorem_4_1_as_printed, theorem_4_1_corrected,
+    delta_method_noise_diagonal, delta_method_noise_full, gaussian_kl, gaussian_kl_diagonal,
+    kl_tail_bound, kl_tail_bound_diagonal, one_plus_lambda_min, posterior_noise_std,
+    theorem_4_1_as_printed, theorem_4_1_as_printed_diagonal, theorem_4_1_corrected,
     variance_statistic_as_printed, variance_statistic_symmetric,
 };
 use nalgebra::{DMatrix, DVector};
@@ -506,4 +508,350 @@ fn measure_printed_and_corrected_bounds() {
             );
         }
     }
+}
+
+// ---- the diagonal fast path and the delta-method mapping (issue 19, `--compare-sep`) ----
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs()).max(1e-300)
+}
+
+#[test]
+fn diagonal_fast_path_matches_the_dense_path() {
+    let mut rng = ChaCha20Rng::seed_from_u64(19);
+    for d in 1..=6 {
+        // Variances spanning four decades, means of either sign.
+        let var: Vec<f64> = (0..d).map(|_| 10f64.powf(2.0 * normal(&mut rng))).collect();
+        let var_p: Vec<f64> = var
+            .iter()
+            .map(|v| v * (0.3 * normal(&mut rng)).exp())
+            .collect();
+        let mu: Vec<f64> = (0..d).map(|_| normal(&mut rng)).collect();
+        let mu_p: Vec<f64> = mu.iter().map(|m| m + 0.1 * normal(&mut rng)).collect();
+        let dense = |v: &[f64]| DMatrix::from_diagonal(&DVector::from_column_slice(v));
+        for &(s1, s2) in &[(0.0, 0.0), (0.05, 0.005), (0.3, 0.2), (2.0, 1.0)] {
+            for &a in &[1e-3, 0.5, 10.0, 1e6] {
+                let b = kl_tail_bound(s1, s2, &dense(&var), a).unwrap();
+                let f = kl_tail_bound_diagonal(s1, s2, &var, a).unwrap();
+                assert!(
+                    close(b.probability, f.probability, 1e-9),
+                    "d {d}: {b:?} vs {f:?}"
+                );
+                assert!(close(b.outside, f.outside, 1e-9) && close(b.inside, f.inside, 1e-9));
+                let p = theorem_4_1_as_printed(s1, s2, &dense(&var), a, 0.5, 1.5).unwrap();
+                let q = theorem_4_1_as_printed_diagonal(s1, s2, &var, a, 0.5, 1.5).unwrap();
+                assert!(close(p, q, 1e-9), "d {d}: {p} vs {q}");
+            }
+        }
+        let k_dense = gaussian_kl(
+            &DVector::from_column_slice(&mu),
+            &dense(&var),
+            &DVector::from_column_slice(&mu_p),
+            &dense(&var_p),
+        )
+        .unwrap();
+        let k_diag = gaussian_kl_diagonal(&mu, &var, &mu_p, &var_p).unwrap();
+        assert!(close(k_dense, k_diag, 1e-9), "d {d}: {k_dense} vs {k_diag}");
+        let x = one_plus_lambda_min(&dense(&var), &dense(&var_p)).unwrap();
+        let x_diag = var_p
+            .iter()
+            .zip(&var)
+            .map(|(p, q)| p / q)
+            .fold(f64::INFINITY, f64::min);
+        assert!(close(x, x_diag, 1e-9), "d {d}: {x} vs {x_diag}");
+    }
+    // Bad input is typed, naming the slice.
+    assert!(param(
+        kl_tail_bound_diagonal(0.1, 0.1, &[1.0, 0.0], 1.0),
+        "var_q"
+    ));
+    assert!(matches!(
+        kl_tail_bound_diagonal(0.1, 0.1, &[1.0, f64::NAN], 1.0),
+        Err(SepError::NonFinite { row: 1, .. })
+    ));
+    assert!(matches!(
+        kl_tail_bound_diagonal(0.1, 0.1, &[], 1.0),
+        Err(SepError::Empty(_))
+    ));
+    assert!(param(
+        gaussian_kl_diagonal(&[0.0], &[1.0], &[0.0], &[-1.0]),
+        "var_p"
+    ));
+    assert!(matches!(
+        gaussian_kl_diagonal(&[0.0], &[1.0], &[0.0, 1.0], &[1.0]),
+        Err(SepError::DimensionMismatch { .. })
+    ));
+    assert!(param(posterior_noise_std(0.1, 0.0, 10), "damping"));
+    assert!(param(posterior_noise_std(-0.1, 0.5, 10), "step_std"));
+}
+
+#[test]
+fn posterior_noise_std_matches_the_explicit_ar1_sum() {
+    for &(damping, steps) in &[(1.0, 1u64), (0.5, 3), (1e-3, 10), (1e-6, 1000), (0.3, 200)] {
+        let rho: f64 = 1.0 - damping;
+        let var: f64 = (0..steps).map(|t| rho.powi(2 * t as i32)).sum();
+        let got = posterior_noise_std(0.7, damping, steps).unwrap();
+        assert!(
+            close(got, 0.7 * var.sqrt(), 1e-9),
+            "{damping} {steps}: {got}"
+        );
+    }
+}
+
+/// Simulates DP-SEP's noise on the natural parameters of one Gaussian block (full layout
+/// `(h, B)`, `Lambda = -(B + B^T)`; diagonal `(h, b)`, `Lambda = -2 b`) and returns the Monte Carlo
+/// means of `e^T P e` and `||P^{1/2} E P^{1/2}||_F^2` for `P = Sigma^{-1}`.
+fn simulated_quadratics(
+    mean: &DVector<f64>,
+    cov: &DMatrix<f64>,
+    full: bool,
+    s: f64,
+    n: usize,
+    rng: &mut ChaCha20Rng,
+) -> (f64, f64) {
+    let d = mean.len();
+    let prec = cov.clone().try_inverse().unwrap();
+    let sqrt_p = sym_sqrt_inv(cov);
+    let h = &prec * mean;
+    let (mut q1, mut q2) = (0.0, 0.0);
+    for _ in 0..n {
+        let dh = DVector::from_fn(d, |_, _| s * normal(rng));
+        let d_lambda = if full {
+            let db = DMatrix::from_fn(d, d, |_, _| s * normal(rng));
+            -(&db + db.transpose())
+        } else {
+            DMatrix::from_diagonal(&DVector::from_fn(d, |_, _| -2.0 * s * normal(rng)))
+        };
+        let prec_p = &prec + d_lambda;
+        let cov_p = prec_p.clone().try_inverse().unwrap();
+        let mean_p = &cov_p * (&h + dh);
+        let e = mean_p - mean;
+        let w = &sqrt_p * (cov_p - cov) * &sqrt_p;
+        q1 += (e.transpose() * &prec * &e)[0];
+        q2 += w.norm_squared();
+    }
+    (q1 / n as f64, q2 / n as f64)
+}
+
+/// The delta-method `(s1, s2)` reproduce, to first order, DP-SEP's expected `e^T P e` and
+/// `||W||_F^2` (small noise, 4000 draws: Monte Carlo error about 2-3%, second-order terms about
+/// 1%).
+#[test]
+fn delta_method_levels_match_simulated_natural_parameter_noise() {
+    let mut rng = ChaCha20Rng::seed_from_u64(7);
+    let s = 2e-3;
+    let n = 4000;
+    for (d, full) in [(1, true), (3, true), (2, false), (4, false)] {
+        let mean = DVector::from_fn(d, |i, _| 0.5 - 0.7 * i as f64);
+        let eigs: Vec<f64> = (0..d).map(|i| 0.05 * 3f64.powi(i as i32)).collect();
+        let cov = if full {
+            spd_with_eigs(&eigs, &mut rng)
+        } else {
+            DMatrix::from_diagonal(&DVector::from_column_slice(&eigs))
+        };
+        let prec = cov.clone().try_inverse().unwrap();
+        let tr_p = prec.trace();
+        let den_w = tr_p * tr_p + (&prec * &prec).trace()
+            - (0..d).map(|i| prec[(i, i)].powi(2)).sum::<f64>();
+        let levels = if full {
+            delta_method_noise_full(&[(mean.clone(), cov.clone())], s).unwrap()
+        } else {
+            delta_method_noise_diagonal(mean.as_slice(), &eigs, s).unwrap()
+        };
+        let (q1, q2) = simulated_quadratics(&mean, &cov, full, s, n, &mut rng);
+        let (m1, m2) = (levels.s1.powi(2) * tr_p, levels.s2.powi(2) * den_w);
+        assert!(
+            close(q1, m1, 0.08),
+            "d {d} full {full}: E e'Pe {q1} vs {m1}"
+        );
+        assert!(
+            close(q2, m2, 0.08),
+            "d {d} full {full}: E||W||^2 {q2} vs {m2}"
+        );
+        assert!(close(levels.first_order_kl, q2 / 4.0 + q1 / 2.0, 0.08));
+    }
+}
+
+// ---- the examples' `--compare-sep` ----
+
+fn example(name: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(name);
+    assert!(path.exists(), "{} not built", path.display());
+    path
+}
+
+fn run_example(name: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(example(name))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A UCI-layout folder: 40 rows, 3 features in `[0, 10]`, target in `[0, 100]`, split 0 = the
+/// first 32 rows.
+fn write_uci() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("dp_sep_kl_bound_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text: String = (0..40)
+        .map(|i| {
+            let t = i as f64;
+            let x = [
+                (t * 0.37) % 10.0,
+                (t * 1.91) % 10.0,
+                (t * 2.53 + 1.0) % 10.0,
+            ];
+            let y = 20.0 + 3.0 * x[0] - 2.0 * x[1] + x[2] * x[2] * 0.5;
+            format!("{} {} {} {y}\n", x[0], x[1], x[2])
+        })
+        .collect();
+    let files = [
+        ("data.txt", text),
+        ("index_features.txt", "0\n1\n2\n".into()),
+        ("index_target.txt", "3\n".into()),
+        ("n_splits.txt", "1\n".into()),
+        ("n_hidden.txt", "4\n".into()),
+        ("n_epochs.txt", "2\n".into()),
+        (
+            "index_train_0.txt",
+            (0..32).map(|i| format!("{i}\n")).collect(),
+        ),
+        (
+            "index_test_0.txt",
+            (32..40).map(|i| format!("{i}\n")).collect(),
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    dir
+}
+
+/// The fields `--compare-sep` adds, in the non-private diagnostics; no null anywhere.
+fn assert_comparison(out: &std::process::Output) -> serde_json::Value {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {err}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = json.to_string();
+    assert!(!text.contains("null") && !text.contains("NaN"), "{text}");
+    let d = &json["diagnostics"];
+    assert_eq!(d["private"], serde_json::Value::Bool(false), "{text}");
+    for key in ["kl_dpsep_to_sep", "s1", "s2", "kl_first_order_expected"] {
+        let x = d[key].as_f64().unwrap_or_else(|| panic!("{key} in {text}"));
+        assert!(x.is_finite() && x >= 0.0, "{key} = {x}");
+    }
+    let bound = &d["kl_bound"];
+    let measured = &bound["at_measured_kl"];
+    assert_eq!(measured["a"], d["kl_dpsep_to_sep"]);
+    let fixed = bound["at_fixed"].as_array().unwrap();
+    assert_eq!(fixed.len(), 3);
+    for at in fixed.iter().chain([measured]) {
+        let p = at["corrected_probability"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&p), "{at}");
+        assert!(at["as_printed"].as_f64().is_some(), "{at}");
+    }
+    json
+}
+
+#[test]
+fn examples_report_the_bound_beside_the_measured_kl_with_compare_sep() {
+    let mog = run_example(
+        "mog",
+        &[
+            "--n",
+            "60",
+            "--components",
+            "2",
+            "--dim",
+            "2",
+            "--epochs",
+            "2",
+            "--epsilon",
+            "5",
+            "--noise-seed",
+            "3",
+            "--compare-sep",
+        ],
+    );
+    let json = assert_comparison(&mog);
+    assert!(
+        json["diagnostics"]["f_norm"].is_null(),
+        "no Gibbs run without --diagnostics"
+    );
+    // Diagonal family, with --diagnostics: both sets of fields, one object.
+    let mog = run_example(
+        "mog",
+        &[
+            "--n",
+            "60",
+            "--components",
+            "2",
+            "--dim",
+            "2",
+            "--epochs",
+            "2",
+            "--epsilon",
+            "5",
+            "--family",
+            "diagonal",
+            "--diagnostics",
+            "--gibbs-samples",
+            "20",
+            "--compare-sep",
+        ],
+    );
+    let json = assert_comparison(&mog);
+    assert!(json["diagnostics"]["f_norm"].as_f64().is_some());
+    let dir = write_uci();
+    let dir_s = dir.to_str().unwrap();
+    for extra in [&[][..], &["--batch-size", "8", "--gamma", "10"][..]] {
+        let mut args = vec![
+            "--uci",
+            dir_s,
+            "--epsilon",
+            "1",
+            "--clip",
+            "1",
+            "--population",
+            "32",
+            "--feature-range",
+            "0:10",
+            "--target-range",
+            "0:100",
+            "--noise-seed",
+            "1",
+            "--compare-sep",
+        ];
+        args.extend_from_slice(extra);
+        let json = assert_comparison(&run_example("pbp", &args));
+        assert_eq!(json["diagnostics"]["sep_run"]["method"], "sep-clipped");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn compare_sep_without_epsilon_is_a_usage_error() {
+    let dir = write_uci();
+    let dir_s = dir.to_str().unwrap();
+    for (name, args) in [
+        ("mog", vec!["--n", "20", "--epochs", "1", "--compare-sep"]),
+        ("pbp", vec!["--uci", dir_s, "--compare-sep"]),
+    ] {
+        let out = run_example(name, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains("--compare-sep") && err.contains("--epsilon"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty() && !err.contains("panicked"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

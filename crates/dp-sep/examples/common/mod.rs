@@ -203,3 +203,60 @@ pub fn finish(result: Result<serde_json::Value, ExampleError>) -> ExitCode {
         }
     }
 }
+
+/// The fixed thresholds `a` at which `--compare-sep` evaluates the bounds, besides the measured
+/// KL.
+pub const FIXED_THRESHOLDS: [f64; 3] = [1.0, 10.0, 100.0];
+
+/// Relative half-width of the window `(tau, A)` around the realised `1 + lambda_min` at which
+/// the as-printed bound is evaluated.
+const PRINTED_WINDOW: f64 = 1e-6;
+
+/// A bound's value, or the library's error as text (never `null`).
+fn value_or_error<E: std::fmt::Display>(r: Result<f64, E>) -> serde_json::Value {
+    r.map_or_else(|e| format!("error: {e}").into(), finite)
+}
+
+/// The `kl_bound` object of `--compare-sep`: for `a` = the measured KL and each of
+/// [`FIXED_THRESHOLDS`], the corrected bound on `P(KL >= a)` (`corrected(a)`) and 002's
+/// printed right-hand side (`printed(a, tau, A)`) with its hypothesis window `(tau, A)` shrunk
+/// around `one_plus_lambda_min`, the realised `1 + lambda_min(Sigma_q^{-1} E)`.
+pub fn kl_bound_json(
+    kl: f64,
+    one_plus_lambda_min: f64,
+    corrected: impl Fn(f64) -> Result<dp_sep::kl_bound::KlTailBound, SepError>,
+    printed: impl Fn(f64, f64, f64) -> Result<f64, SepError>,
+) -> serde_json::Value {
+    let tau = one_plus_lambda_min * (1.0 - PRINTED_WINDOW);
+    let upper = one_plus_lambda_min * (1.0 + PRINTED_WINDOW);
+    let at = |a: f64| {
+        let corrected = corrected(a);
+        serde_json::json!({
+            "a": finite(a),
+            "corrected_probability": value_or_error(corrected.as_ref().map(|b| b.probability)),
+            "corrected_tau": value_or_error(corrected.as_ref().map(|b| b.tau)),
+            "as_printed": value_or_error(printed(a, tau, upper)),
+        })
+    };
+    serde_json::json!({
+        "what": "P(KL[q_SEP || p_DPSEP] >= a) under 002's Thm. 4.1 noise model with the effective s1, s2: corrected bound (dp_sep::kl_bound::kl_tail_bound) and the printed right-hand side (not a valid bound; see docs/dp-sep.md section 8)",
+        "as_printed_constants": format!("tau, A = realised 1 + lambda_min(Sigma_q^-1 E) times (1 -/+ {PRINTED_WINDOW})"),
+        "one_plus_lambda_min": finite(one_plus_lambda_min),
+        "at_measured_kl": if kl > 0.0 { at(kl) } else { "measured KL is 0: no threshold".into() },
+        "at_fixed": FIXED_THRESHOLDS.iter().map(|&a| at(a)).collect::<Vec<_>>(),
+    })
+}
+
+/// Puts `fields` into `json["diagnostics"]`, creating it (marked `"private": false`) when
+/// `--diagnostics` was not given.
+pub fn add_diagnostics(json: &mut serde_json::Value, fields: serde_json::Value) {
+    if json.get("diagnostics").is_none() {
+        json["diagnostics"] = serde_json::json!({
+            "private": false,
+            "note": "data-dependent and not noised: for the data owner, not for publication",
+        });
+    }
+    if let (Some(d), serde_json::Value::Object(f)) = (json["diagnostics"].as_object_mut(), fields) {
+        d.extend(f);
+    }
+}
