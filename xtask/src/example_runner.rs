@@ -8,6 +8,9 @@ use serde_json::Value;
 
 use crate::context::Context;
 
+/// Environment variable naming a directory of prebuilt example binaries (see [`run_example`]).
+pub const PREBUILT_DIR_VAR: &str = "XTASK_EXAMPLES_DIR";
+
 /// The command line (as a user would type it) and its parsed JSON output.
 pub struct ExampleRun {
     /// `cargo run --release -p ... --example ... -- ...` as text.
@@ -16,7 +19,8 @@ pub struct ExampleRun {
     pub output: Value,
 }
 
-/// Runs `example` of `package` with `args` (plus `--json`) from the workspace root.
+/// Runs `example` of `package` with `args` (plus `--json`) from the workspace root; with
+/// [`PREBUILT_DIR_VAR`] set, runs the prebuilt binary of that name from the directory instead.
 pub fn run_example(
     ctx: &Context,
     package: &str,
@@ -37,11 +41,25 @@ pub fn run_example(
     full.extend(args.iter().cloned());
     full.push("--json".into());
     let command = format!("cargo {}", full.join(" "));
-    let out = Command::new(&cargo)
-        .current_dir(&ctx.root)
-        .args(&full)
-        .output()
-        .with_context(|| format!("could not start {command}"))?;
+    // Long experiments may pin the binaries: with `XTASK_EXAMPLES_DIR=DIR` the example runs as
+    // `DIR/<example>` (built beforehand from a known commit), so edits in the working tree during
+    // a run cannot change or break it. The recorded command stays the documented cargo form.
+    let out = match std::env::var_os(PREBUILT_DIR_VAR) {
+        Some(dir) => {
+            let binary = std::path::Path::new(&dir).join(example);
+            Command::new(&binary)
+                .current_dir(&ctx.root)
+                .args(args)
+                .arg("--json")
+                .output()
+                .with_context(|| format!("could not start {}", binary.display()))?
+        }
+        None => Command::new(&cargo)
+            .current_dir(&ctx.root)
+            .args(&full)
+            .output()
+            .with_context(|| format!("could not start {command}"))?,
+    };
     anyhow::ensure!(
         out.status.success(),
         "{command} failed ({}): {}",

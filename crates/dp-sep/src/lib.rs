@@ -59,6 +59,7 @@ pub mod model;
 pub mod mog;
 pub mod natural;
 pub mod pbp;
+pub mod recommended;
 pub mod sep;
 
 /// The one sampling vocabulary of the workspace: DP-SEP uses

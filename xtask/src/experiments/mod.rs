@@ -3,6 +3,7 @@
 pub mod accountant;
 pub mod blr;
 pub mod dpsep;
+pub mod dpsep_defaults;
 pub mod lda;
 pub mod sampler;
 pub mod sbn;
@@ -52,6 +53,11 @@ pub fn all() -> Vec<Experiment> {
             name: "dpsep",
             about: "DP-SEP: PBP test RMSE against epsilon; mixture-of-Gaussians table",
             run: dpsep::run,
+        },
+        Experiment {
+            name: "dpsep_defaults",
+            about: "DP-SEP: the private defaults chosen on synthetic data (batch size, damping, clip)",
+            run: dpsep_defaults::run,
         },
     ]
 }

@@ -181,6 +181,29 @@ impl Standardizer {
         z * self.std_y + self.mean_y
     }
 
+    /// A prediction in original units, clamped into the declared public target range when this
+    /// transform comes from declared ranges (the target of every training record was clipped
+    /// into it, so no fit can justify a prediction outside it); unchanged for a fitted
+    /// (non-private) transform.
+    ///
+    /// # Privacy
+    /// Post-processing with the public range only.
+    ///
+    /// # Example
+    /// ```
+    /// use dp_sep::data::{PublicRange, PublicRanges, Standardizer};
+    /// let ranges = PublicRanges::uniform(1, PublicRange::new(0.0, 1.0)?, PublicRange::new(3.0, 8.0)?);
+    /// let s = Standardizer::from_public_ranges(&ranges);
+    /// assert_eq!((s.clamp_prediction(1e6), s.clamp_prediction(5.5)), (8.0, 5.5));
+    /// # Ok::<(), dp_sep::SepError>(())
+    /// ```
+    pub fn clamp_prediction(&self, y: f64) -> f64 {
+        match &self.bounds {
+            Some((_, (lo, hi))) => y.clamp(*lo, *hi),
+            None => y,
+        }
+    }
+
     /// Scale of the target (the unit change of the target).
     pub fn target_std(&self) -> f64 {
         self.std_y

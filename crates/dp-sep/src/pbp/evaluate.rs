@@ -15,7 +15,10 @@ pub struct Metrics {
     pub log_likelihood: f64,
 }
 
-/// Evaluates `posterior` on `test` (raw units), standardising inputs with `scaler`.
+/// Evaluates `posterior` on `test` (raw units), standardising inputs with `scaler`. With
+/// declared public ranges the predictive mean is clamped into the declared target range
+/// ([`Standardizer::clamp_prediction`]): a noised posterior can otherwise predict far outside
+/// any value a training record could have had.
 ///
 /// # Errors
 /// [`SepError::InvalidNaturalParameters`] for an improper posterior, dimension errors for a test
@@ -31,7 +34,7 @@ pub fn evaluate(
     let (mut se, mut ll) = (0.0, 0.0);
     for i in 0..test.len() {
         let (m, v, noise) = model.predict(posterior, z.row(i))?;
-        let mean = scaler.target_to_original(m);
+        let mean = scaler.clamp_prediction(scaler.target_to_original(m));
         let var = (v + noise) * s * s;
         let r = test.target(i) - mean;
         se += r * r;

@@ -1,0 +1,323 @@
+//! How the private PBP defaults (batch size, damping, clip, epochs) were chosen: on synthetic data
+//! only (issue 19: "chosen once on public or synthetic data and documented, never tuned per data
+//! set on the test splits").
+//!
+//! Three synthetic regression sets shaped like the UCI sets the defaults serve (rows x features:
+//! 1,600 x 11 like wine-quality-red, 8,000 x 8 like kin8nm, 10,000 x 4 like power-plant) are drawn
+//! from a fixed random teacher network; their feature box and target bound are known from the
+//! generator, so the declared public ranges are exact and no real record is read. The grid runs
+//! minibatch DP-SEP at epsilon = 1 over batch size `S`, the number of factor refreshes
+//! `P = gamma E / N` (so `gamma = P N / E`) and the clip `C`, and scores each setting by its test
+//! RMSE relative to the training-mean predictor, averaged over the three sets and two noise seeds.
+//! Quick mode runs the smallest set only, for the chosen setting and its grid neighbours.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+use serde_json::json;
+
+use crate::context::Context;
+use crate::example_runner::{number, run_example};
+use crate::report::{Section, markdown_table};
+
+/// Seed of the teacher networks, the rows and the split.
+const SEED: u64 = 19;
+/// Epochs of every grid run (the UCI folders' `n_epochs` is 40 for all but protein).
+const EPOCHS: usize = 40;
+
+/// One synthetic set: name, rows, features.
+struct Shape {
+    name: &'static str,
+    rows: usize,
+    features: usize,
+}
+
+const SHAPES: [Shape; 3] = [
+    Shape {
+        name: "synthetic-1600x11",
+        rows: 1600,
+        features: 11,
+    },
+    Shape {
+        name: "synthetic-8000x8",
+        rows: 8000,
+        features: 8,
+    },
+    Shape {
+        name: "synthetic-10000x4",
+        rows: 10_000,
+        features: 4,
+    },
+];
+
+/// Writes `shape` in the UCI layout under `dir` (one 90/10 split) and returns the declared target
+/// bound `B` (targets lie in `[-B, B]` by construction) and the training row count.
+fn write_teacher_set(dir: &Path, shape: &Shape, seed: u64) -> anyhow::Result<(f64, usize)> {
+    std::fs::create_dir_all(dir)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let d = shape.features;
+    let hidden = 10;
+    // Approximately standard normal (Irwin-Hall: sum of 12 uniforms minus 6), as dpsep.rs draws it.
+    let normal =
+        |rng: &mut ChaCha8Rng| -> f64 { (0..12).map(|_| rng.random::<f64>()).sum::<f64>() - 6.0 };
+    let w1: Vec<f64> = (0..hidden * d)
+        .map(|_| 2.0 * normal(&mut rng) / (d as f64).sqrt())
+        .collect();
+    let b1: Vec<f64> = (0..hidden).map(|_| 0.5 * normal(&mut rng)).collect();
+    let w2: Vec<f64> = (0..hidden)
+        .map(|_| normal(&mut rng) / (hidden as f64).sqrt())
+        .collect();
+    let noise_sd = 0.1;
+    // |y| <= sum |w2| (tanh is in [-1, 1]) + 4 noise sd (the noise is clamped at 4 sd).
+    let bound = w2.iter().map(|w| w.abs()).sum::<f64>() + 4.0 * noise_sd;
+    let mut data = String::new();
+    for _ in 0..shape.rows {
+        let x: Vec<f64> = (0..d).map(|_| rng.random::<f64>() * 2.0 - 1.0).collect();
+        let mut y = 0.0;
+        for h in 0..hidden {
+            let a: f64 = b1[h] + (0..d).map(|j| w1[h * d + j] * x[j]).sum::<f64>();
+            y += w2[h] * a.tanh();
+        }
+        y += noise_sd * normal(&mut rng).clamp(-4.0, 4.0);
+        for v in &x {
+            let _ = write!(data, "{v} ");
+        }
+        let _ = writeln!(data, "{y}");
+    }
+    std::fs::write(dir.join("data.txt"), data)?;
+    let features: String = (0..d).map(|j| format!("{j}\n")).collect();
+    std::fs::write(dir.join("index_features.txt"), features)?;
+    std::fs::write(dir.join("index_target.txt"), format!("{d}\n"))?;
+    std::fs::write(dir.join("n_splits.txt"), "1\n")?;
+    std::fs::write(dir.join("n_hidden.txt"), "50\n")?;
+    std::fs::write(dir.join("n_epochs.txt"), format!("{EPOCHS}\n"))?;
+    let mut idx: Vec<usize> = (0..shape.rows).collect();
+    for i in (1..shape.rows).rev() {
+        idx.swap(i, rng.random_range(0..=i));
+    }
+    let cut = shape.rows * 9 / 10;
+    let list = |v: &[usize]| v.iter().map(|i| format!("{i}\n")).collect::<String>();
+    std::fs::write(dir.join("index_train_0.txt"), list(&idx[..cut]))?;
+    std::fs::write(dir.join("index_test_0.txt"), list(&idx[cut..]))?;
+    Ok((bound, cut))
+}
+
+/// One grid point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Setting {
+    batch: usize,
+    refreshes: f64,
+    clip: f64,
+}
+
+impl Setting {
+    fn gamma(&self, n: usize) -> f64 {
+        self.refreshes * n as f64 / EPOCHS as f64
+    }
+
+    fn label(&self) -> String {
+        format!(
+            "S = {}, P = {}, C = {}",
+            self.batch, self.refreshes, self.clip
+        )
+    }
+}
+
+/// The setting the defaults use (chosen by the full grid; see docs/dp-sep.md).
+/// Must equal `dp_sep::recommended::PRIVATE_PBP` (quick mode checks the example's defaults).
+const CHOSEN: Setting = Setting {
+    batch: 1024,
+    refreshes: 1.0,
+    clip: 0.25,
+};
+
+fn grid(quick: bool) -> Vec<Setting> {
+    if quick {
+        return vec![
+            CHOSEN,
+            Setting {
+                batch: 256,
+                ..CHOSEN
+            },
+            Setting {
+                refreshes: 2.0,
+                ..CHOSEN
+            },
+        ];
+    }
+    let mut out = Vec::new();
+    // A first grid (S in {128, 512, 2048}, P in {0.5, 2, 8}, C in {0.25, 1, 4}) on the smallest
+    // set diverged for every C >= 1 and for P = 8 (RMSE 4 to 1,300 against 0.79 for the mean),
+    // and was best at C = 0.25, P = 2 (0.36-0.41): this grid is centred there.
+    for batch in [256, 1024] {
+        for refreshes in [1.0, 2.0, 4.0] {
+            for clip in [0.05, 0.1, 0.25, 0.5] {
+                out.push(Setting {
+                    batch,
+                    refreshes,
+                    clip,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Runs the grid and writes the section.
+pub fn run(ctx: &Context) -> anyhow::Result<Section> {
+    let shapes: &[Shape] = if ctx.quick { &SHAPES[..1] } else { &SHAPES };
+    let noise_seeds: &[u64] = if ctx.quick { &[1] } else { &[1, 2] };
+    let settings = grid(ctx.quick);
+    let mut commands = Vec::new();
+    let mut raw = Vec::new();
+    // relative RMSE per setting, over sets x noise seeds
+    let mut scores: Vec<Vec<f64>> = vec![Vec::new(); settings.len()];
+    let mut reference_rows = Vec::new();
+    for (k, shape) in shapes.iter().enumerate() {
+        let dir = ctx.output(&format!("dpsep_defaults/{}", shape.name));
+        let (bound, n_train) = write_teacher_set(&dir, shape, SEED + k as u64)?;
+        let base = |clip: f64| -> Vec<String> {
+            vec![
+                "--uci".into(),
+                dir.display().to_string(),
+                "--split".into(),
+                "0".into(),
+                "--epochs".into(),
+                EPOCHS.to_string(),
+                "--seed".into(),
+                SEED.to_string(),
+                "--clip".into(),
+                clip.to_string(),
+                "--feature-range".into(),
+                "-1:1".into(),
+                "--target-range".into(),
+                format!("{}:{}", -bound, bound),
+            ]
+        };
+        // Non-private references: SEP (gamma = N, clipped at C = 1, same ranges) and the
+        // training-mean predictor (computed by the example's diagnostics when available).
+        let sep = run_example(ctx, "dp-sep", "pbp", &base(1.0))?;
+        let sep_rmse = number(&sep.output, "test_rmse")?;
+        let mean_rmse = mean_predictor_rmse(&dir)?;
+        reference_rows.push(vec![
+            shape.name.to_string(),
+            n_train.to_string(),
+            format!("{mean_rmse:.4}"),
+            format!("{sep_rmse:.4}"),
+        ]);
+        commands.push(sep.command);
+        for (i, s) in settings.iter().enumerate() {
+            for &noise_seed in noise_seeds {
+                let mut args = base(s.clip);
+                args.extend([
+                    "--epsilon".into(),
+                    "1".into(),
+                    "--delta".into(),
+                    "1e-5".into(),
+                    "--population".into(),
+                    n_train.to_string(),
+                    "--batch-size".into(),
+                    s.batch.min(n_train / 2).to_string(),
+                    "--gamma".into(),
+                    s.gamma(n_train).to_string(),
+                    "--noise-seed".into(),
+                    noise_seed.to_string(),
+                ]);
+                let run = run_example(ctx, "dp-sep", "pbp", &args)?;
+                let rmse = number(&run.output, "test_rmse")?;
+                eprintln!(
+                    "dpsep_defaults: {} {} seed {noise_seed}: RMSE {rmse:.4} (mean predictor {mean_rmse:.4})",
+                    shape.name,
+                    s.label()
+                );
+                scores[i].push(rmse / mean_rmse);
+                raw.push(json!({
+                    "set": shape.name, "setting": s.label(), "noise_seed": noise_seed,
+                    "test_rmse": rmse, "mean_predictor_rmse": mean_rmse, "command": run.command,
+                }));
+            }
+        }
+    }
+    let mut rows: Vec<(f64, Vec<String>)> = settings
+        .iter()
+        .zip(&scores)
+        .map(|(s, v)| {
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            let worst = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let mark = if *s == CHOSEN { " (default)" } else { "" };
+            (
+                mean,
+                vec![
+                    format!("{}{mark}", s.label()),
+                    format!("{mean:.3}"),
+                    format!("{worst:.3}"),
+                ],
+            )
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let best = rows.first().map(|r| r.1[0].clone()).unwrap_or_default();
+    let mut section = Section::new(
+        "dpsep_defaults",
+        "DP-SEP private defaults chosen on synthetic data (issue 19)",
+        "cargo xtask bench --only dpsep_defaults",
+    );
+    section.seed = format!("{SEED} (teacher, rows, split, init); noise seeds {noise_seeds:?}");
+    section.data =
+        "synthetic teacher-network regression sets written by xtask (no real data)".into();
+    section.body = format!(
+        "Score: test RMSE / training-mean-predictor RMSE at epsilon = 1, delta = 1e-5, averaged over \
+         the sets and noise seeds (lower is better; 1 = no better than the mean). `P = gamma E / N` \
+         factor refreshes over the run, `E = {EPOCHS}` epochs. Best: **{best}**. \
+         Chosen default: {}.\n\n{}\nReferences (non-private):\n\n{}\nCommands (first of each set):\n\n{}\n",
+        CHOSEN.label(),
+        markdown_table(
+            &["setting", "mean relative RMSE", "worst relative RMSE"],
+            &rows.into_iter().map(|r| r.1).collect::<Vec<_>>()
+        ),
+        markdown_table(
+            &[
+                "set",
+                "training rows",
+                "mean predictor RMSE",
+                "clipped SEP (C = 1) RMSE"
+            ],
+            &reference_rows
+        ),
+        crate::report::command_list(&commands)
+    );
+    section.figures = json!({ "runs": raw });
+    Ok(section)
+}
+
+/// Test RMSE of predicting the training mean (a non-private reference for the synthetic set).
+fn mean_predictor_rmse(dir: &Path) -> anyhow::Result<f64> {
+    let data = std::fs::read_to_string(dir.join("data.txt"))?;
+    let y: Vec<f64> = data
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .last()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0.0)
+        })
+        .collect();
+    let read = |f: &str| -> anyhow::Result<Vec<usize>> {
+        Ok(std::fs::read_to_string(dir.join(f))?
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect())
+    };
+    let train = read("index_train_0.txt")?;
+    let test = read("index_test_0.txt")?;
+    anyhow::ensure!(
+        !train.is_empty() && !test.is_empty(),
+        "empty split in {}",
+        dir.display()
+    );
+    let mean = train.iter().map(|&i| y[i]).sum::<f64>() / train.len() as f64;
+    let mse = test.iter().map(|&i| (y[i] - mean).powi(2)).sum::<f64>() / test.len() as f64;
+    Ok(mse.sqrt())
+}
