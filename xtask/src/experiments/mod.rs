@@ -5,6 +5,7 @@ pub mod blr;
 pub mod dpsep;
 pub mod dpsep_defaults;
 pub mod lda;
+pub mod regression;
 pub mod sampler;
 pub mod sbn;
 
@@ -53,6 +54,11 @@ pub fn all() -> Vec<Experiment> {
             name: "dpsep",
             about: "DP-SEP: PBP test RMSE against epsilon; mixture-of-Gaussians table",
             run: dpsep::run,
+        },
+        Experiment {
+            name: "regression",
+            about: "issue 19: nine UCI sets, eight methods, RMSE and log-likelihood against epsilon",
+            run: regression::run,
         },
         Experiment {
             name: "dpsep_defaults",

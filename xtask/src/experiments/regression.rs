@@ -1,0 +1,333 @@
+//! Issue 19's private regression comparison: for each UCI set, test RMSE and test log-likelihood
+//! of eight methods at epsilon in {0.5, 1, 2, 4} (delta = 1e-5), mean ± standard error over
+//! splits 0-4, the issue's goals at epsilon = 1, and RMSE against epsilon per data set.
+//!
+//! Every example run is cached as one JSON line (`cache`): full mode in
+//! `benches/regression_table.jsonl` at the workspace root (a rerun skips the command lines already
+//! there, so the table can be built over several invocations), quick mode in the output directory
+//! (started afresh each time). `XTASK_REGRESSION_CACHED_ONLY=1` builds the section from the cache
+//! without running anything (missing cells are listed). Quick mode runs the synthetic set of
+//! `dpsep` (split 0); diffprivlib is read from its committed JSON, in full mode only.
+
+mod cache;
+mod data;
+mod methods;
+mod render;
+mod table;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::context::Context;
+use crate::example_runner::{number, run_example};
+use crate::report::Section;
+use cache::{Cache, Entry, command_line};
+use methods::{DataSet, Method, args, data_set, relative};
+
+/// The privacy budgets of the table.
+const EPSILONS: [f64; 4] = [0.5, 1.0, 2.0, 4.0];
+/// delta of every private run.
+const DELTA: f64 = 1e-5;
+/// Splits per data set in full mode (fewer when the folder has fewer).
+const SPLITS: usize = 5;
+/// Public seed of PBP's initialisation and visiting order; the noise seed of split `k` is `k`
+/// (as `linreg_table.sh` and diffprivlib's `random_state`).
+const SEED: u64 = 7;
+/// Minibatch DP-SEP: recommended setting; see docs/dp-sep.md.
+const MINIBATCH: [&str; 4] = ["--batch-size", "128", "--gamma", "10"];
+/// The nine UCI sets (folder, label), smallest first; protein (45k rows) last.
+const DATASETS: [(&str, &str); 9] = [
+    ("yacht", "Yacht"),
+    ("bostonHousing", "Boston"),
+    ("energy", "Energy"),
+    ("concrete", "Concrete"),
+    ("wine-quality-red", "Wine"),
+    ("kin8nm", "Kin8nm"),
+    ("power-plant", "Power"),
+    ("naval-propulsion-plant", "Naval"),
+    ("protein-tertiary-structure", "Protein"),
+];
+/// diffprivlib's results, produced by the committed script next to it.
+const DIFFPRIVLIB_JSON: &str = "crates/vips-models/benches/linreg_diffprivlib.json";
+
+/// One measured cell: a method on one split at one budget (`None`: non-private).
+struct Run {
+    dataset: String,
+    method: Method,
+    split: usize,
+    eps: Option<f64>,
+    rmse: f64,
+    ll: Option<f64>,
+}
+
+/// The commit the examples are built from: `HEAD`, plus a fingerprint (FNV-1a of `git diff HEAD`
+/// and `git status` under `crates/`) when other work in the shared checkout is uncommitted.
+fn commit(root: &Path) -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .current_dir(root)
+            .args(args)
+            .output()
+            .map(|o| o.stdout)
+            .unwrap_or_default()
+    };
+    let head = String::from_utf8_lossy(&git(&["rev-parse", "--short", "HEAD"]))
+        .trim()
+        .to_string();
+    let status = git(&["status", "--porcelain", "--", "crates", "Cargo.lock"]);
+    if status.is_empty() {
+        return head;
+    }
+    let diff = git(&["diff", "HEAD", "--", "crates", "Cargo.lock"]);
+    let hash = status
+        .iter()
+        .chain(&diff)
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+    format!("{head} + uncommitted changes under crates/ (fingerprint {hash:016x})")
+}
+
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map_or_else(|_| "unknown".into(), |s| s.trim().to_string())
+}
+
+/// Runs (or reads from the cache) every example cell of `d`.
+fn run_examples(
+    ctx: &Context,
+    d: &DataSet,
+    cache: &mut Cache,
+    cached_only: bool,
+    provenance: &mut BTreeMap<String, usize>,
+    runs: &mut Vec<Run>,
+    missing: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    for split in 0..d.splits {
+        for method in Method::ALL {
+            let Some((package, example)) = method.example() else {
+                continue;
+            };
+            if method.needs_ranges() && d.ranges.is_none() {
+                continue;
+            }
+            let budgets: Vec<Option<f64>> = if method.private() {
+                EPSILONS.iter().copied().map(Some).collect()
+            } else {
+                vec![None]
+            };
+            for eps in budgets {
+                let a = args(d, method, split, eps);
+                let command = command_line(package, example, &a);
+                let output = match cache.get(&command) {
+                    Some(o) => o.clone(),
+                    None if cached_only => {
+                        missing.push(format!(
+                            "{} split {split} {} eps {eps:?}",
+                            d.label,
+                            method.label()
+                        ));
+                        continue;
+                    }
+                    None => {
+                        // A failed run (a build broken mid-edit, a refused input) is listed
+                        // as missing, not cached, and the table goes on.
+                        let built_at = commit(&ctx.root);
+                        let run = match run_example(ctx, package, example, &a) {
+                            Ok(run) => run,
+                            Err(err) => {
+                                missing.push(format!(
+                                    "{} split {split} {} eps {eps:?}: failed: {err:#}",
+                                    d.label,
+                                    method.label()
+                                ));
+                                continue;
+                            }
+                        };
+                        cache.append(&Entry {
+                            dataset: &d.name,
+                            split,
+                            method: method.key(),
+                            epsilon: eps,
+                            command: &command,
+                            output: &run.output,
+                            commit: &built_at,
+                            load: &load(),
+                        })?;
+                        run.output
+                    }
+                };
+                let at = cache.commit(&command).unwrap_or("unknown").to_string();
+                *provenance.entry(at).or_default() += 1;
+                runs.push(Run {
+                    dataset: d.name.clone(),
+                    method,
+                    split,
+                    eps,
+                    rmse: number(&output, "test_rmse")?,
+                    ll: number(&output, "test_log_likelihood").ok(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the comparison and writes its section.
+pub fn run(ctx: &Context) -> anyhow::Result<Section> {
+    let started_load = load();
+    let commit = commit(&ctx.root);
+    let cached_only = std::env::var("XTASK_REGRESSION_CACHED_ONLY").is_ok_and(|v| v == "1");
+    let mut notes = Vec::new();
+    let mut sets = Vec::new();
+    let full = !ctx.quick && ctx.data_dir.is_some();
+    if full {
+        for (name, label) in DATASETS {
+            let Some(dir) = ctx.data_set(&format!("uci/{name}")) else {
+                notes.push(format!(
+                    "{label}: folder `uci/{name}` absent from the data directory; not run"
+                ));
+                continue;
+            };
+            let splits = data::n_splits(&dir)?.min(SPLITS);
+            sets.push(data_set(ctx, name, label, dir, splits)?);
+        }
+    } else {
+        if !ctx.quick {
+            notes.push(
+                "the data directory (../shared/data) is absent: the synthetic set only".into(),
+            );
+        }
+        let dir = ctx.output("regression_synthetic_uci");
+        super::dpsep::write_synthetic_uci(&dir)?;
+        let mut d = data_set(ctx, "synthetic", "Synthetic", dir, 1)?;
+        // The box the generator draws from: x in [-2, 2]^4, |y| <= 1 + 2 + 0.6 (see dpsep).
+        d.ranges = Some(
+            ["--feature-range", "-2:2", "--target-range", "-3.6:3.6"]
+                .map(String::from)
+                .to_vec(),
+        );
+        sets.push(d);
+    }
+    for d in sets.iter().filter(|d| d.ranges.is_none()) {
+        notes.push(format!("{}: no declared public ranges (no committed file in crates/dp-sep/ranges/): private methods (and linreg, whose map needs them) not run", d.label));
+    }
+    let cache_path = if full {
+        ctx.root.join("benches/regression_table.jsonl")
+    } else {
+        ctx.output("regression_table.jsonl")
+    };
+    if !full && !cached_only && cache_path.exists() {
+        std::fs::remove_file(&cache_path)?;
+    }
+    let mut cache = Cache::open(&cache_path)?;
+    let cached_before = cache.len();
+    let mut runs = Vec::new();
+    let mut missing = Vec::new();
+    let mut provenance = BTreeMap::new();
+    let dpl = if full {
+        Some(data::Diffprivlib::read(&ctx.root, DIFFPRIVLIB_JSON)?)
+    } else {
+        None
+    };
+    for d in &sets {
+        for split in 0..d.splits {
+            let (rmse, ll) = data::mean_predictor(&ctx.root.join(&d.uci), split)?;
+            runs.push(Run {
+                dataset: d.name.clone(),
+                method: Method::MeanPredictor,
+                split,
+                eps: None,
+                rmse,
+                ll: Some(ll),
+            });
+        }
+        if let Some(dpl) = &dpl {
+            for eps in EPSILONS {
+                for (split, rmse) in dpl.rmse(&d.name, eps, d.splits) {
+                    runs.push(Run {
+                        dataset: d.name.clone(),
+                        method: Method::Diffprivlib,
+                        split,
+                        eps: Some(eps),
+                        rmse,
+                        ll: None,
+                    });
+                }
+            }
+        }
+        run_examples(
+            ctx,
+            d,
+            &mut cache,
+            cached_only,
+            &mut provenance,
+            &mut runs,
+            &mut missing,
+        )?;
+    }
+    let mut body = String::new();
+    render::intro(
+        &mut body,
+        ctx,
+        &sets,
+        &notes,
+        &cache_path,
+        cached_before,
+        &cache,
+        &commit,
+        &provenance,
+        &started_load,
+        dpl.as_ref(),
+    );
+    render::tables(&mut body, &sets, &runs);
+    if !missing.is_empty() {
+        let _ = writeln!(
+            body,
+            "\nMissing cells (failed, or not in the cache with `XTASK_REGRESSION_CACHED_ONLY=1`): {} runs: {}\n",
+            missing.len(),
+            missing.join("; ")
+        );
+    }
+    let _ = writeln!(
+        body,
+        "\nLoad at the start: `{started_load}`; at the end: `{}`.",
+        load()
+    );
+    let mut section = Section::new(
+        "regression",
+        "Issue 19: private regression comparison (RMSE and test log-likelihood against epsilon)",
+        if ctx.quick {
+            "cargo xtask bench --quick --only regression"
+        } else {
+            "cargo xtask bench --only regression"
+        },
+    );
+    section.seed = format!("public seed {SEED} (PBP init and order); noise seed = split index");
+    section.data = sets
+        .iter()
+        .map(|d| format!("{} ({} splits)", d.uci.display(), d.splits))
+        .collect::<Vec<_>>()
+        .join(", ");
+    for d in &sets {
+        if let Some(file) = render::plot(ctx, d, &runs)? {
+            section.plots.push(file);
+        }
+    }
+    section.body = body;
+    section.figures = json!({
+        "commit": commit,
+        "runs_made_at": provenance,
+        "cache": relative(&ctx.root, &cache_path),
+        "runs": runs.iter().map(|r| json!({
+            "dataset": r.dataset, "method": r.method.key(), "split": r.split,
+            "epsilon": r.eps.map_or(Value::from("inf"), Value::from),
+            "test_rmse": r.rmse, "test_log_likelihood": r.ll.map_or(Value::from("not computed"), Value::from),
+        })).collect::<Vec<_>>(),
+        "missing": missing,
+    });
+    Ok(section)
+}

@@ -1,0 +1,173 @@
+//! The rows of the table (methods), the data sets and each run's command-line flags.
+
+use std::path::{Path, PathBuf};
+
+use super::{DELTA, MINIBATCH, SEED, data};
+use crate::context::Context;
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Method {
+    MeanPredictor,
+    Pbp,
+    ClippedSep,
+    DpSep,
+    MinibatchDpSep,
+    LinregPrivate,
+    Linreg,
+    Diffprivlib,
+}
+
+impl Method {
+    pub(super) const ALL: [Method; 8] = [
+        Method::MeanPredictor,
+        Method::Pbp,
+        Method::ClippedSep,
+        Method::DpSep,
+        Method::MinibatchDpSep,
+        Method::LinregPrivate,
+        Method::Linreg,
+        Method::Diffprivlib,
+    ];
+
+    pub(super) fn key(self) -> &'static str {
+        match self {
+            Method::MeanPredictor => "mean_predictor",
+            Method::Pbp => "pbp_sep",
+            Method::ClippedSep => "clipped_sep",
+            Method::DpSep => "dp_sep",
+            Method::MinibatchDpSep => "minibatch_dp_sep",
+            Method::LinregPrivate => "linreg_private",
+            Method::Linreg => "linreg",
+            Method::Diffprivlib => "diffprivlib",
+        }
+    }
+
+    pub(super) fn label(self) -> &'static str {
+        match self {
+            Method::MeanPredictor => "mean predictor",
+            Method::Pbp => "PBP (SEP)",
+            Method::ClippedSep => "clipped SEP",
+            Method::DpSep => "DP-SEP (002)",
+            Method::MinibatchDpSep => "minibatch DP-SEP",
+            Method::LinregPrivate => "linreg, private",
+            Method::Linreg => "linreg",
+            Method::Diffprivlib => "diffprivlib",
+        }
+    }
+
+    pub(super) fn private(self) -> bool {
+        matches!(
+            self,
+            Method::DpSep | Method::MinibatchDpSep | Method::LinregPrivate | Method::Diffprivlib
+        )
+    }
+
+    /// (package, example) for the methods xtask runs as examples.
+    pub(super) fn example(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Method::Pbp | Method::ClippedSep | Method::DpSep | Method::MinibatchDpSep => {
+                Some(("dp-sep", "pbp"))
+            }
+            Method::LinregPrivate | Method::Linreg => Some(("vips-models", "linreg")),
+            Method::MeanPredictor | Method::Diffprivlib => None,
+        }
+    }
+
+    /// Whether the method needs declared public ranges (private runs, and linreg's map).
+    pub(super) fn needs_ranges(self) -> bool {
+        self.private() || self == Method::Linreg
+    }
+}
+
+/// One data set as run.
+pub(super) struct DataSet {
+    pub name: String,
+    pub label: String,
+    /// The folder as passed to the examples (relative to the workspace root when under it).
+    pub uci: PathBuf,
+    /// The flags declaring public ranges, or `None` when there are none.
+    pub ranges: Option<Vec<String>>,
+    pub splits: usize,
+    pub train_rows: Vec<usize>,
+}
+
+pub(super) fn relative(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root)
+        .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+}
+
+pub(super) fn data_set(
+    ctx: &Context,
+    name: &str,
+    label: &str,
+    uci: PathBuf,
+    splits: usize,
+) -> anyhow::Result<DataSet> {
+    let ranges_file = Path::new("crates/dp-sep/ranges").join(format!("{name}.json"));
+    let ranges = committed(&ctx.root, &ranges_file)
+        .then(|| vec!["--ranges".into(), ranges_file.display().to_string()]);
+    let train_rows = (0..splits)
+        .map(|s| data::train_rows(&uci, s))
+        .collect::<anyhow::Result<_>>()?;
+    Ok(DataSet {
+        name: name.into(),
+        label: label.into(),
+        uci: relative(&ctx.root, &uci),
+        ranges,
+        splits,
+        train_rows,
+    })
+}
+
+/// The example's flags for `method` on `split` at `eps` (without `--json`).
+pub(super) fn args(d: &DataSet, method: Method, split: usize, eps: Option<f64>) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        "--uci".into(),
+        d.uci.display().to_string(),
+        "--split".into(),
+        split.to_string(),
+    ];
+    a.extend(d.ranges.iter().flatten().cloned());
+    if matches!(method.example(), Some((_, "pbp"))) {
+        a.extend(["--seed".into(), SEED.to_string()]);
+    }
+    if matches!(
+        method,
+        Method::ClippedSep | Method::DpSep | Method::MinibatchDpSep
+    ) {
+        a.extend(["--clip".into(), "1".into()]);
+    }
+    if let Some(e) = eps {
+        a.extend([
+            "--epsilon".into(),
+            e.to_string(),
+            "--delta".into(),
+            DELTA.to_string(),
+            "--noise-seed".into(),
+            split.to_string(),
+            "--population".into(),
+            d.train_rows[split].to_string(),
+        ]);
+    }
+    if method == Method::MinibatchDpSep {
+        a.extend(MINIBATCH.map(String::from));
+    }
+    a
+}
+
+/// Whether `file` is committed and unchanged in the working tree: a ranges file still being
+/// written (untracked or modified) is not used, so the cached command lines stay meaningful.
+fn committed(root: &Path, file: &Path) -> bool {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .current_dir(root)
+            .args(args)
+            .arg(file)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    root.join(file).exists()
+        && git(&["ls-files", "--error-unmatch", "--"])
+        && git(&["diff", "--quiet", "HEAD", "--"])
+}

@@ -1,0 +1,265 @@
+//! The section's text and plots: tables per epsilon, the goals, the methods and the provenance.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::cache::Cache;
+use super::data::Diffprivlib;
+use super::methods::{DataSet, Method, relative};
+use super::table::{self, Goal, Summary, cell, summarize, verdict};
+use super::{DATASETS, DELTA, DIFFPRIVLIB_JSON, EPSILONS, MINIBATCH, Run, SEED};
+use crate::context::Context;
+use crate::plot::{LinePlot, Scale, Series, line_plot};
+use crate::report::markdown_table;
+
+/// Summary of `method` on `dataset` at `eps` (non-private methods ignore `eps`).
+pub(super) fn summary(
+    runs: &[Run],
+    dataset: &str,
+    method: Method,
+    eps: f64,
+    ll: bool,
+) -> Option<Summary> {
+    let values: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.dataset == dataset && r.method == method)
+        .filter(|r| r.eps.is_none_or(|e| e == eps))
+        .filter_map(|r| if ll { r.ll } else { Some(r.rmse) })
+        .collect();
+    summarize(&values)
+}
+
+/// The issue's goals at epsilon = 1.
+pub(super) fn goals(sets: &[DataSet], runs: &[Run]) -> Vec<Goal> {
+    let at1 = |name: &str, m: Method| summary(runs, name, m, 1.0, false).map(|s| s.mean);
+    let mut out = Vec::new();
+    let no = |what: String, bar: String| Goal {
+        what,
+        measured: "not measured".into(),
+        bar,
+        verdict: "not measured",
+    };
+    for d in sets
+        .iter()
+        .filter(|d| d.train_rows.first().is_some_and(|&n| n >= 5000))
+    {
+        let what = format!(
+            "{}: minibatch DP-SEP RMSE <= private linreg RMSE (N = {})",
+            d.label, d.train_rows[0]
+        );
+        match (
+            at1(&d.name, Method::MinibatchDpSep),
+            at1(&d.name, Method::LinregPrivate),
+        ) {
+            (Some(m), Some(l)) => out.push(Goal {
+                what,
+                measured: table::number(m),
+                bar: format!("<= {}", table::number(l)),
+                verdict: verdict(m, l, false),
+            }),
+            _ => out.push(no(what, "<= private linreg".into())),
+        }
+    }
+    let bars = [
+        ("kin8nm", Method::MinibatchDpSep, 0.15, false),
+        ("wine-quality-red", Method::LinregPrivate, 0.757, true),
+        ("kin8nm", Method::LinregPrivate, 0.201, true),
+        ("power-plant", Method::LinregPrivate, 4.79, true),
+    ];
+    for (name, method, bar, strict) in bars {
+        let label = DATASETS.iter().find(|d| d.0 == name).map_or(name, |d| d.1);
+        let what = format!("{label}: {} RMSE", method.label());
+        let bar_text = format!("{} {bar}", if strict { "<" } else { "<=" });
+        match at1(name, method) {
+            Some(v) => out.push(Goal {
+                what,
+                measured: table::number(v),
+                bar: bar_text,
+                verdict: verdict(v, bar, strict),
+            }),
+            None => out.push(no(what, bar_text)),
+        }
+    }
+    out
+}
+
+/// Per epsilon, a table of test RMSE and one of test log-likelihood (data set x method), then
+/// the goals table.
+pub(super) fn tables(body: &mut String, sets: &[DataSet], runs: &[Run]) {
+    for eps in EPSILONS {
+        for (ll, what) in [(false, "test RMSE"), (true, "test log-likelihood")] {
+            let header: Vec<&str> = std::iter::once("data set")
+                .chain(Method::ALL.iter().map(|m| m.label()))
+                .collect();
+            let rows: Vec<Vec<String>> = sets
+                .iter()
+                .map(|d| {
+                    std::iter::once(format!("{} ({} splits)", d.label, d.splits))
+                        .chain(
+                            Method::ALL
+                                .iter()
+                                .map(|&m| cell(summary(runs, &d.name, m, eps, ll), d.splits)),
+                        )
+                        .collect()
+                })
+                .collect();
+            let _ = writeln!(
+                body,
+                "\n### epsilon = {eps}: {what} (mean ± s.e. over splits; non-private columns repeat)\n\n{}",
+                markdown_table(&header, &rows)
+            );
+        }
+    }
+    let goal_rows: Vec<Vec<String>> = goals(sets, runs)
+        .into_iter()
+        .map(|g| vec![g.what, g.measured, g.bar, g.verdict.into()])
+        .collect();
+    let _ = writeln!(
+        body,
+        "\n### Goals at epsilon = 1 (issue 19; mean over the splits run)\n\n{}",
+        markdown_table(&["goal", "measured", "bar", "verdict"], &goal_rows)
+    );
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn intro(
+    body: &mut String,
+    ctx: &Context,
+    sets: &[DataSet],
+    notes: &[String],
+    cache_path: &Path,
+    cached_before: usize,
+    cache: &Cache,
+    commit: &str,
+    provenance: &BTreeMap<String, usize>,
+    started_load: &str,
+    dpl: Option<&Diffprivlib>,
+) {
+    let pbp = "cargo run --release -q -p dp-sep --example pbp -- --uci <dir> --split <k> [--ranges crates/dp-sep/ranges/<set>.json]";
+    let linreg = "cargo run --release -q -p vips-models --example linreg -- --uci <dir> --split <k> [--ranges ...]";
+    let private = format!(
+        "--epsilon <eps> --delta {DELTA} --noise-seed <k> --population <training rows of split k>"
+    );
+    let _ = writeln!(
+        body,
+        "Invocation at commit {commit}; {} cores; runs cached in `{}` ({} stored before this invocation, {} now{}).\n",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        relative(&ctx.root, cache_path).display(),
+        cached_before,
+        cache.len(),
+        if cache.skipped_lines > 0 {
+            format!(", {} unreadable lines skipped", cache.skipped_lines)
+        } else {
+            String::new()
+        }
+    );
+    let made_at: Vec<String> = provenance
+        .iter()
+        .map(|(c, n)| format!("`{c}`: {n}"))
+        .collect();
+    let _ = writeln!(
+        body,
+        "Example runs in the table, by the commit their binary was built from: {}.\n",
+        if made_at.is_empty() {
+            "none".into()
+        } else {
+            made_at.join("; ")
+        }
+    );
+    let _ = writeln!(
+        body,
+        "Methods (each run's exact command line is in the cache file):\n"
+    );
+    let _ = writeln!(
+        body,
+        "- mean predictor: the split's training mean (RMSE) and a Gaussian with the training mean and standard deviation (log-likelihood); computed by xtask, non-private;"
+    );
+    let _ = writeln!(
+        body,
+        "- PBP (SEP): `{pbp} --seed {SEED} --json` (non-private; the folder's epochs and hidden units; scaled by the declared ranges when the set has a ranges file, else by the training mean and std, the published protocol);"
+    );
+    let _ = writeln!(
+        body,
+        "- clipped SEP: the same with `--clip 1` (non-private);"
+    );
+    let _ = writeln!(
+        body,
+        "- DP-SEP (002): `... --clip 1 {private}` (one record per step, the example's private defaults: gamma = 1, uniform draws);"
+    );
+    let _ = writeln!(
+        body,
+        "- minibatch DP-SEP: the same plus `{}` (recommended setting; see docs/dp-sep.md);",
+        MINIBATCH.join(" ")
+    );
+    let _ = writeln!(
+        body,
+        "- linreg, private / non-private: `{linreg} [{private}] --json`;"
+    );
+    match dpl {
+        Some(d) => {
+            let _ = writeln!(
+                body,
+                "- diffprivlib `LinearRegression` (pure eps-DP, delta = 0; raw inputs, bounds = the same declared ranges; `random_state` = split): read from the committed `{}`, produced by {}; no log-likelihood.\n",
+                d.path,
+                d.provenance()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                body,
+                "- diffprivlib: not run in quick mode (its figures are read from the committed `{DIFFPRIVLIB_JSON}` in full mode only).\n"
+            );
+        }
+    }
+    let _ = writeln!(
+        body,
+        "Private runs declare `--population` = the split's training rows: the split files are part of the benchmark's published protocol, so that count is public. Data sets: {}.",
+        sets.iter()
+            .map(|d| format!(
+                "{} (N = {})",
+                d.label,
+                d.train_rows.first().copied().unwrap_or(0)
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for n in notes {
+        let _ = writeln!(body, "\n- {n}");
+    }
+    let _ = writeln!(
+        body,
+        "\nLoad when this invocation started: `{started_load}`."
+    );
+}
+
+/// RMSE against epsilon for `d`: private methods as curves, non-private ones as flat lines.
+pub(super) fn plot(ctx: &Context, d: &DataSet, runs: &[Run]) -> anyhow::Result<Option<String>> {
+    let series: Vec<Series> = Method::ALL
+        .iter()
+        .filter_map(|&m| {
+            let points: Vec<(f64, f64)> = EPSILONS
+                .iter()
+                .filter_map(|&e| summary(runs, &d.name, m, e, false).map(|s| (e, s.mean)))
+                .collect();
+            (!points.is_empty()).then(|| Series::new(m.label(), points))
+        })
+        .collect();
+    if series.is_empty() {
+        return Ok(None);
+    }
+    let file = format!("regression_rmse_{}.svg", d.name);
+    let title = format!("{}: test RMSE against epsilon (delta = 1e-5)", d.label);
+    line_plot(
+        &ctx.output(&file),
+        &LinePlot {
+            title: &title,
+            x_label: "epsilon",
+            y_label: "test RMSE (mean over splits)",
+            x_scale: Scale::Log,
+            y_scale: Scale::Log,
+        },
+        &series,
+    )?;
+    Ok(Some(file))
+}
