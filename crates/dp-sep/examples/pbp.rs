@@ -2,9 +2,12 @@
 //!
 //! ```text
 //! cargo run --release -p dp-sep --example pbp -- --uci ../shared/data/uci/wine-quality-red \
-//!     --split 0 --epsilon 1 --delta 1e-5 --clip 1 --population 1439 --json
+//!     --split 0 --epsilon 1 --delta 1e-5 --population 1439 --json
 //! ```
 //! Omitting `--epsilon` runs non-private SEP (clipped if `--clip` is given). Prints one JSON object.
+//! A private run uses minibatch DP-SEP with the recommended batch size, damping and clip
+//! (`dp_sep::recommended::PRIVATE_PBP`, chosen once on synthetic data) unless the flags say
+//! otherwise; `--one-record` runs 002's one-record-per-step algorithm.
 //!
 //! Private runs scale features and target with declared public ranges, never with statistics of
 //! the training data: `--ranges FILE` (a ranges file matched by column name, see
@@ -33,6 +36,7 @@ use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges};
 use dp_sep::limits;
 use dp_sep::pbp::{Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, run_pbp_observed};
+use dp_sep::recommended::PRIVATE_PBP;
 use dp_sep::{Batching, SamplingScheme};
 
 #[derive(Parser, Debug)]
@@ -54,11 +58,13 @@ struct Args {
     /// Privacy parameter delta (only with --epsilon; default 1e-5).
     #[arg(long)]
     delta: Option<f64>,
-    /// Clip norm C of the factor's natural parameters (required with --epsilon).
+    /// Clip norm C of the factor's natural parameters. Default with --epsilon: the recommended
+    /// C (`dp_sep::recommended::PRIVATE_PBP`, chosen on synthetic data); none without.
     #[arg(long)]
     clip: Option<f64>,
     /// gamma of 002 Eq. 4. Default: N without --epsilon (SEP damping 1/N, as in the published
-    /// SEP runs); 1 with --epsilon (002's stated DP-SEP setting; see docs/dp-sep.md).
+    /// SEP runs); with --epsilon the recommended `P N / E` (P factor refreshes over E epochs,
+    /// capped at N^2 / S), or 1 with --one-record (002's stated setting; see docs/dp-sep.md).
     #[arg(long)]
     gamma: Option<f64>,
     /// Method for non-private runs: sep, adf, ep.
@@ -83,10 +89,14 @@ struct Args {
     #[arg(long)]
     sampling: Option<String>,
     /// DP-SEP with a Poisson batch of expected size S per step (rate S/N, ceil(N/S) steps per
-    /// epoch, per-step accounting) instead of 002's one record per step. Only with --epsilon;
-    /// not with --sampling (the batch is the sampler).
+    /// epoch, per-step accounting). Only with --epsilon; not with --sampling (the batch is the
+    /// sampler). Default with --epsilon: the recommended S, capped at N/2.
     #[arg(long)]
     batch_size: Option<usize>,
+    /// 002's DP-SEP algorithm: one record per step (replace-one neighbours, default gamma 1)
+    /// instead of the recommended Poisson minibatch. Only with --epsilon; not with --batch-size.
+    #[arg(long)]
+    one_record: bool,
     /// Declared public population size N of the training data (required with --epsilon): used
     /// for the sampling probability 1/N, SEP's N, the epochs * N steps and the default gamma.
     #[arg(long)]
@@ -135,10 +145,17 @@ fn check(args: &Args) -> Result<(), ExampleError> {
     match args.epsilon {
         Some(epsilon) => {
             common::privacy_flags(epsilon, args.delta.unwrap_or(DEFAULT_DELTA))?;
-            if args.clip.is_none() {
+            if args.one_record && args.batch_size.is_some() {
                 return Err(ExampleError::usage(
-                    "--clip",
-                    "a private run (--epsilon) needs a clip norm C",
+                    "--one-record",
+                    "cannot be combined with --batch-size: choose one record or a batch per step",
+                ));
+            }
+            if args.sampling.is_some() && !args.one_record {
+                return Err(ExampleError::usage(
+                    "--sampling",
+                    "a private run draws Poisson batches unless --one-record is given: \
+                     --sampling has no effect without it",
                 ));
             }
             if args.method != "sep" {
@@ -162,6 +179,7 @@ fn check(args: &Args) -> Result<(), ExampleError> {
         }
         None => {
             needs(args.batch_size.is_some(), "--batch-size", "--epsilon")?;
+            needs(args.one_record, "--one-record", "--epsilon")?;
             needs(args.delta.is_some(), "--delta", "--epsilon")?;
             needs(args.noise_seed.is_some(), "--noise-seed", "--epsilon")?;
             needs(args.population.is_some(), "--population", "--epsilon")?;
@@ -295,10 +313,8 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     at_least_one("--epochs (or n_epochs.txt)", epochs)?;
     // Sizes before anything is allocated: the network and the number of steps.
     PbpModel::try_new(train.dim(), &[hidden]).map_err(flagged(format!("--hidden {hidden}")))?;
-    let batching = match args.batch_size {
-        Some(b) => Batching::poisson(b).map_err(flagged(format!("--batch-size {b}")))?,
-        None => Batching::OneRecord,
-    };
+    let private = private_settings(args, epochs)?;
+    let batching = private.map_or(Batching::OneRecord, |p| p.batching);
     batching.planned_steps(
         epochs,
         args.population.unwrap_or(train.len()),
@@ -340,10 +356,10 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
             .sampling(sampling)
             .seed(args.seed)
             .scaling(scaling);
-        if let Some(gamma) = args.gamma.or(args.epsilon.map(|_| 1.0)) {
+        if let Some(gamma) = private.map_or(args.gamma, |p| Some(p.gamma)) {
             builder = builder.gamma(gamma);
         }
-        if let Some(clip) = args.clip {
+        if let Some(clip) = private.map_or(args.clip, |p| Some(p.clip)) {
             builder = builder.clip(clip);
         }
         builder
@@ -372,7 +388,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         "split": args.split,
         "method": args.method,
         "epsilon": args.epsilon.map_or(serde_json::Value::from("inf"), serde_json::Value::from),
-        "clip": args.clip.map_or(serde_json::Value::from("none"), finite),
+        "clip": config.clip().map_or(serde_json::Value::from("none"), finite),
         "gamma": config.gamma().unwrap_or(train.len() as f64),
         "epochs": config.epochs(),
         "hidden": config.hidden(),
@@ -383,7 +399,10 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
             (Batching::Poisson { .. }, Some(p)) => config.batching().sampling_for(p.population)?,
             _ => sampling,
         }),
-        "batch_size": args.batch_size.map_or(serde_json::Value::from("one record"), serde_json::Value::from),
+        "batch_size": match config.batching() {
+            Batching::Poisson { expected_batch_size } => serde_json::Value::from(expected_batch_size),
+            Batching::OneRecord => serde_json::Value::from("one record"),
+        },
         "scaling": ranges_source.map_or("training mean and std (non-private)".to_string(), |s| format!("declared public ranges: {s}")),
     });
     if let (Some(p), Some(report)) = (privacy, out.privacy.as_ref()) {
@@ -393,6 +412,9 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         json["theta_noise_std"] = finite(report.theta_noise_std);
         json["epsilon_accounted"] = finite(report.epsilon);
         json["noise_rng"] = p.noise_rng.describe().into();
+        if let Some(settings) = private {
+            json["recommended_settings"] = settings.recommended_note().into();
+        }
     }
     if args.diagnostics {
         json["diagnostics"] = serde_json::json!({
@@ -495,5 +517,78 @@ fn compare_sep(
             "seconds": diagnostics.seconds,
             "counts": diagnostics.counts,
         },
+    }))
+}
+
+/// The effective private settings (batching, gamma, clip): the caller's flags where given, the
+/// recommended ones (`dp_sep::recommended::PRIVATE_PBP`, chosen on synthetic data) otherwise.
+#[derive(Clone, Copy, Debug)]
+struct PrivateSettings {
+    batching: Batching,
+    gamma: f64,
+    clip: f64,
+    /// Which of batch size, gamma and clip came from the recommendation.
+    recommended: [bool; 3],
+}
+
+impl PrivateSettings {
+    fn recommended_note(&self) -> String {
+        let names = ["batch size", "gamma", "clip"];
+        let used: Vec<&str> = names
+            .iter()
+            .zip(self.recommended)
+            .filter_map(|(n, r)| r.then_some(*n))
+            .collect();
+        if used.is_empty() {
+            "none: every setting was given by the caller".into()
+        } else {
+            format!(
+                "{} from dp_sep::recommended::PRIVATE_PBP (S {}, P {}, C {}; chosen on synthetic data, docs/dp-sep.md)",
+                used.join(", "),
+                PRIVATE_PBP.batch_size,
+                PRIVATE_PBP.refreshes,
+                PRIVATE_PBP.clip
+            )
+        }
+    }
+}
+
+/// `None` for a non-private run.
+fn private_settings(args: &Args, epochs: usize) -> Result<Option<PrivateSettings>, ExampleError> {
+    let (Some(_), Some(n)) = (args.epsilon, args.population) else {
+        return Ok(None);
+    };
+    let batching = match (args.batch_size, args.one_record) {
+        (Some(b), _) => Batching::poisson(b).map_err(flagged(format!("--batch-size {b}")))?,
+        (None, true) => Batching::OneRecord,
+        (None, false) => PRIVATE_PBP
+            .batching(n)
+            .map_err(flagged(format!("--population {n}")))?,
+    };
+    let gamma = match (args.gamma, batching) {
+        (Some(g), _) => g,
+        (None, Batching::OneRecord) => 1.0,
+        (
+            None,
+            Batching::Poisson {
+                expected_batch_size,
+            },
+        ) => {
+            let nf = n as f64;
+            PRIVATE_PBP
+                .gamma(n, epochs)
+                .map_err(flagged(format!("--epochs {epochs}")))?
+                .min(nf * nf / expected_batch_size as f64)
+        }
+    };
+    Ok(Some(PrivateSettings {
+        batching,
+        gamma,
+        clip: args.clip.unwrap_or(PRIVATE_PBP.clip),
+        recommended: [
+            args.batch_size.is_none() && !args.one_record,
+            args.gamma.is_none() && !args.one_record,
+            args.clip.is_none(),
+        ],
     }))
 }

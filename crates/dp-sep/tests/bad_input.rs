@@ -350,6 +350,36 @@ fn examples_refuse_bad_flags_with_status_2_naming_the_flag() {
             "--batch-size 101",
         ),
         ("pbp", &["--uci", "/x", "--batch-size", "8"], "--batch-size"),
+        ("pbp", &["--uci", "/x", "--one-record"], "--one-record"),
+        (
+            "pbp",
+            &[
+                "--uci",
+                "/x",
+                "--epsilon",
+                "1",
+                "--population",
+                "50",
+                "--one-record",
+                "--batch-size",
+                "5",
+            ],
+            "--one-record",
+        ),
+        (
+            "pbp",
+            &[
+                "--uci",
+                "/x",
+                "--epsilon",
+                "1",
+                "--population",
+                "50",
+                "--sampling",
+                "shuffled",
+            ],
+            "--sampling",
+        ),
         (
             "pbp",
             &[
