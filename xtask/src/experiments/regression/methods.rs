@@ -132,11 +132,13 @@ pub(super) fn args(d: &DataSet, method: Method, split: usize, eps: Option<f64>) 
     if matches!(method.example(), Some((_, "pbp"))) {
         a.extend(["--seed".into(), SEED.to_string()]);
     }
-    if matches!(
-        method,
-        Method::ClippedSep | Method::DpSep | Method::MinibatchDpSep
-    ) {
+    // Minibatch DP-SEP takes the example's recommended clip; 002's algorithm and clipped SEP
+    // run at C = 1.
+    if matches!(method, Method::ClippedSep | Method::DpSep) {
         a.extend(["--clip".into(), "1".into()]);
+    }
+    if method == Method::DpSep && eps.is_some() {
+        a.push("--one-record".into());
     }
     if let Some(e) = eps {
         a.extend([

@@ -185,11 +185,12 @@ pub(super) fn intro(
     );
     let _ = writeln!(
         body,
-        "- DP-SEP (002): `... --clip 1 {private}` (one record per step, the example's private defaults: gamma = 1, uniform draws);"
+        "- DP-SEP (002): `... --clip 1 {private} --one-record` (one record per step: gamma = 1, uniform draws);"
     );
     let _ = writeln!(
         body,
-        "- minibatch DP-SEP: the same plus `{}` (recommended setting; see docs/dp-sep.md);",
+        "- minibatch DP-SEP: `... {private}{}{}` (the example's private defaults: Poisson batches with the recommended batch size, damping and clip, chosen on synthetic data; see docs/dp-sep.md);",
+        if MINIBATCH.is_empty() { "" } else { " " },
         MINIBATCH.join(" ")
     );
     let _ = writeln!(
