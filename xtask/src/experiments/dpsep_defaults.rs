@@ -228,6 +228,9 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
             format!("{sep_rmse:.4}"),
         ]);
         commands.push(sep.command);
+        if k == 0 {
+            check_example_defaults(ctx, &base(CHOSEN.clip), n_train)?;
+        }
         for (i, s) in settings.iter().enumerate() {
             for &noise_seed in noise_seeds {
                 let mut args = base(s.clip);
@@ -312,6 +315,50 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
     );
     section.figures = json!({ "runs": raw });
     Ok(section)
+}
+
+/// Runs the example with `--epsilon` alone (no batch size, damping or clip) and checks that its
+/// defaults are [`CHOSEN`]: the recommendation in `dp_sep::recommended` and this grid must agree.
+fn check_example_defaults(ctx: &Context, base: &[String], n_train: usize) -> anyhow::Result<()> {
+    let mut args: Vec<String> = Vec::new();
+    // `base` carries `--clip`; drop it so the example's own default is used.
+    let mut it = base.iter();
+    while let Some(a) = it.next() {
+        if a == "--clip" {
+            it.next();
+        } else {
+            args.push(a.clone());
+        }
+    }
+    args.extend(
+        [
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--noise-seed",
+            "1",
+            "--population",
+        ]
+        .map(String::from),
+    );
+    args.push(n_train.to_string());
+    let run = run_example(ctx, "dp-sep", "pbp", &args)?;
+    let batch = number(&run.output, "batch_size")?;
+    let gamma = number(&run.output, "gamma")?;
+    let clip = number(&run.output, "clip")?;
+    let want_batch = CHOSEN.batch.min(n_train / 2) as f64;
+    let want_gamma = CHOSEN.gamma(n_train);
+    anyhow::ensure!(
+        batch == want_batch
+            && (gamma - want_gamma).abs() <= 1e-9 * want_gamma
+            && clip == CHOSEN.clip,
+        "the pbp example's private defaults (batch {batch}, gamma {gamma}, clip {clip}) are not \
+         the chosen setting (batch {want_batch}, gamma {want_gamma}, clip {}): update \
+         dp_sep::recommended::PRIVATE_PBP or CHOSEN",
+        CHOSEN.clip
+    );
+    Ok(())
 }
 
 /// Test RMSE of predicting the training mean (a non-private reference for the synthetic set).
