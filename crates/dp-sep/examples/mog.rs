@@ -27,6 +27,7 @@ use clap::Parser;
 use dp_core::RngPolicy;
 use dp_sep::limits;
 use dp_sep::mog::{Family, GibbsConfig, MogModel, Moments, compare, gibbs_posterior, try_generate};
+use dp_sep::recommended::PRIVATE_MOG;
 use dp_sep::sep::run_sep_observed;
 use dp_sep::{
     Batching, DpSepConfig, FactorWall, SamplingScheme, SepConfig, SepError, SepState, WallPlan,
@@ -49,11 +50,13 @@ struct Args {
     /// delta (only with --epsilon; default 1e-5).
     #[arg(long)]
     delta: Option<f64>,
-    /// Clip norm C (DP-SEP always clips; for SEP only if given).
+    /// Clip norm C (DP-SEP always clips; for SEP only if given). Default with --epsilon: the
+    /// recommended C (`dp_sep::recommended::PRIVATE_MOG`), or 1 with --one-record.
     #[arg(long)]
     clip: Option<f64>,
     /// gamma of 002 Eq. 4. Default: N without --epsilon (SEP damping 1/N, as in the published
-    /// SEP runs); 1 with --epsilon (002's stated DP-SEP setting; see docs/dp-sep.md).
+    /// SEP runs); with --epsilon the recommended `P N / E` (capped at N^2 / S), or 1 with
+    /// --one-record (002's stated DP-SEP setting; see docs/dp-sep.md).
     #[arg(long)]
     gamma: Option<f64>,
     /// Data points.
@@ -95,9 +98,15 @@ struct Args {
     #[arg(long)]
     json: bool,
     /// DP-SEP with a Poisson batch of expected size S per step (rate S/n, ceil(n/S) steps per
-    /// epoch, per-step accounting) instead of one point per step. Only with --epsilon.
+    /// epoch, per-step accounting). Only with --epsilon. Default with --epsilon: the recommended
+    /// S, capped at n/2.
     #[arg(long)]
     batch_size: Option<usize>,
+    /// 002's DP-SEP algorithm: one point per step (replace-one neighbours, default gamma 1,
+    /// C = 1) instead of the recommended Poisson minibatch. Only with --epsilon; not with
+    /// --batch-size.
+    #[arg(long)]
+    one_record: bool,
     /// Run even if epochs x n exceeds dp_sep::limits::MAX_STEPS (10^8 steps).
     #[arg(long)]
     allow_long_run: bool,
@@ -137,8 +146,17 @@ fn check(args: &Args) -> Result<Family, ExampleError> {
         }
     };
     match args.epsilon {
-        Some(epsilon) => common::privacy_flags(epsilon, args.delta.unwrap_or(DEFAULT_DELTA))?,
+        Some(epsilon) => {
+            common::privacy_flags(epsilon, args.delta.unwrap_or(DEFAULT_DELTA))?;
+            if args.one_record && args.batch_size.is_some() {
+                return Err(ExampleError::usage(
+                    "--one-record",
+                    "cannot be combined with --batch-size: choose one point or a batch per step",
+                ));
+            }
+        }
         None => {
+            needs(args.one_record, "--one-record", "--epsilon")?;
             needs(args.batch_size.is_some(), "--batch-size", "--epsilon")?;
             needs(args.delta.is_some(), "--delta", "--epsilon")?;
             needs(args.noise_seed.is_some(), "--noise-seed", "--epsilon")?;
@@ -236,11 +254,11 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         }
     }
     let mut state = SepState::new(prior, factor, n)?;
-    let gamma = args.gamma.unwrap_or(if args.epsilon.is_some() {
-        1.0
-    } else {
-        n as f64
-    });
+    let private = private_settings(args, n)?;
+    let gamma = match private {
+        Some(p) => p.gamma,
+        None => args.gamma.unwrap_or(n as f64),
+    };
     let mut model = model;
     // The public starting point, kept for --compare-sep's non-private run (cloning consumes no
     // randomness: the private run and the Gibbs chain see the same streams as without the flag).
@@ -252,35 +270,13 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         common::keep_going()
     };
     let t1 = Instant::now();
-    let (counts, privacy) = match args.epsilon {
-        None => {
-            let config = SepConfig::builder()
-                .gamma(gamma)
-                .clip_norm(args.clip)
-                .build()
-                .map_err(flagged("--gamma / --clip"))?;
-            let c = run_sep_observed(
-                &mut model,
-                &mut state,
-                &data.points,
-                &config,
-                args.epochs,
-                SamplingScheme::ShuffledEpoch,
-                &mut rng,
-                &mut observer,
-            )
-            .map_err(flagged("--gamma / --clip"))?;
-            (c, None)
-        }
-        Some(epsilon) => {
-            let clip = args.clip.unwrap_or(1.0);
+    let (counts, privacy) = match (args.epsilon, private) {
+        (Some(epsilon), Some(settings)) => {
+            let clip = settings.clip;
             let rng_policy = args
                 .noise_seed
                 .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed });
-            let batching = match args.batch_size {
-                Some(b) => Batching::poisson(b).map_err(flagged(format!("--batch-size {b}")))?,
-                None => Batching::OneRecord,
-            };
+            let batching = settings.batching;
             // N is the generator's configured size (public), not a count of the points.
             let plan = WallPlan::builder()
                 .population(n)
@@ -304,6 +300,25 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
                 run_dp_sep_observed(&mut model, &mut state, &mut wall, &config, &mut observer)
                     .map_err(flagged("--gamma / --clip"))?;
             (diagnostics.counts, Some((report, rng_policy.describe())))
+        }
+        _ => {
+            let config = SepConfig::builder()
+                .gamma(gamma)
+                .clip_norm(args.clip)
+                .build()
+                .map_err(flagged("--gamma / --clip"))?;
+            let c = run_sep_observed(
+                &mut model,
+                &mut state,
+                &data.points,
+                &config,
+                args.epochs,
+                SamplingScheme::ShuffledEpoch,
+                &mut rng,
+                &mut observer,
+            )
+            .map_err(flagged("--gamma / --clip"))?;
+            (c, None)
         }
     };
     bar.finish_and_clear();
@@ -348,14 +363,17 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     let mut json = serde_json::json!({
         "epsilon": args.epsilon.map_or(serde_json::Value::from("inf"), serde_json::Value::from),
         "method": if args.epsilon.is_some() { "dp-sep" } else if args.clip.is_some() { "sep-clipped" } else { "sep" },
-        "clip": args.clip.or(args.epsilon.map(|_| 1.0)).map_or(serde_json::Value::from("none"), finite),
+        "clip": private.map(|p| p.clip).or(args.clip).map_or(serde_json::Value::from("none"), finite),
         "gamma": gamma,
         "n": n,
         "components": args.components,
         "dim": args.dim,
         "family": args.family,
         "epochs": args.epochs,
-        "batch_size": args.batch_size.map_or(serde_json::Value::from("one record"), serde_json::Value::from),
+        "batch_size": match private.map(|p| p.batching) {
+            Some(Batching::Poisson { expected_batch_size }) => serde_json::Value::from(expected_batch_size),
+            _ => serde_json::Value::from("one record"),
+        },
         "init_precision": args.init_precision,
         "posterior_means": estimate.iter().map(|m| m.mean.as_slice().to_vec()).collect::<Vec<_>>(),
         "f_norm_vs_generating_means": finite(vs_generating.f_norm),
@@ -367,6 +385,13 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         json["theta_noise_std"] = finite(report.theta_noise_std);
         json["epsilon_accounted"] = finite(report.epsilon);
         json["noise_rng"] = rng.clone().into();
+        if private.is_some_and(|p| p.recommended) {
+            json["recommended_settings"] = format!(
+                "the settings not given by flags come from dp_sep::recommended::PRIVATE_MOG (S {}, P {}, C {}; chosen on other generator seeds, docs/dp-sep.md)",
+                PRIVATE_MOG.batch_size, PRIVATE_MOG.refreshes, PRIVATE_MOG.clip
+            )
+            .into();
+        }
     }
     if args.diagnostics {
         // The Gibbs ground truth is fitted on the same (private) points: its comparison with the
@@ -419,7 +444,7 @@ fn compare_sep(
     report: &dp_sep::DpSepReport,
 ) -> Result<serde_json::Value, ExampleError> {
     use dp_sep::kl_bound as kb;
-    let clip = args.clip.unwrap_or(1.0);
+    let clip = private_settings(args, args.n)?.map_or(1.0, |p| p.clip);
     let config = SepConfig::builder()
         .gamma(gamma)
         .clip_norm(Some(clip))
@@ -531,5 +556,57 @@ fn compare_sep(
             "seconds": seconds,
             "counts": counts,
         },
+    }))
+}
+
+/// The effective private settings: the caller's flags where given, otherwise 002's (with
+/// `--one-record`) or the recommended ones (`dp_sep::recommended::PRIVATE_MOG`).
+#[derive(Clone, Copy, Debug)]
+struct PrivateSettings {
+    batching: Batching,
+    gamma: f64,
+    clip: f64,
+    recommended: bool,
+}
+
+/// `None` for a non-private run.
+fn private_settings(args: &Args, n: usize) -> Result<Option<PrivateSettings>, ExampleError> {
+    if args.epsilon.is_none() {
+        return Ok(None);
+    }
+    let batching = match (args.batch_size, args.one_record) {
+        (Some(b), _) => Batching::poisson(b).map_err(flagged(format!("--batch-size {b}")))?,
+        (None, true) => Batching::OneRecord,
+        (None, false) => PRIVATE_MOG
+            .batching(n)
+            .map_err(flagged(format!("--n {n}")))?,
+    };
+    let gamma = match (args.gamma, batching) {
+        (Some(g), _) => g,
+        (None, Batching::OneRecord) => 1.0,
+        (
+            None,
+            Batching::Poisson {
+                expected_batch_size,
+            },
+        ) => {
+            let nf = n as f64;
+            PRIVATE_MOG
+                .gamma(n, args.epochs)
+                .map_err(flagged(format!("--epochs {}", args.epochs)))?
+                .min(nf * nf / expected_batch_size as f64)
+        }
+    };
+    let clip = args.clip.unwrap_or(if args.one_record {
+        1.0
+    } else {
+        PRIVATE_MOG.clip
+    });
+    Ok(Some(PrivateSettings {
+        batching,
+        gamma,
+        clip,
+        recommended: !args.one_record
+            && (args.batch_size.is_none() || args.gamma.is_none() || args.clip.is_none()),
     }))
 }

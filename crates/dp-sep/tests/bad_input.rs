@@ -339,6 +339,12 @@ fn examples_refuse_bad_flags_with_status_2_naming_the_flag() {
         ("mog", &["--s", "NaN"], "--s"),
         ("mog", &["--bogus"], "--bogus"),
         ("mog", &["--batch-size", "8"], "--batch-size"),
+        ("mog", &["--one-record"], "--one-record"),
+        (
+            "mog",
+            &["--epsilon", "1", "--one-record", "--batch-size", "8"],
+            "--one-record",
+        ),
         (
             "mog",
             &["--epsilon", "1", "--batch-size", "0"],
