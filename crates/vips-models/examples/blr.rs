@@ -69,6 +69,11 @@ struct Args {
     /// Public radius LIBSVM rows are divided by before clipping (default 1).
     #[arg(long, conflicts_with = "csv", value_parser = positive)]
     radius: Option<f64>,
+    /// The accountant that calibrates the noise and accounts the run: rdp (default), pld (the
+    /// least noise for the same epsilon), moments (003), zcdp (000), advanced or linear
+    /// composition (docs/accountant.md, section 11). Needs a private run.
+    #[arg(long, value_parser = common::accountant)]
+    accountant: Option<dp_accountant::AccountantKind>,
     /// Total epsilon (omit for a non-private run).
     #[arg(long, value_parser = positive)]
     epsilon: Option<f64>,
@@ -296,6 +301,12 @@ fn run(args: &Args) -> Result<(), CliError> {
     if args.epsilon.is_none() && args.delta.is_some() {
         return Err(usage("--delta", "has no effect without --epsilon"));
     }
+    if args.epsilon.is_none() && args.accountant.is_some() {
+        return Err(usage(
+            "--accountant",
+            "has no effect without --epsilon (a non-private run has no accountant)",
+        ));
+    }
     if args.epsilon.is_none() && args.noise_seed.is_some() && args.batch_size.is_none() {
         return Err(usage(
             "--noise-seed",
@@ -335,6 +346,7 @@ fn run(args: &Args) -> Result<(), CliError> {
         .step(step)
         .stop(Stop::Iterations { iterations })
         .privacy(privacy)
+        .accountant(args.accountant.unwrap_or_default())
         .noise_seed(args.noise_seed)
         .population(Some(population))
         .progress_bar(true)
@@ -381,7 +393,10 @@ fn run(args: &Args) -> Result<(), CliError> {
         "eigenvalues_raised_last_release": fitted.global.eigenvalues_raised(),
     });
     match fitted.privacy.delta {
-        Some(delta) => out["delta"] = serde_json::json!(delta),
+        Some(delta) => {
+            out["delta"] = serde_json::json!(delta);
+            out["accountant"] = serde_json::json!(fitted.privacy.accountant.name());
+        }
         None => out["epsilon_reason"] = serde_json::json!("non-private run: no noise"),
     }
     if args.diagnostics {

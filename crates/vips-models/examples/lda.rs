@@ -74,6 +74,11 @@ struct Args {
     /// Allow runs of more than 10^7 iterations (refused otherwise).
     #[arg(long)]
     allow_long_run: bool,
+    /// The accountant that calibrates the noise and accounts the run: rdp (default), pld (the
+    /// least noise for the same epsilon), moments (003), zcdp (000), advanced or linear
+    /// composition (docs/accountant.md, section 11). Needs a private run.
+    #[arg(long, value_parser = common::accountant)]
+    accountant: Option<dp_accountant::AccountantKind>,
     /// Total epsilon (omit for a non-private run).
     #[arg(long, value_parser = positive)]
     epsilon: Option<f64>,
@@ -143,6 +148,12 @@ fn run(args: Args) -> Result<(), CliError> {
     let private = args.epsilon.is_some();
     if !private && args.delta.is_some() {
         return Err(usage("--delta", "has no effect without --epsilon"));
+    }
+    if !private && args.accountant.is_some() {
+        return Err(usage(
+            "--accountant",
+            "has no effect without --epsilon (a non-private run has no accountant)",
+        ));
     }
     let doc_length = match args.doc_length {
         Some(0) => None,
@@ -269,6 +280,7 @@ fn run(args: Args) -> Result<(), CliError> {
             passes: args.passes,
         })
         .privacy(privacy)
+        .accountant(args.accountant.unwrap_or_default())
         .noise_seed(args.noise_seed)
         .init_seed(args.seed)
         .progress(args.progress)
@@ -330,6 +342,7 @@ fn run(args: Args) -> Result<(), CliError> {
     // Absent values are omitted (never null).
     if let Some(delta) = result.privacy.delta {
         out["delta"] = json!(delta);
+        out["accountant"] = json!(result.privacy.accountant.name());
     }
     match doc_length {
         Some(n) => {

@@ -65,6 +65,11 @@ struct Args {
     /// Allow runs of more than 10^7 iterations (refused otherwise).
     #[arg(long)]
     allow_long_run: bool,
+    /// The accountant that calibrates the noise and accounts the run: rdp (default), pld (the
+    /// least noise for the same epsilon), moments (003), zcdp (000), advanced or linear
+    /// composition (docs/accountant.md, section 11). Needs a private run.
+    #[arg(long, value_parser = common::accountant)]
+    accountant: Option<dp_accountant::AccountantKind>,
     /// Total epsilon (omit for a non-private run).
     #[arg(long, value_parser = positive)]
     epsilon: Option<f64>,
@@ -131,6 +136,13 @@ fn run(args: Args) -> Result<(), CliError> {
         return Err(usage(
             "--delta",
             "has no effect without --epsilon or --noise-multiplier",
+        ));
+    }
+    if !private && args.accountant.is_some() {
+        return Err(usage(
+            "--accountant",
+            "has no effect without --epsilon or --noise-multiplier (a non-private run has no \
+             accountant)",
         ));
     }
     if args.snr && !args.diagnostics {
@@ -231,6 +243,7 @@ fn run(args: Args) -> Result<(), CliError> {
             passes: args.passes,
         })
         .privacy(privacy)
+        .accountant(args.accountant.unwrap_or_default())
         .noise_seed(args.noise_seed)
         .init_seed(args.init_seed)
         .progress(args.progress)
@@ -289,7 +302,10 @@ fn run(args: Args) -> Result<(), CliError> {
         "iterations": result.iterations,
     });
     match result.privacy.delta {
-        Some(delta) => out["delta"] = serde_json::json!(delta),
+        Some(delta) => {
+            out["delta"] = serde_json::json!(delta);
+            out["accountant"] = serde_json::json!(result.privacy.accountant.name());
+        }
         None => out["epsilon_reason"] = serde_json::json!("non-private run: no noise"),
     }
     if args.diagnostics {

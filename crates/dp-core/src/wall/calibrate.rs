@@ -7,7 +7,9 @@ use crate::sampling::SamplingScheme;
 
 /// The smallest noise multiplier `sigma` (to `1e-6` relative, rounded up) such that
 /// `planned_releases` releases of `scheme` over `population` records spend at most
-/// `budget.epsilon()` at `budget.delta()`, according to the accountant with `config`.
+/// `budget.epsilon()` at `budget.delta()`, according to the accountant with `config`
+/// (any [`dp_accountant::AccountantKind`]: the multiplier is the smallest that accountant
+/// certifies, so PLD gives the least noise).
 ///
 /// Delegates to `dp_accountant::calibrate::calibrate_noise_multiplier` with the accountant
 /// sampling that matches `scheme` (Poisson; fixed size `m` of `N`; a single draw is fixed size
@@ -59,4 +61,32 @@ pub fn calibrate_noise_multiplier(
         config,
     )?;
     Ok(calibration.noise_multiplier)
+}
+
+#[cfg(test)]
+mod tests {
+    use dp_accountant::{AccountantKind, epsilon_for_event};
+
+    use super::*;
+
+    #[test]
+    fn every_accountant_calibrates_a_run_that_it_certifies() {
+        let budget = Budget::new(1.0, 1e-5).unwrap();
+        let scheme = SamplingScheme::poisson(0.05).unwrap();
+        let mut sigmas = Vec::new();
+        for kind in AccountantKind::ALL {
+            let config = AccountantConfig::default().with_accountant(kind);
+            let sigma = calibrate_noise_multiplier(&budget, &scheme, 2000, 200, &config).unwrap();
+            let run = scheme.run_event(sigma, 2000, 200).unwrap();
+            let eps = epsilon_for_event(&run, 1e-5, &config).unwrap().epsilon;
+            assert!(eps <= 1.0, "{kind}: {eps}");
+            let less = scheme.run_event(sigma * (1.0 - 1e-3), 2000, 200).unwrap();
+            let over = epsilon_for_event(&less, 1e-5, &config).unwrap().epsilon;
+            assert!(over > 1.0, "{kind}: {over}");
+            sigmas.push(sigma);
+        }
+        // PLD needs the least noise; every other accountant more than RDP here
+        assert!(sigmas[1] < sigmas[0]);
+        assert!(sigmas[2..].iter().all(|&s| s > sigmas[0]), "{sigmas:?}");
+    }
 }

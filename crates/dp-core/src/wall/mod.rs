@@ -308,7 +308,10 @@ impl<R> WallBuilder<R> {
         self
     }
 
-    /// The accountant's configuration (orders, conversion); default: the accountant's default.
+    /// The accountant's configuration: which accountant calibrates the noise and accounts every
+    /// release ([`dp_accountant::AccountantKind`]: RDP, PLD, moments, zCDP, advanced, linear),
+    /// and RDP's orders and conversion; default: the accountant's default (RDP). The ledger
+    /// records it (its JSON names any accountant but RDP) and replays under it.
     pub fn accountant_config(mut self, config: AccountantConfig) -> Self {
         self.config = config;
         self

@@ -1,7 +1,7 @@
 #![allow(dead_code)] // each example uses a part of this module
 
 //! What the three examples share: the error type and exit-code convention, flag parsers with
-//! clear messages, output that survives a closed pipe, Ctrl-C, and the no-null check.
+//! clear messages (`--accountant` among them), output that survives a closed pipe, Ctrl-C, and the no-null check.
 //!
 //! Exit codes: 0 success (also when stdout is a closed pipe: the reader went away), 2 usage and
 //! input errors (bad or ineffective flags, unreadable or malformed files, sizes over a limit,
@@ -213,6 +213,14 @@ pub fn count(s: &str) -> Result<u64, String> {
             _ => Err(format!("`{}` is not a whole number >= 1", excerpt(t))),
         },
     }
+}
+
+/// Parses `--accountant` (clap value parser): `rdp`, `pld`, `moments`, `zcdp`, `advanced` or
+/// `linear` ([`dp_accountant::AccountantKind`]).
+pub fn accountant(s: &str) -> Result<dp_accountant::AccountantKind, String> {
+    s.trim()
+        .parse()
+        .map_err(|e: dp_accountant::AccountantError| e.to_string())
 }
 
 /// [`count`] as a `usize`.

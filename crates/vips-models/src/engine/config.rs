@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use dp_accountant::AccountantKind;
 use serde::{Deserialize, Serialize};
 
 use super::{EngineError, StepSize};
@@ -103,6 +104,9 @@ pub struct SviConfig {
     pub(crate) progress: bool,
     pub(crate) population: Option<usize>,
     pub(crate) iteration_limit: u64,
+    /// The accountant that calibrates and accounts (absent in the JSON = RDP, the default).
+    #[serde(default, skip_serializing_if = "AccountantKind::is_rdp")]
+    pub(crate) accountant: AccountantKind,
     #[serde(skip)]
     pub(crate) progress_bar: bool,
     #[serde(skip)]
@@ -148,10 +152,17 @@ impl SviConfig {
                 progress: false,
                 population: None,
                 iteration_limit: MAX_ITERATIONS,
+                accountant: AccountantKind::Rdp,
                 progress_bar: false,
                 cancel: CancelToken::new(),
             },
         }
+    }
+
+    /// The accountant that calibrates the noise and accounts the run
+    /// ([`SviConfigBuilder::accountant`]; default RDP).
+    pub fn accountant(&self) -> AccountantKind {
+        self.accountant
     }
 
     /// The step-size schedule.
@@ -268,6 +279,34 @@ impl SviConfigBuilder {
     /// The privacy setting.
     pub fn privacy(mut self, privacy: Privacy) -> Self {
         self.cfg.privacy = privacy;
+        self
+    }
+    /// The accountant that calibrates the noise multiplier of a [`Privacy::Target`] run and
+    /// accounts every release (the wall's ledger, and its JSON, record which): RDP (the
+    /// default), PLD (the tightest: the least noise for the same target), the moments accountant
+    /// of 003, 000's zCDP with amplification, advanced or linear composition
+    /// (`docs/accountant.md`, section 11). Without privacy it has no effect.
+    ///
+    /// # Example
+    /// ```
+    /// use dp_accountant::AccountantKind;
+    /// use vips_models::engine::{Privacy, Stop, SviConfig};
+    /// let cfg = SviConfig::builder()
+    ///     .stop(Stop::Iterations { iterations: 100 })
+    ///     .privacy(Privacy::Target { epsilon: 1.0, delta: 1e-5 })
+    ///     .population(Some(10_000))
+    ///     .accountant(AccountantKind::Pld)
+    ///     .build()?;
+    /// assert_eq!(cfg.accountant(), AccountantKind::Pld);
+    /// # Ok::<(), vips_models::engine::EngineError>(())
+    /// ```
+    ///
+    /// # Privacy
+    /// Each accountant's calibration returns the smallest noise multiplier whose epsilon, by
+    /// that accountant, is within the target; every accountant is a valid upper bound, so the
+    /// guarantee is the target whichever is chosen (they differ in how much noise it costs).
+    pub fn accountant(mut self, accountant: AccountantKind) -> Self {
+        self.cfg.accountant = accountant;
         self
     }
     /// Seed the wall's sampling and noise RNG on purpose (reproducible; recorded as such). The

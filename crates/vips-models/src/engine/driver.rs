@@ -4,6 +4,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use dp_accountant::AccountantConfig;
 use dp_core::{PrivacyWall, RngPolicy, SamplingScheme};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
@@ -121,6 +122,7 @@ pub fn fit<M: VipsModel>(
         None => RngPolicy::OsEntropy,
     };
     let builder = PrivacyWall::builder(records)
+        .accountant_config(AccountantConfig::default().with_accountant(config.accountant()))
         .sampling(SamplingScheme::poisson(rate)?)
         .public_population_size(population)
         .require_public_population()
@@ -267,6 +269,7 @@ pub fn fit<M: VipsModel>(
                 population_declared: config.population().is_some(),
                 neighbouring: "add_remove_one".into(),
                 rng: policy.describe(),
+                accountant: config.accountant(),
                 ledger,
             },
             trace,

@@ -1,7 +1,7 @@
 //! What a fit returns: the private result (parameters, privacy summary and ledger, trace of the
 //! step size and the epsilon spent) and, separately, the data owner's non-private diagnostics.
 
-use dp_accountant::Accountant;
+use dp_accountant::{Accountant, AccountantKind};
 use serde::{Deserialize, Serialize, Serializer};
 
 /// One row of the private per-iteration trace (public schedule and ledger values only).
@@ -38,6 +38,11 @@ pub struct PrivacySummary {
     pub neighbouring: String,
     /// How the noise RNG was seeded.
     pub rng: String,
+    /// The accountant that calibrated and accounted the run
+    /// ([`crate::engine::SviConfigBuilder::accountant`]); absent in the JSON for RDP, the default,
+    /// as in the ledger's own JSON.
+    #[serde(default, skip_serializing_if = "AccountantKind::is_rdp")]
+    pub accountant: AccountantKind,
     /// The accountant's ledger (`None` when non-private). Serialised as the accountant's own
     /// JSON ([`dp_accountant::Accountant::to_json`], keys in sorted order), which the
     /// accountant's CLI and [`dp_accountant::Accountant::from_json`] replay; read back through
