@@ -7,6 +7,12 @@
 //! - [`evaluate`]: held-out perplexity bound and document completion.
 //! - [`corpus`]: bag-of-words corpora (the UCI bag-of-words loader, synthetic LDA corpora,
 //!   fixed-length resampling).
+//! - [`text`]: raw text (one document per line, or per `.txt` file): tokenizer, reader,
+//!   bag-of-words conversion (issue 20).
+//! - [`vocabulary`]: [`Vocabulary`], public from a file or selected privately (Gaussian
+//!   partition selection, charged to a ledger).
+//! - [`SavedLda`]: a fitted model saved and loaded (versioned JSON) and inference of topic
+//!   proportions for new documents.
 
 mod config;
 pub mod corpus;
@@ -15,8 +21,11 @@ mod estep;
 mod evaluate;
 mod model;
 mod recovery;
+mod saved;
 mod special_fns;
+pub mod text;
 mod topics;
+pub mod vocabulary;
 
 pub use config::{LdaConfig, LdaConfigBuilder};
 pub use error::LdaError;
@@ -24,4 +33,8 @@ pub use estep::{DocScratch, document_statistic, infer_document};
 pub use evaluate::{HeldOut, completion_perplexity, evaluate, perplexity_bound};
 pub use model::{Lda, LdaBlocks};
 pub use recovery::{TopicMatch, match_topics};
+pub use saved::{
+    Provenance, SAVED_LDA_FORMAT, SAVED_LDA_FORMAT_VERSION, SavedLda, SavedLdaError, TextInference,
+};
 pub use topics::{ExpectedTopics, Topics};
+pub use vocabulary::{Vocabulary, VocabularyError};

@@ -1,0 +1,264 @@
+//! Issue 20: the private vocabulary is tested like any release.
+//!
+//! End to end, from tokenised documents to the selected vocabulary, for two corpora that differ
+//! in one document (add/remove-one), with the noise off (the exact counts and the threshold rule)
+//! and with the same fixed seed for both (the noise of every word is then the same in both runs,
+//! as the project's other end-to-end tests couple their noise):
+//! - every contribution-bounded count moves by at most 1 (L-inf), in at most `k` words (so by at
+//!   most `sqrt(k)` in L2), and only in the extra document's first `k` distinct words;
+//! - a word present only in the extra document is never selected with the noise off;
+//! - with a fixed seed, the two selected vocabularies differ only in words of the extra document.
+//!
+//! Statistically (fixed seeds, stated false-alarm rates): the probability that a count-1 word is
+//! selected is at most the per-word share of the threshold delta, and the probability that any
+//! of a document's `k` unique words is selected is at most the threshold delta.
+
+use std::collections::BTreeSet;
+
+use dp_accountant::{Accountant, Neighbouring, PrivacyEvent};
+use dp_core::RngPolicy;
+use vips_models::lda::vocabulary::{
+    PartitionSelection, bounded_words, contribution_counts, select_vocabulary,
+};
+
+const K: usize = 8;
+
+/// A corpus with common, middling and rare words (counts from 1 to about 200).
+fn corpus() -> Vec<Vec<String>> {
+    (0..400)
+        .map(|d: usize| {
+            let mut doc = Vec::new();
+            for w in 0..30usize {
+                // word w appears in documents where d % (w + 1) == 0 (repeated twice there).
+                if d.is_multiple_of(w + 1) {
+                    doc.push(format!("word{w}"));
+                    doc.push(format!("word{w}"));
+                }
+            }
+            doc.push(format!("rare{}", d % 150));
+            doc
+        })
+        .collect()
+}
+
+/// An adversarial extra document: many distinct words, shared and unique, with repeats.
+fn extra() -> Vec<String> {
+    let mut doc: Vec<String> = (0..200).map(|i| format!("only{i}")).collect();
+    doc.insert(3, "word0".into());
+    doc.insert(5, "word0".into());
+    doc.insert(1, "rare7".into());
+    doc.push("word1".into());
+    doc
+}
+
+fn neighbours() -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+    let small = corpus();
+    // The extra document goes first, so that any state shared across documents in corpus order
+    // would shift every later document.
+    let mut big = vec![extra()];
+    big.extend(small.iter().cloned());
+    (small, big)
+}
+
+#[test]
+fn counts_move_by_at_most_their_bounds() {
+    let (small, big) = neighbours();
+    let x = extra();
+    let allowed: BTreeSet<&str> = bounded_words(&x, K).into_iter().collect();
+    assert_eq!(allowed.len(), K);
+    let a = contribution_counts(&small, K);
+    let b = contribution_counts(&big, K);
+    let words: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let mut changed = 0usize;
+    let mut l2 = 0.0f64;
+    for w in words {
+        let (ca, cb) = (
+            a.get(w).copied().unwrap_or(0),
+            b.get(w).copied().unwrap_or(0),
+        );
+        let diff = cb.abs_diff(ca);
+        assert!(diff <= 1, "{w}: {ca} -> {cb}");
+        if diff > 0 {
+            assert!(
+                allowed.contains(w.as_str()),
+                "{w} is not among x's first {K} words"
+            );
+            changed += 1;
+            l2 += (diff * diff) as f64;
+        }
+    }
+    assert!(changed <= K && l2.sqrt() <= (K as f64).sqrt());
+    // The extra document's first K distinct words all moved (the bound is attained).
+    assert_eq!(changed, K);
+}
+
+#[test]
+fn words_only_in_the_extra_document_are_never_selected_without_noise() {
+    let (small, big) = neighbours();
+    for &(eps, delta, k) in &[(0.1, 1e-10, 1), (1.0, 1e-6, K), (8.0, 0.5, 100)] {
+        let s = PartitionSelection::calibrate(eps, delta, k).unwrap();
+        assert!(s.threshold() > 1.0);
+        let a = contribution_counts(&small, k);
+        let b = contribution_counts(&big, k);
+        for (w, &c) in &b {
+            if !a.contains_key(w) {
+                assert_eq!(c, 1);
+                assert!(!s.keeps(c as f64), "{w} kept at eps {eps}");
+            }
+        }
+    }
+}
+
+#[test]
+fn seeded_selections_of_neighbours_differ_only_in_the_extra_documents_words() {
+    let (small, big) = neighbours();
+    let x = extra();
+    let allowed: BTreeSet<&str> = bounded_words(&x, K).into_iter().collect();
+    // A budget that puts the threshold among the corpus's counts, so that selections vary.
+    let s = PartitionSelection::calibrate(2.0, 1e-3, K).unwrap();
+    assert!(
+        s.threshold() > 5.0 && s.threshold() < 150.0,
+        "{}",
+        s.threshold()
+    );
+    let mut differing = 0usize;
+    for seed in 0..40u64 {
+        let policy = RngPolicy::Seeded { seed };
+        let (va, ra) = select_vocabulary(&small, &s, policy, &mut Accountant::new()).unwrap();
+        let (vb, _) = select_vocabulary(&big, &s, policy, &mut Accountant::new()).unwrap();
+        assert!(ra.seeded && ra.rng.contains(&format!("seed {seed}")));
+        let sa: BTreeSet<&String> = va.words().iter().collect();
+        let sb: BTreeSet<&String> = vb.words().iter().collect();
+        for w in sa.symmetric_difference(&sb) {
+            assert!(allowed.contains(w.as_str()), "seed {seed}: {w} changed");
+            differing += 1;
+        }
+        // Sorted, so the order reveals nothing beyond the set.
+        assert!(va.words().windows(2).all(|p| p[0] < p[1]));
+        // Selections vary with the seed, and not everything is kept.
+        assert!(!va.is_empty() && va.len() < contribution_counts(&small, K).len());
+    }
+    // The coupling is tight: the neighbours' selections differ only now and then.
+    assert!(differing < 40, "{differing}");
+    // Reordering the documents changes nothing (no shared stream in corpus order).
+    let mut reversed = small.clone();
+    reversed.reverse();
+    let p = RngPolicy::Seeded { seed: 5 };
+    assert_eq!(
+        select_vocabulary(&small, &s, p, &mut Accountant::new())
+            .unwrap()
+            .0,
+        select_vocabulary(&reversed, &s, p, &mut Accountant::new())
+            .unwrap()
+            .0
+    );
+}
+
+#[test]
+fn the_release_is_recorded_in_the_ledger_before_it_happens() {
+    let s = PartitionSelection::calibrate(1.0, 1e-6, K).unwrap();
+    let mut ledger = Accountant::new();
+    let (_, report) = select_vocabulary(&corpus(), &s, RngPolicy::OsEntropy, &mut ledger).unwrap();
+    assert!(!report.seeded && report.rng.contains("OS entropy"));
+    assert_eq!(ledger.len(), 1);
+    let entry = &ledger.entries()[0];
+    assert_eq!(
+        entry.event,
+        PrivacyEvent::gaussian(s.noise_multiplier(), Neighbouring::AddRemoveOne).unwrap()
+    );
+    assert!(
+        entry.notes["extra_delta_not_in_event"].starts_with(&format!("{}", s.threshold_delta()))
+    );
+    // The Gaussian part alone is within (epsilon, noise_delta) by the ledger's own answer.
+    let eps = ledger.epsilon(s.noise_delta()).unwrap();
+    assert!(eps <= 1.0 + 1e-9 && eps > 0.9, "{eps}");
+    assert!((s.sigma() / s.noise_multiplier() - (K as f64).sqrt()).abs() < 1e-12);
+    assert_eq!(report.compose_with_fit(2.0, 1e-6), (3.0, 2e-6));
+
+    // A ledger of replace-one events refuses the entry, and nothing is released.
+    let mut other = Accountant::new();
+    other
+        .record(
+            "fixed-size",
+            PrivacyEvent::fixed_size_subsampled_gaussian(1.0, 10, 100).unwrap(),
+        )
+        .unwrap();
+    assert!(select_vocabulary(&corpus(), &s, RngPolicy::OsEntropy, &mut other).is_err());
+    assert_eq!(other.len(), 1);
+}
+
+#[test]
+fn settings_are_checked() {
+    for (e, d, k) in [
+        (0.0, 1e-6, 1),
+        (f64::NAN, 1e-6, 1),
+        (1.0, 0.0, 1),
+        (1.0, 1.0, 1),
+        (1.0, 1e-6, 0),
+    ] {
+        assert!(
+            PartitionSelection::calibrate(e, d, k).is_err(),
+            "{e} {d} {k}"
+        );
+    }
+}
+
+/// Upper and lower limits of a binomial count at `z` standard deviations (normal approximation;
+/// the counts here are in the thousands).
+fn limits(n: usize, p: f64, z: f64) -> (f64, f64) {
+    let mean = n as f64 * p;
+    let sd = (n as f64 * p * (1.0 - p)).sqrt();
+    (mean - z * sd, mean + z * sd)
+}
+
+/// One-sided false-alarm rate 5e-7 per check (z = 4.9); two checks per case.
+const Z: f64 = 4.9;
+
+#[test]
+fn a_count_one_word_is_selected_at_most_at_the_claimed_rate() {
+    // A large delta makes the rate measurable: delta_thr = 0.1 = the per-word share at k = 1.
+    let s = PartitionSelection::calibrate(1.0, 0.2, 1).unwrap();
+    let n = 20_000;
+    let docs: Vec<Vec<String>> = (0..n).map(|i| vec![format!("unique{i}")]).collect();
+    let (vocab, _) = select_vocabulary(
+        &docs,
+        &s,
+        RngPolicy::Seeded { seed: 2024 },
+        &mut Accountant::new(),
+    )
+    .unwrap();
+    let kept = vocab.len() as f64;
+    let p = s.count_one_keep_probability();
+    assert!(p <= s.per_word_delta() && p > 0.99 * s.per_word_delta());
+    // The claim: kept / n <= per_word_delta (false alarm 5e-7).
+    assert!(kept <= limits(n, s.per_word_delta(), Z).1, "{kept} of {n}");
+    // And the threshold is not needlessly high (the test can see a wrong threshold).
+    assert!(kept >= limits(n, p, Z).0, "{kept} of {n}");
+}
+
+#[test]
+fn a_documents_unique_words_are_revealed_at_most_at_the_threshold_delta() {
+    let k = 4;
+    let s = PartitionSelection::calibrate(1.0, 0.2, k).unwrap();
+    let n = 5_000;
+    let docs: Vec<Vec<String>> = (0..n)
+        .map(|i| (0..k).map(|j| format!("d{i}w{j}")).collect())
+        .collect();
+    let (vocab, _) = select_vocabulary(
+        &docs,
+        &s,
+        RngPolicy::Seeded { seed: 7 },
+        &mut Accountant::new(),
+    )
+    .unwrap();
+    let revealed: BTreeSet<&str> = vocab
+        .words()
+        .iter()
+        .map(|w| w.split('w').next().unwrap())
+        .collect();
+    let r = revealed.len() as f64;
+    // Without the 1/k adjustment the rate would be 1 - 0.9^4 = 0.34, far outside.
+    assert!(r <= limits(n, s.threshold_delta(), Z).1, "{r} of {n}");
+    let p_any = 1.0 - (1.0 - s.count_one_keep_probability()).powi(k as i32);
+    assert!(r >= limits(n, p_any, Z).0, "{r} of {n}");
+}
