@@ -19,7 +19,7 @@ use dp_accountant::cli::{
     CliCommand, config_from_flags, describe_error, execute, sampling_from_flags,
 };
 
-/// Audit a differential-privacy budget (RDP accountant, or PLD with --accountant pld).
+/// Audit a differential-privacy budget (RDP accountant, or another with --accountant).
 #[derive(Parser, Debug)]
 #[command(name = "dp-accountant", version, about)]
 struct Cli {
@@ -35,23 +35,36 @@ enum AccountantKind {
     Rdp,
     /// Privacy-loss distribution (tighter; reports a lower bound too; Poisson or full batch only).
     Pld,
+    /// The moments accountant of 003 (integer orders, classic conversion).
+    Moments,
+    /// 000's zCDP with amplification (Table 1), capped below by RDP (--orders/--classic apply to
+    /// that RDP bound).
+    Zcdp,
+    /// Advanced composition of amplified (eps, delta) steps.
+    Advanced,
+    /// Linear composition of amplified (eps, delta) steps.
+    Linear,
 }
 
 impl Common {
     fn config(&self) -> Result<dp_accountant::AccountantConfig, dp_accountant::AccountantError> {
+        use dp_accountant::AccountantKind as K;
         let kind = match self.accountant.unwrap_or_default() {
-            AccountantKind::Rdp => dp_accountant::AccountantKind::Rdp,
-            AccountantKind::Pld => {
-                // flags that would be silently ignored are refused
-                if self.orders.is_some() || self.classic {
-                    return Err(usage(
-                        "--orders and --classic have no effect with --accountant pld (they \
-                         configure the RDP accountant)",
-                    ));
-                }
-                dp_accountant::AccountantKind::Pld
-            }
+            AccountantKind::Rdp => K::Rdp,
+            AccountantKind::Zcdp => K::Zcdp,
+            AccountantKind::Pld => K::Pld,
+            AccountantKind::Moments => K::Moments,
+            AccountantKind::Advanced => K::Advanced,
+            AccountantKind::Linear => K::Linear,
         };
+        // flags that would be silently ignored are refused
+        if !matches!(kind, K::Rdp | K::Zcdp) && (self.orders.is_some() || self.classic) {
+            return Err(usage(&format!(
+                "--orders and --classic have no effect with --accountant {} (they configure \
+                 the RDP accountant)",
+                kind.name()
+            )));
+        }
         let orders = self.orders.as_deref().unwrap_or("continuous");
         Ok(config_from_flags(orders, self.classic)?.with_accountant(kind))
     }
@@ -66,7 +79,7 @@ struct Common {
     /// Use the classic Mironov conversion instead of the improved (CKS/Balle) one (RDP only).
     #[arg(long)]
     classic: bool,
-    /// The accountant: `rdp` (default) or `pld`.
+    /// The accountant: `rdp` (default), `pld`, `moments`, `zcdp`, `advanced` or `linear`.
     #[arg(long, value_enum)]
     accountant: Option<AccountantKind>,
     /// Print one JSON object instead of a readable report.
