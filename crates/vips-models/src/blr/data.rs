@@ -423,6 +423,157 @@ pub fn parse_csv(text: &str, options: &CsvOptions) -> Result<Loaded, BlrError> {
     })
 }
 
+/// The feature column names of a CSV file (its first non-blank line, the `label` column left
+/// out), read without the rows (at most [`crate::limits::MAX_LINE_BYTES`]): what a caller needs
+/// to match a public ranges file ([`read_ranges_csv`]) before loading the rows.
+///
+/// # Privacy
+/// Column names are the file's schema, public; no row is read.
+///
+/// # Errors
+/// [`BlrError::Io`] if the file cannot be read; [`BlrError::InFile`] for no header line or no
+/// `label` column.
+pub fn read_csv_header(path: impl AsRef<Path>, label: &str) -> Result<Vec<String>, BlrError> {
+    use std::io::{BufRead, Read};
+    let path = path.as_ref();
+    let io = |source| BlrError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let mut reader = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?)
+        .take(crate::limits::MAX_LINE_BYTES as u64 * 4);
+    let mut line = Vec::new();
+    let mut line_no = 0;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).map_err(io)? == 0 {
+            return Err(in_file(
+                path,
+                BlrError::parse(line_no.max(1), "no header line"),
+            ));
+        }
+        line_no += 1;
+        if !String::from_utf8_lossy(&line).trim().is_empty() {
+            break;
+        }
+    }
+    let columns: Vec<String> = String::from_utf8_lossy(&line)
+        .trim_end_matches(['\r', '\n'])
+        .split(',')
+        .map(|c| c.trim().to_string())
+        .collect();
+    if !columns.iter().any(|c| c == label) {
+        return Err(in_file(
+            path,
+            BlrError::parse(
+                line_no,
+                format!("no label column `{}` in the header", excerpt(label)),
+            ),
+        ));
+    }
+    Ok(columns.into_iter().filter(|c| c != label).collect())
+}
+
+/// Reads a public ranges file, CSV lines `name,lower,upper` (a first line
+/// `name,lower,upper` is a header; blank lines are skipped), and orders the ranges by
+/// `features` (the CSV's feature names, [`read_csv_header`]). Every feature must be listed
+/// exactly once, and nothing else: ranges are matched by name, never by position.
+///
+/// # Privacy
+/// The ranges must be declared from knowledge of the domain, never computed from the data.
+///
+/// # Errors
+/// [`BlrError::Io`] if the file cannot be read; [`BlrError::InFile`] naming the file around
+/// [`BlrError::Parse`] (the line) for a malformed line, a value that is not a finite number or a
+/// name listed twice or not a feature, and around [`BlrError::Empty`] for features with no range.
+///
+/// # Example
+/// ```
+/// let dir = std::env::temp_dir().join(format!("vips-ranges-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("ranges.csv");
+/// std::fs::write(&path, "name,lower,upper\nb,0,1\na,-2,2\n")?;
+/// let (lo, hi) = vips_models::blr::read_ranges_csv(&path, &["a".into(), "b".into()])?;
+/// assert_eq!((lo, hi), (vec![-2.0, 0.0], vec![2.0, 1.0]));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_ranges_csv(
+    path: impl AsRef<Path>,
+    features: &[String],
+) -> Result<(Vec<f64>, Vec<f64>), BlrError> {
+    let path = path.as_ref();
+    let text = read_file(path)?;
+    let err = |line: usize, reason: String| in_file(path, BlrError::parse(line, reason));
+    let mut by_name: std::collections::HashMap<String, (f64, f64, usize)> =
+        std::collections::HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        if f.len() != 3 {
+            return Err(err(
+                line_no,
+                format!("expected name,lower,upper, found {} fields", f.len()),
+            ));
+        }
+        if line_no == 1 && f == ["name", "lower", "upper"] {
+            continue;
+        }
+        let num = |v: &str, what: &str| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| {
+                    err(
+                        line_no,
+                        format!("{what} `{}` is not a finite number", excerpt(v)),
+                    )
+                })
+        };
+        let (lo, hi) = (num(f[1], "lower")?, num(f[2], "upper")?);
+        if !features.iter().any(|n| n == f[0]) {
+            return Err(err(
+                line_no,
+                format!(
+                    "range for `{}`, which is not a feature column of the CSV",
+                    excerpt(f[0])
+                ),
+            ));
+        }
+        if by_name
+            .insert(f[0].to_string(), (lo, hi, line_no))
+            .is_some()
+        {
+            return Err(err(
+                line_no,
+                format!("feature `{}` is listed twice", excerpt(f[0])),
+            ));
+        }
+    }
+    let missing: Vec<&str> = features
+        .iter()
+        .filter(|n| !by_name.contains_key(*n))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        return Err(in_file(
+            path,
+            BlrError::Empty(format!(
+                "no range for the feature column(s) {}",
+                excerpt(&missing.join(", "))
+            )),
+        ));
+    }
+    Ok(features
+        .iter()
+        .map(|n| (by_name[n].0, by_name[n].1))
+        .unzip())
+}
+
 /// Options of [`load_libsvm`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LibsvmOptions {

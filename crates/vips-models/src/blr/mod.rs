@@ -10,6 +10,10 @@
 //! - [`predict_probability`], [`evaluate`]: probit-approximated predictive, AUC, accuracy,
 //!   log loss.
 //! - [`load_csv`], [`load_libsvm`], [`FeatureMap`]: data with a public map into the unit ball.
+//! - [`read_csv_header`], [`read_ranges_csv`]: a CSV's feature names and a public ranges file
+//!   (`name,lower,upper`) matched to them by name.
+//! - [`SavedBlr`]: the fitted model as a versioned JSON file (`format_version` 1) that predicts
+//!   on new raw rows.
 //! - [`stratified_split`]: a seeded stratified held-out split.
 //! - [`gibbs`]: a Pólya-Gamma Gibbs sampler (the reference the VB posterior is tested against).
 
@@ -21,6 +25,7 @@ pub mod gibbs;
 mod model;
 mod predict;
 mod record;
+mod saved;
 pub mod sensitivity;
 mod split;
 mod wdbc;
@@ -28,7 +33,7 @@ mod wdbc;
 pub use config::{BlrConfig, BlrConfigBuilder, Hyperprior};
 pub use data::{
     CsvOptions, FeatureMap, LibsvmOptions, LoadReport, Loaded, load_csv, load_libsvm, parse_csv,
-    parse_libsvm,
+    parse_libsvm, read_csv_header, read_ranges_csv,
 };
 pub use error::BlrError;
 pub use fit::{batch_config, fit};
@@ -37,6 +42,7 @@ pub use predict::{
     Metrics, accuracy, auc, evaluate, log_loss, predict_all, predict_probability, sigmoid,
 };
 pub use record::{BlrRecord, Features};
+pub use saved::{SavedBlr, SavedScaling};
 pub use sensitivity::expected_xi;
 pub use split::stratified_split;
 pub use wdbc::{WDBC_PUBLISHED_RANGES, is_wdbc_header, wdbc_feature_map};

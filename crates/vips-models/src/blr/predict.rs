@@ -23,9 +23,20 @@ pub use expfam::sigmoid;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn predict_probability(posterior: &MvGaussian, x: &Features) -> f64 {
-    let d = posterior.dim();
-    let mu_a = x.dot(posterior.mean().as_slice());
-    let s2 = x.quadratic_form(posterior.cov().as_slice(), d).max(0.0);
+    probability_from_moments(
+        posterior.mean().as_slice(),
+        posterior.cov().as_slice(),
+        posterior.dim(),
+        x,
+    )
+}
+
+/// [`predict_probability`] from the posterior's mean and covariance (column-major `d x d`): the
+/// one implementation, shared with the saved model ([`super::SavedBlr`]) so that a reloaded
+/// model predicts bit for bit as the fitted one.
+pub(crate) fn probability_from_moments(mean: &[f64], cov: &[f64], d: usize, x: &Features) -> f64 {
+    let mu_a = x.dot(mean);
+    let s2 = x.quadratic_form(cov, d).max(0.0);
     let kappa = (1.0 + std::f64::consts::PI * s2 / 8.0).sqrt().recip();
     sigmoid(kappa * mu_a)
 }

@@ -10,11 +10,14 @@
 //! - [`sensitivity`]: the per-record bounds (1, 1, 1) and why equal bounds are the split.
 //! - [`fit`], [`batch_config`]: one full-data release through the engine.
 //! - [`evaluate`]: test RMSE and Student-t log predictive density in original units.
+//! - [`SavedLinreg`]: the fitted model as a versioned JSON file (`format_version` 1) that
+//!   predicts on new raw rows; [`ModelFileError`] and [`model_file_kind`] for every saved model.
 
 mod error;
 mod model;
 mod predict;
 mod record;
+mod saved;
 pub mod sensitivity;
 
 pub use error::LinregError;
@@ -24,3 +27,8 @@ pub use model::{
 };
 pub use predict::{Metrics, TargetMap, batch_config, evaluate, fit, student_t_ln_pdf};
 pub use record::{LinregRecord, RowMap};
+pub use saved::{
+    ColumnRange, LinregPrediction, MODEL_FORMAT_VERSION, ModelFileError, SavedLinreg, SavedPrivacy,
+    model_file_kind, read_model_file,
+};
+pub(crate) use saved::{matrix_from_rows, model_json, parse_model};

@@ -1,0 +1,428 @@
+//! A fitted Bayesian logistic regression as a file: [`SavedBlr`], a versioned JSON model (the
+//! released Gaussian posterior, the public feature map and the public settings) that predicts
+//! on new raw rows bit for bit as the fitted posterior does.
+//!
+//! # Privacy
+//! Post-processing of the noised releases (`q(m) = N(mu, Sigma)`, `<alpha>`) and public,
+//! caller-declared settings (column names, declared ranges, the radius, the hyperprior, the
+//! privacy summary). No record count, clip count or timing is written.
+
+use std::path::Path;
+
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+
+use super::predict::probability_from_moments;
+use super::{BlrError, BlrGlobal, BlrRecord, FeatureMap, Features, Hyperprior};
+use crate::engine::FitResult;
+use crate::linreg::{
+    MODEL_FORMAT_VERSION, ModelFileError, SavedPrivacy, matrix_from_rows, model_json, parse_model,
+    read_model_file,
+};
+
+/// The public map of raw features as saved: enough to rebuild the [`FeatureMap`] exactly.
+///
+/// # Example
+/// ```
+/// use vips_models::blr::SavedScaling;
+/// let s = SavedScaling::Ranges { lower: vec![0.0], upper: vec![10.0], intercept: true, radius: None };
+/// let map = s.feature_map()?;
+/// assert_eq!(map.output_dim(), 2);
+/// # Ok::<(), vips_models::blr::BlrError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SavedScaling {
+    /// Declared per-feature ranges onto `[-1, 1]` ([`FeatureMap::from_ranges`]), an optional
+    /// intercept, and the radius (default `sqrt(output dimension)`).
+    Ranges {
+        /// Declared lower ends, in feature order.
+        lower: Vec<f64>,
+        /// Declared upper ends.
+        upper: Vec<f64>,
+        /// Whether a constant intercept feature is appended.
+        intercept: bool,
+        /// The public radius (`None`: the default of [`FeatureMap::from_ranges`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        radius: Option<f64>,
+    },
+    /// No scaling: rows are taken as already in the unit ball ([`FeatureMap::identity`]).
+    Identity {
+        /// Number of raw features.
+        dim: usize,
+    },
+}
+
+impl SavedScaling {
+    /// The feature map.
+    ///
+    /// # Errors
+    /// As [`FeatureMap::from_ranges`] and [`FeatureMap::with_radius`].
+    pub fn feature_map(&self) -> Result<FeatureMap, BlrError> {
+        match self {
+            Self::Ranges {
+                lower,
+                upper,
+                intercept,
+                radius,
+            } => {
+                let map = FeatureMap::from_ranges(lower, upper, *intercept)?;
+                match radius {
+                    Some(r) => map.with_radius(*r),
+                    None => Ok(map),
+                }
+            }
+            Self::Identity { dim } => {
+                if *dim == 0 {
+                    return Err(BlrError::Empty("no features".into()));
+                }
+                Ok(FeatureMap::identity(*dim))
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SavedGaussian {
+    mean: Vec<f64>,
+    covariance: Vec<Vec<f64>>,
+    alpha_mean: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlrFile {
+    format_version: u32,
+    model: String,
+    label: String,
+    features: Vec<String>,
+    scaling: SavedScaling,
+    hyperprior: Hyperprior,
+    posterior: SavedGaussian,
+    privacy: SavedPrivacy,
+}
+
+/// A fitted Bayesian logistic regression ready to save, load and predict with. JSON with
+/// `"format_version": 1` and `"model": "blr"`.
+///
+/// # Privacy
+/// Post-processing of the fit's releases and public settings only (see the module documentation).
+///
+/// # Example
+/// ```
+/// use vips_models::blr::{self, Blr, BlrConfig, BlrRecord, Features, SavedBlr, SavedScaling};
+/// use vips_models::engine::Privacy;
+/// let scaling = SavedScaling::Ranges { lower: vec![-1.0], upper: vec![1.0], intercept: true, radius: None };
+/// let map = scaling.feature_map()?;
+/// let records = (0..200)
+///     .map(|i| { let v = (i as f64 * 0.37).sin(); BlrRecord::new(Features::Dense(map.apply(&[v])?), v > 0.1).map(|r| r.0) })
+///     .collect::<Result<Vec<_>, _>>()?;
+/// let model = Blr::new(BlrConfig::builder(2).build()?);
+/// let fitted = blr::fit(&model, records, &blr::batch_config(200, 10, Privacy::NonPrivate, None)?)?.result;
+/// let saved = SavedBlr::from_fit("y", vec!["v".into()], scaling, model.config().prior(), &fitted)?;
+/// let back = SavedBlr::from_json(&saved.to_json()?, "model.json")?;
+/// assert_eq!(back.predict(&[0.5])?.to_bits(), saved.predict(&[0.5])?.to_bits());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct SavedBlr {
+    file: BlrFile,
+    map: FeatureMap,
+    /// Column-major covariance, as [`expfam::MvGaussian::cov`] stores it.
+    cov: Vec<f64>,
+}
+
+impl SavedBlr {
+    /// The saved model of a fit: `label` and `features` are the CSV's column names (features in
+    /// order), `scaling` the public map the training rows went through, `hyperprior` the
+    /// model's prior.
+    ///
+    /// # Errors
+    /// As [`SavedScaling::feature_map`]; [`BlrError::DimensionMismatch`] if names, map and
+    /// posterior disagree; [`BlrError::NonFinite`] for a posterior that is not finite.
+    pub fn from_fit(
+        label: &str,
+        features: Vec<String>,
+        scaling: SavedScaling,
+        hyperprior: Hyperprior,
+        result: &FitResult<BlrGlobal>,
+    ) -> Result<Self, BlrError> {
+        let post = result.global.posterior();
+        let map = scaling.feature_map()?;
+        for (what, expected, found) in [
+            (
+                "feature names vs feature map",
+                map.input_dim(),
+                features.len(),
+            ),
+            ("posterior vs feature map", map.output_dim(), post.dim()),
+        ] {
+            if found != expected {
+                return Err(BlrError::DimensionMismatch {
+                    what,
+                    expected,
+                    found,
+                });
+            }
+        }
+        let cov = post.cov();
+        let file = BlrFile {
+            format_version: MODEL_FORMAT_VERSION,
+            model: "blr".into(),
+            label: label.to_string(),
+            features,
+            scaling,
+            hyperprior,
+            posterior: SavedGaussian {
+                mean: post.mean().as_slice().to_vec(),
+                covariance: (0..cov.nrows())
+                    .map(|i| (0..cov.ncols()).map(|j| cov[(i, j)]).collect())
+                    .collect(),
+                alpha_mean: result.global.alpha_mean(),
+            },
+            privacy: SavedPrivacy::from_summary(&result.privacy, result.iterations),
+        };
+        Self::from_file(file).map_err(BlrError::NonFinite)
+    }
+
+    fn from_file(file: BlrFile) -> Result<Self, String> {
+        if file.model != "blr" {
+            return Err("`model` is not `blr`".into());
+        }
+        let map = file
+            .scaling
+            .feature_map()
+            .map_err(|e| format!("scaling: {e}"))?;
+        if file.features.len() != map.input_dim() {
+            return Err(format!(
+                "{} feature names, the scaling has {}",
+                file.features.len(),
+                map.input_dim()
+            ));
+        }
+        if let Some((i, n)) = file
+            .features
+            .iter()
+            .enumerate()
+            .find(|(i, n)| file.features[..*i].contains(n) || **n == file.label)
+        {
+            return Err(format!(
+                "feature {} `{}` is listed twice or is the label",
+                i + 1,
+                crate::limits::excerpt(n)
+            ));
+        }
+        let d = map.output_dim();
+        let p = &file.posterior;
+        if p.mean.len() != d {
+            return Err(format!(
+                "posterior.mean has {} entries, the feature map gives {d}",
+                p.mean.len()
+            ));
+        }
+        if p.mean.iter().any(|v| !v.is_finite()) || !p.alpha_mean.is_finite() {
+            return Err("posterior has a value that is not finite".into());
+        }
+        let cov: DMatrix<f64> = matrix_from_rows(&p.covariance, d, "posterior.covariance")?;
+        // A valid Gaussian (symmetric, positive definite); predictions use the stored values.
+        expfam::MvGaussian::new(DVector::from_column_slice(&p.mean), cov.clone())
+            .map_err(|e| format!("posterior: {e}"))?;
+        Ok(Self {
+            cov: cov.as_slice().to_vec(),
+            map,
+            file,
+        })
+    }
+
+    /// The model as pretty JSON (`format_version` 1).
+    ///
+    /// # Errors
+    /// [`ModelFileError::Serialise`] if a value is not finite.
+    pub fn to_json(&self) -> Result<String, ModelFileError> {
+        model_json(&self.file)
+    }
+
+    /// Reads a model from JSON text; `path` names the file in errors.
+    ///
+    /// # Errors
+    /// [`ModelFileError::NewerVersion`], [`ModelFileError::WrongModel`],
+    /// [`ModelFileError::Corrupt`] (malformed, inconsistent sizes, a covariance that is not
+    /// symmetric positive definite).
+    pub fn from_json(text: &str, path: &str) -> Result<Self, ModelFileError> {
+        let mut out = None;
+        parse_model::<BlrFile>(text, path, "blr", |file| {
+            out = Some(Self::from_file(file.clone())?);
+            Ok(())
+        })?;
+        out.ok_or_else(|| ModelFileError::Corrupt {
+            path: path.to_string(),
+            reason: "not validated".into(),
+        })
+    }
+
+    /// Reads a model file.
+    ///
+    /// # Errors
+    /// [`ModelFileError::Io`] for a missing or unreadable file; as [`SavedBlr::from_json`].
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, ModelFileError> {
+        let path = path.as_ref();
+        Self::from_json(&read_model_file(path)?, &path.display().to_string())
+    }
+
+    /// The raw feature columns' names, in the order [`SavedBlr::predict`] expects them.
+    pub fn feature_names(&self) -> Vec<&str> {
+        self.file.features.iter().map(String::as_str).collect()
+    }
+
+    /// The label column's name.
+    pub fn label(&self) -> &str {
+        &self.file.label
+    }
+
+    /// The privacy summary of the fit.
+    pub fn privacy(&self) -> &SavedPrivacy {
+        &self.file.privacy
+    }
+
+    /// The public feature map.
+    pub fn feature_map(&self) -> &FeatureMap {
+        &self.map
+    }
+
+    /// Posterior mean (mapped units; the intercept last if there is one).
+    pub fn mean(&self) -> &[f64] {
+        &self.file.posterior.mean
+    }
+
+    /// `p(y = 1 | x)` of a mapped record's features, as [`super::predict_probability`] computes
+    /// it from the fitted posterior.
+    pub fn probability(&self, x: &Features) -> f64 {
+        probability_from_moments(
+            &self.file.posterior.mean,
+            &self.cov,
+            self.map.output_dim(),
+            x,
+        )
+    }
+
+    /// `p(y = 1 | x)` of one raw row (feature columns in [`SavedBlr::feature_names`] order):
+    /// the public map, the unit-ball clip, then the probit-approximated predictive.
+    ///
+    /// # Errors
+    /// As [`FeatureMap::apply`] (wrong length, a non-finite value).
+    pub fn predict(&self, raw: &[f64]) -> Result<f64, BlrError> {
+        let x = self.map.apply(raw)?;
+        let (record, _) = BlrRecord::new(Features::Dense(x), false)?;
+        Ok(self.probability(record.features()))
+    }
+}
+
+impl Serialize for SavedBlr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.file.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for SavedBlr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let file = BlrFile::deserialize(d)?;
+        if file.format_version != MODEL_FORMAT_VERSION {
+            return Err(serde::de::Error::custom(format!(
+                "format_version {} is not {MODEL_FORMAT_VERSION}",
+                file.format_version
+            )));
+        }
+        Self::from_file(file).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blr::{Blr, BlrConfig, batch_config, fit, predict_probability};
+    use crate::engine::Privacy;
+
+    fn fitted(private: bool) -> (SavedBlr, FitResult<BlrGlobal>) {
+        let scaling = SavedScaling::Ranges {
+            lower: vec![0.0, -3.0],
+            upper: vec![10.0, 3.0],
+            intercept: true,
+            radius: None,
+        };
+        let map = scaling.feature_map().unwrap();
+        let records: Vec<_> = (0..400)
+            .map(|i| {
+                let a = (i as f64 * 0.37).sin() * 5.0 + 5.0;
+                let b = (i as f64 * 0.11).cos() * 3.0;
+                let y = a - 5.0 + b + (i as f64 * 1.7).sin() > 0.0;
+                BlrRecord::new(Features::Dense(map.apply(&[a, b]).unwrap()), y)
+                    .unwrap()
+                    .0
+            })
+            .collect();
+        let model = Blr::new(BlrConfig::builder(3).build().unwrap());
+        let privacy = if private {
+            Privacy::Target {
+                epsilon: 1.0,
+                delta: 1e-5,
+            }
+        } else {
+            Privacy::NonPrivate
+        };
+        let result = fit(
+            &model,
+            records,
+            &batch_config(400, 3, privacy, Some(3)).unwrap(),
+        )
+        .unwrap()
+        .result;
+        let saved = SavedBlr::from_fit(
+            "y",
+            vec!["a".into(), "b".into()],
+            scaling,
+            model.config().prior(),
+            &result,
+        )
+        .unwrap();
+        (saved, result)
+    }
+
+    #[test]
+    fn reloaded_predictions_are_the_posteriors_bit_for_bit() {
+        for private in [false, true] {
+            let (saved, result) = fitted(private);
+            let back = SavedBlr::from_json(&saved.to_json().unwrap(), "m.json").unwrap();
+            assert_eq!(back, saved);
+            for raw in [[0.0, 0.0], [3.3, -1.7], [12.0, 9.0], [7.123456789, 2.999]] {
+                let x = saved.feature_map().apply(&raw).unwrap();
+                let (r, _) = BlrRecord::new(Features::Dense(x), false).unwrap();
+                let want = predict_probability(result.global.posterior(), r.features());
+                assert_eq!(back.predict(&raw).unwrap().to_bits(), want.to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn corrupt_and_newer_files_are_typed() {
+        let (saved, _) = fitted(false);
+        let json = saved.to_json().unwrap();
+        let newer = json.replacen("\"format_version\": 1", "\"format_version\": 3", 1);
+        assert!(matches!(
+            SavedBlr::from_json(&newer, "m.json"),
+            Err(ModelFileError::NewerVersion { found: 3, .. })
+        ));
+        let dup = json.replacen("\"b\"", "\"a\"", 1);
+        assert!(matches!(
+            SavedBlr::from_json(&dup, "m.json"),
+            Err(ModelFileError::Corrupt { .. })
+        ));
+        let linreg = json.replacen("\"model\": \"blr\"", "\"model\": \"linreg\"", 1);
+        assert!(matches!(
+            SavedBlr::from_json(&linreg, "m.json"),
+            Err(ModelFileError::WrongModel { .. })
+        ));
+        assert!(saved.predict(&[1.0]).is_err());
+        assert!(saved.predict(&[f64::NAN, 1.0]).is_err());
+    }
+}

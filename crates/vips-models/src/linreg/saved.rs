@@ -1,0 +1,774 @@
+//! A fitted linear regression as a file: [`SavedLinreg`], a versioned JSON model that holds the
+//! released posterior and the public settings needed to predict on new raw rows, and nothing
+//! else. Also the pieces every saved model shares: [`ModelFileError`], [`SavedPrivacy`],
+//! [`MODEL_FORMAT_VERSION`] and [`model_file_kind`].
+//!
+//! # Privacy
+//! A saved model holds post-processing of the noised release (the Normal-Gamma posterior) and
+//! public, caller-declared settings (column names, declared ranges, the radius, the prior, the
+//! privacy summary). It never holds data-derived numbers that were not noised: no record count
+//! (unless the caller declared it as the public population), no clip counts, no timings.
+
+use std::path::Path;
+
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use super::{LinregConfig, LinregError, LinregGlobal, RowMap};
+use crate::engine::{FitResult, PrivacySummary};
+
+/// The version of the model-file format this build writes and the newest it reads.
+pub const MODEL_FORMAT_VERSION: u32 = 1;
+
+/// Largest model file read (a model holds a `d x d` matrix; 256 MiB is far above any model of
+/// this crate).
+const MAX_MODEL_BYTES: u64 = 256 << 20;
+
+/// Why a model file cannot be used. Every variant names the file.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ModelFileError {
+    /// The file could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file was written by a newer format than this build reads.
+    #[error(
+        "{path}: model format_version {found} is newer than this build reads (at most {supported}); \
+         use a newer dp-bayes"
+    )]
+    NewerVersion {
+        /// The file.
+        path: String,
+        /// The version in the file.
+        found: u64,
+        /// The newest version this build reads.
+        supported: u32,
+    },
+    /// The file is not a valid model file (malformed JSON, a missing or wrong field, a matrix of
+    /// the wrong size, a value that is not finite, a posterior that is not positive definite).
+    #[error("{path}: corrupt model file: {reason}")]
+    Corrupt {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The file holds another kind of model.
+    #[error("{path}: holds a `{found}` model, expected `{expected}`")]
+    WrongModel {
+        /// The file.
+        path: String,
+        /// The model kind in the file.
+        found: String,
+        /// The model kind asked for.
+        expected: &'static str,
+    },
+    /// The model could not be serialised (a value that is not finite).
+    #[error("cannot serialise the model: {0}")]
+    Serialise(String),
+}
+
+fn corrupt(path: &str, reason: impl Into<String>) -> ModelFileError {
+    ModelFileError::Corrupt {
+        path: path.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Reads a model file (bounded in size) as text.
+///
+/// # Errors
+/// [`ModelFileError::Io`] for a missing or unreadable file, [`ModelFileError::Corrupt`] for one
+/// that is too large or not UTF-8.
+pub fn read_model_file(path: impl AsRef<Path>) -> Result<String, ModelFileError> {
+    use std::io::Read;
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|source| ModelFileError::Io {
+        path: name.clone(),
+        source,
+    })?;
+    let mut bytes = Vec::new();
+    file.take(MAX_MODEL_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| ModelFileError::Io {
+            path: name.clone(),
+            source,
+        })?;
+    if bytes.len() as u64 > MAX_MODEL_BYTES {
+        return Err(corrupt(
+            &name,
+            format!("larger than {MAX_MODEL_BYTES} bytes"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        corrupt(
+            &name,
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        )
+    })
+}
+
+/// The model kind (`"linreg"`, `"blr"`, ...) of a model file's text, after checking its
+/// `format_version`: a program reads the kind first, then the model with its own type.
+///
+/// # Errors
+/// [`ModelFileError::Corrupt`] for text that is not a JSON object with an integer
+/// `format_version >= 1` and a string `model`; [`ModelFileError::NewerVersion`] for a version
+/// above [`MODEL_FORMAT_VERSION`]. `path` only names the file in the error.
+///
+/// # Example
+/// ```
+/// use vips_models::linreg::{ModelFileError, model_file_kind};
+/// let kind = model_file_kind(r#"{"format_version": 1, "model": "blr"}"#, "m.json")?;
+/// assert_eq!(kind, "blr");
+/// let newer = model_file_kind(r#"{"format_version": 2, "model": "blr"}"#, "m.json");
+/// assert!(matches!(newer, Err(ModelFileError::NewerVersion { found: 2, .. })));
+/// # Ok::<(), ModelFileError>(())
+/// ```
+pub fn model_file_kind(text: &str, path: &str) -> Result<String, ModelFileError> {
+    #[derive(Deserialize)]
+    struct Head {
+        format_version: Option<serde_json::Value>,
+        model: Option<serde_json::Value>,
+    }
+    let head: Head =
+        serde_json::from_str(text).map_err(|e| corrupt(path, format!("not a JSON object: {e}")))?;
+    let version = head
+        .format_version
+        .ok_or_else(|| corrupt(path, "no `format_version`"))?;
+    let version = version
+        .as_u64()
+        .filter(|&v| v >= 1)
+        .ok_or_else(|| corrupt(path, "`format_version` is not an integer >= 1"))?;
+    if version > u64::from(MODEL_FORMAT_VERSION) {
+        return Err(ModelFileError::NewerVersion {
+            path: path.to_string(),
+            found: version,
+            supported: MODEL_FORMAT_VERSION,
+        });
+    }
+    match head.model {
+        Some(serde_json::Value::String(s)) => Ok(s),
+        Some(_) => Err(corrupt(path, "`model` is not a string")),
+        None => Err(corrupt(path, "no `model`")),
+    }
+}
+
+/// Checks version and kind, then deserialises and validates a model file's text.
+pub(crate) fn parse_model<T: serde::de::DeserializeOwned>(
+    text: &str,
+    path: &str,
+    expected: &'static str,
+    validate: impl FnOnce(&mut T) -> Result<(), String>,
+) -> Result<T, ModelFileError> {
+    let kind = model_file_kind(text, path)?;
+    if kind != expected {
+        return Err(ModelFileError::WrongModel {
+            path: path.to_string(),
+            found: crate::limits::excerpt(&kind),
+            expected,
+        });
+    }
+    let mut model: T = serde_json::from_str(text).map_err(|e| corrupt(path, e.to_string()))?;
+    validate(&mut model).map_err(|r| corrupt(path, r))?;
+    Ok(model)
+}
+
+/// Pretty JSON of a model; refuses non-finite numbers (they would become `null`).
+pub(crate) fn model_json<T: Serialize>(model: &T) -> Result<String, ModelFileError> {
+    let value =
+        serde_json::to_value(model).map_err(|e| ModelFileError::Serialise(e.to_string()))?;
+    if let Some(at) = first_null(&value, "") {
+        return Err(ModelFileError::Serialise(format!(
+            "`{at}` is not a finite number"
+        )));
+    }
+    // From the typed value, not the `Value`: fields keep their declared order.
+    serde_json::to_string_pretty(model).map_err(|e| ModelFileError::Serialise(e.to_string()))
+}
+
+fn first_null(v: &serde_json::Value, at: &str) -> Option<String> {
+    match v {
+        serde_json::Value::Null => Some(at.to_string()),
+        serde_json::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| first_null(x, &format!("{at}[{i}]"))),
+        serde_json::Value::Object(m) => m.iter().find_map(|(k, x)| {
+            first_null(
+                x,
+                &if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                },
+            )
+        }),
+        _ => None,
+    }
+}
+
+/// The public privacy facts of a fit, as a saved model records them (no `null`: absent values
+/// are left out).
+///
+/// # Privacy
+/// Public: the settings and the ledger's totals ([`PrivacySummary`]); the population only when
+/// the caller declared it (a non-private run without a declared population used the count of the
+/// records, which is not written).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SavedPrivacy {
+    /// Whether the fit was private (noised and accounted).
+    pub private: bool,
+    /// Epsilon spent (the ledger's, at `delta`); absent when non-private.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epsilon: Option<f64>,
+    /// The delta the epsilon is stated at; absent when non-private.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<f64>,
+    /// Noise std / sensitivity; absent when non-private.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_multiplier: Option<f64>,
+    /// The accountant's name; absent when non-private.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accountant: Option<String>,
+    /// The declared public population; absent when none was declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub population: Option<usize>,
+    /// Neighbouring relation of the guarantee.
+    pub neighbouring: String,
+    /// How the noise RNG was seeded (says so when seeded on purpose).
+    pub rng: String,
+    /// Releases (iterations) of the fit.
+    pub iterations: u64,
+}
+
+impl SavedPrivacy {
+    /// The saved form of a fit's privacy summary.
+    pub fn from_summary(p: &PrivacySummary, iterations: u64) -> Self {
+        let private = p.epsilon.is_some() && p.delta.is_some();
+        Self {
+            private,
+            epsilon: p.epsilon,
+            delta: p.delta,
+            noise_multiplier: p.noise_multiplier,
+            accountant: private.then(|| p.accountant.name().to_string()),
+            population: p.population_declared.then_some(p.public_population),
+            neighbouring: p.neighbouring.clone(),
+            rng: p.rng.clone(),
+            iterations,
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        for (k, v) in [
+            ("epsilon", self.epsilon),
+            ("delta", self.delta),
+            ("noise_multiplier", self.noise_multiplier),
+        ] {
+            if v.is_some_and(|x| !(x.is_finite() && x >= 0.0)) {
+                return Err(format!("privacy.{k} is not a finite number >= 0"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A declared public range of one column: clip into `[lower, upper]`, then map by
+/// `(v - centre) / scale`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColumnRange {
+    /// The column's name (as in the data's header or the ranges file).
+    pub name: String,
+    /// Declared lower end.
+    pub lower: f64,
+    /// Declared upper end.
+    pub upper: f64,
+    /// Public centre of the affine map.
+    pub centre: f64,
+    /// Public scale of the affine map (`> 0`).
+    pub scale: f64,
+}
+
+impl ColumnRange {
+    /// Clip into the range, then `(v - centre) / scale` (the map of dp-sep's
+    /// `Standardizer::from_public_ranges`, the same operations in the same order).
+    pub fn map(&self, v: f64) -> f64 {
+        (v.clamp(self.lower, self.upper) - self.centre) / self.scale
+    }
+
+    fn validate(&self, what: &str) -> Result<(), String> {
+        let ok = [self.lower, self.upper, self.centre, self.scale]
+            .iter()
+            .all(|v| v.is_finite())
+            && self.lower < self.upper
+            && self.scale > 0.0;
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} `{}`: needs finite lower < upper and scale > 0",
+                crate::limits::excerpt(&self.name)
+            ))
+        }
+    }
+}
+
+/// The Normal-Gamma posterior as saved: `tau ~ Gamma(noise_shape, noise_rate)`,
+/// `w | tau ~ N(mean, (tau precision)^-1)` (matrix by rows).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SavedNormalGamma {
+    mean: Vec<f64>,
+    precision: Vec<Vec<f64>>,
+    noise_shape: f64,
+    noise_rate: f64,
+}
+
+/// The public prior of the fit (mapped units).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SavedPrior {
+    prior_precision: f64,
+    prior_noise_shape: f64,
+    prior_noise_rate: f64,
+    floor_scale: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinregFile {
+    format_version: u32,
+    model: String,
+    features: Vec<ColumnRange>,
+    target: ColumnRange,
+    radius: f64,
+    prior: SavedPrior,
+    eigenvalue_floor: f64,
+    eigenvalues_raised: usize,
+    posterior: SavedNormalGamma,
+    privacy: SavedPrivacy,
+}
+
+/// One prediction in the target's original units.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LinregPrediction {
+    /// Predictive mean.
+    pub mean: f64,
+    /// Predictive variance (the Student-t's `scale^2 dof / (dof - 2)`; infinite for `dof <= 2`).
+    pub variance: f64,
+    /// Degrees of freedom of the Student-t predictive.
+    pub dof: f64,
+}
+
+/// A fitted linear regression ready to save, load and predict with: the released Normal-Gamma
+/// posterior, the declared public ranges of the features and the target, the public radius and
+/// prior, and the privacy summary. JSON with `"format_version": 1` and `"model": "linreg"`.
+///
+/// # Privacy
+/// Post-processing of the fit's release and public settings only (see the module documentation); publishing it spends nothing beyond the fit's `(epsilon, delta)`.
+///
+/// # Example
+/// ```
+/// use vips_models::engine::Privacy;
+/// use vips_models::linreg::{
+///     ColumnRange, Linreg, LinregConfig, RowMap, SavedLinreg, batch_config, fit,
+/// };
+/// let range = |name: &str| ColumnRange { name: name.into(), lower: -1.0, upper: 1.0, centre: 0.0, scale: 1.0 };
+/// let rows = RowMap::new(1, None)?;
+/// let records = (0..100)
+///     .map(|i| { let z = (i as f64 * 0.1).sin(); rows.record(&[z], 0.5 * z).map(|r| r.0) })
+///     .collect::<Result<Vec<_>, _>>()?;
+/// let model = Linreg::new(LinregConfig::builder(rows.dim()).build()?);
+/// let fitted = fit(&model, records, &batch_config(100, Privacy::NonPrivate, None)?)?.result;
+/// let saved = SavedLinreg::from_fit(vec![range("x")], range("y"), &rows, model.config(), &fitted)?;
+/// let back = SavedLinreg::from_json(&saved.to_json()?, "model.json")?;
+/// assert_eq!(back.predict(&[0.3])?, saved.predict(&[0.3])?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct SavedLinreg {
+    file: LinregFile,
+    rows: RowMap,
+    mean: DVector<f64>,
+    covariance: DMatrix<f64>,
+}
+
+fn matrix_rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
+    (0..m.nrows())
+        .map(|i| (0..m.ncols()).map(|j| m[(i, j)]).collect())
+        .collect()
+}
+
+/// A `d x d` matrix from rows, or why not.
+pub(crate) fn matrix_from_rows(
+    rows: &[Vec<f64>],
+    d: usize,
+    what: &str,
+) -> Result<DMatrix<f64>, String> {
+    if rows.len() != d || rows.iter().any(|r| r.len() != d) {
+        return Err(format!("{what} is not {d} x {d}"));
+    }
+    if rows.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(format!("{what} has a value that is not finite"));
+    }
+    Ok(DMatrix::from_fn(d, d, |i, j| rows[i][j]))
+}
+
+impl SavedLinreg {
+    /// The saved model of a fit: `features` and `target` are the declared public ranges used to
+    /// map the training rows (in feature order), `rows` the public row map, `config` the prior.
+    ///
+    /// # Errors
+    /// [`LinregError::DimensionMismatch`] if the ranges, the row map and the posterior disagree;
+    /// [`LinregError::NotPositiveDefinite`] if the posterior precision cannot be factorised.
+    pub fn from_fit(
+        features: Vec<ColumnRange>,
+        target: ColumnRange,
+        rows: &RowMap,
+        config: &LinregConfig,
+        result: &FitResult<LinregGlobal>,
+    ) -> Result<Self, LinregError> {
+        let post = result.global.posterior();
+        let d = rows.dim();
+        for (what, found) in [
+            ("declared feature ranges vs row map", features.len() + 1),
+            ("posterior mean vs row map", post.mean().len()),
+        ] {
+            if found != d {
+                return Err(LinregError::DimensionMismatch {
+                    what,
+                    expected: d,
+                    found,
+                });
+            }
+        }
+        for r in features.iter().chain([&target]) {
+            if r.validate("range").is_err() {
+                return Err(LinregError::invalid(
+                    "declared range",
+                    r.upper - r.lower,
+                    "needs finite lower < upper, centre and scale > 0",
+                ));
+            }
+        }
+        let (shape, rate) = post.noise_precision();
+        let (a0, b0) = config.noise_prior();
+        let file = LinregFile {
+            format_version: MODEL_FORMAT_VERSION,
+            model: "linreg".into(),
+            features,
+            target,
+            radius: rows.radius(),
+            prior: SavedPrior {
+                prior_precision: config.prior_precision(),
+                prior_noise_shape: a0,
+                prior_noise_rate: b0,
+                floor_scale: config.floor_scale(),
+            },
+            eigenvalue_floor: result.global.eigenvalue_floor(),
+            eigenvalues_raised: result.global.eigenvalues_raised(),
+            posterior: SavedNormalGamma {
+                mean: post.mean().as_slice().to_vec(),
+                precision: matrix_rows(post.precision()),
+                noise_shape: shape,
+                noise_rate: rate,
+            },
+            privacy: SavedPrivacy::from_summary(&result.privacy, result.iterations),
+        };
+        Self::from_file(file).map_err(|_| {
+            LinregError::NotPositiveDefinite("the posterior is not finite and positive definite")
+        })
+    }
+
+    fn from_file(file: LinregFile) -> Result<Self, String> {
+        if file.model != "linreg" {
+            return Err("`model` is not `linreg`".into());
+        }
+        if file.features.is_empty() {
+            return Err("no features".into());
+        }
+        for f in &file.features {
+            f.validate("feature")?;
+        }
+        file.target.validate("target")?;
+        let rows = RowMap::new(file.features.len(), Some(file.radius))
+            .map_err(|e| format!("radius: {e}"))?;
+        let d = rows.dim();
+        let p = &file.posterior;
+        if p.mean.len() != d {
+            return Err(format!(
+                "posterior.mean has {} entries, the features and intercept need {d}",
+                p.mean.len()
+            ));
+        }
+        if p.mean.iter().any(|v| !v.is_finite()) {
+            return Err("posterior.mean has a value that is not finite".into());
+        }
+        if !(p.noise_shape > 0.0
+            && p.noise_shape.is_finite()
+            && p.noise_rate > 0.0
+            && p.noise_rate.is_finite())
+        {
+            return Err("posterior.noise_shape and noise_rate must be finite and > 0".into());
+        }
+        let precision = matrix_from_rows(&p.precision, d, "posterior.precision")?;
+        // The covariance as `NormalGamma` computes it (same operations, same bits).
+        let covariance = precision
+            .clone()
+            .cholesky()
+            .ok_or("posterior.precision is not positive definite")?
+            .inverse();
+        if covariance.iter().any(|v| !v.is_finite()) {
+            return Err("posterior.precision is singular".into());
+        }
+        file.privacy.validate()?;
+        Ok(Self {
+            mean: DVector::from_column_slice(&p.mean),
+            file,
+            rows,
+            covariance,
+        })
+    }
+
+    /// The model as pretty JSON (`format_version` 1).
+    ///
+    /// # Errors
+    /// [`ModelFileError::Serialise`] if a value is not finite.
+    pub fn to_json(&self) -> Result<String, ModelFileError> {
+        model_json(&self.file)
+    }
+
+    /// Reads a model from JSON text; `path` names the file in errors.
+    ///
+    /// # Errors
+    /// [`ModelFileError::NewerVersion`] for a newer `format_version`,
+    /// [`ModelFileError::WrongModel`] for another model kind, [`ModelFileError::Corrupt`] for
+    /// anything malformed or inconsistent (sizes, non-finite values, a precision that is not
+    /// positive definite).
+    pub fn from_json(text: &str, path: &str) -> Result<Self, ModelFileError> {
+        let mut out = None;
+        parse_model::<LinregFile>(text, path, "linreg", |file| {
+            out = Some(Self::from_file(file.clone())?);
+            Ok(())
+        })?;
+        out.ok_or_else(|| corrupt(path, "not validated"))
+    }
+
+    /// Reads a model file.
+    ///
+    /// # Errors
+    /// [`ModelFileError::Io`] for a missing or unreadable file; as [`SavedLinreg::from_json`].
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, ModelFileError> {
+        let path = path.as_ref();
+        Self::from_json(&read_model_file(path)?, &path.display().to_string())
+    }
+
+    /// The feature columns' names, in the order [`SavedLinreg::predict`] expects them.
+    pub fn feature_names(&self) -> Vec<&str> {
+        self.file.features.iter().map(|f| f.name.as_str()).collect()
+    }
+
+    /// The target column's name.
+    pub fn target_name(&self) -> &str {
+        &self.file.target.name
+    }
+
+    /// The privacy summary of the fit.
+    pub fn privacy(&self) -> &SavedPrivacy {
+        &self.file.privacy
+    }
+
+    /// Posterior mean of the weights (mapped units, intercept last).
+    pub fn mean(&self) -> &DVector<f64> {
+        &self.mean
+    }
+
+    /// The predictive Student-t at a mapped feature vector `x` ([`RowMap::features`]):
+    /// `(location, scale^2, dof)` in mapped units, computed exactly as
+    /// [`super::NormalGamma::predictive_t`].
+    pub fn predictive_t(&self, x: &[f64]) -> (f64, f64, f64) {
+        let p = &self.file.posterior;
+        let xv = DVector::from_column_slice(x);
+        let loc = self.mean.dot(&xv);
+        let quad = (self.covariance.clone() * &xv).dot(&xv).max(0.0);
+        (
+            loc,
+            p.noise_rate / p.noise_shape * (1.0 + quad),
+            2.0 * p.noise_shape,
+        )
+    }
+
+    /// Maps one raw row (the feature columns in [`SavedLinreg::feature_names`] order, original
+    /// units) by the declared ranges and the row map.
+    ///
+    /// # Errors
+    /// [`LinregError::DimensionMismatch`] for a row of the wrong length, [`LinregError::NonFinite`].
+    pub fn features(&self, raw: &[f64]) -> Result<Vec<f64>, LinregError> {
+        if raw.len() != self.file.features.len() {
+            return Err(LinregError::DimensionMismatch {
+                what: "row vs model features",
+                expected: self.file.features.len(),
+                found: raw.len(),
+            });
+        }
+        if raw.iter().any(|v| !v.is_finite()) {
+            return Err(LinregError::NonFinite("row features"));
+        }
+        let z: Vec<f64> = raw
+            .iter()
+            .zip(&self.file.features)
+            .map(|(&v, r)| r.map(v))
+            .collect();
+        self.rows.features(&z)
+    }
+
+    /// The predictive mean and variance of one raw row, in the target's original units.
+    ///
+    /// # Errors
+    /// As [`SavedLinreg::features`].
+    pub fn predict(&self, raw: &[f64]) -> Result<LinregPrediction, LinregError> {
+        let x = self.features(raw)?;
+        let (loc, s2, dof) = self.predictive_t(&x);
+        let t = &self.file.target;
+        let var = if dof > 2.0 {
+            s2 * dof / (dof - 2.0)
+        } else {
+            f64::INFINITY
+        };
+        Ok(LinregPrediction {
+            mean: loc * t.scale + t.centre,
+            variance: var * t.scale * t.scale,
+            dof,
+        })
+    }
+}
+
+impl Serialize for SavedLinreg {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.file.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for SavedLinreg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let file = LinregFile::deserialize(d)?;
+        if file.format_version != MODEL_FORMAT_VERSION {
+            return Err(serde::de::Error::custom(format!(
+                "format_version {} is not {MODEL_FORMAT_VERSION}",
+                file.format_version
+            )));
+        }
+        Self::from_file(file).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Privacy;
+    use crate::linreg::{Linreg, batch_config, fit};
+
+    fn range(name: &str, lower: f64, upper: f64) -> ColumnRange {
+        ColumnRange {
+            name: name.into(),
+            lower,
+            upper,
+            centre: 0.5 * (lower + upper),
+            scale: 0.5 * (upper - lower),
+        }
+    }
+
+    fn fitted(private: bool) -> (SavedLinreg, Linreg, FitResult<LinregGlobal>, RowMap) {
+        let rows = RowMap::new(2, None).unwrap();
+        let features = vec![range("a", 0.0, 10.0), range("b", -5.0, 5.0)];
+        let target = range("t", 0.0, 20.0);
+        let records: Vec<_> = (0..300)
+            .map(|i| {
+                let a = (i as f64 * 0.37).sin() * 5.0 + 5.0;
+                let b = (i as f64 * 0.11).cos() * 4.0;
+                let t = 1.0 + a + 0.5 * b;
+                let z = [features[0].map(a), features[1].map(b)];
+                rows.record(&z, target.map(t)).unwrap().0
+            })
+            .collect();
+        let model = Linreg::new(LinregConfig::builder(rows.dim()).build().unwrap());
+        let privacy = if private {
+            Privacy::Target {
+                epsilon: 1.0,
+                delta: 1e-5,
+            }
+        } else {
+            Privacy::NonPrivate
+        };
+        let result = fit(
+            &model,
+            records,
+            &batch_config(300, privacy, Some(7)).unwrap(),
+        )
+        .unwrap()
+        .result;
+        let saved =
+            SavedLinreg::from_fit(features, target, &rows, model.config(), &result).unwrap();
+        (saved, model, result, rows)
+    }
+
+    #[test]
+    fn saved_predictions_are_the_posteriors_bit_for_bit() {
+        for private in [false, true] {
+            let (saved, _, result, _) = fitted(private);
+            let back = SavedLinreg::from_json(&saved.to_json().unwrap(), "m.json").unwrap();
+            for raw in [[0.0, 0.0], [3.3, -1.7], [12.0, 9.0], [7.123456789, 4.999]] {
+                let x = saved.features(&raw).unwrap();
+                let want = result.global.posterior().predictive_t(&x);
+                let got = back.predictive_t(&back.features(&raw).unwrap());
+                assert_eq!(
+                    [want.0.to_bits(), want.1.to_bits(), want.2.to_bits()],
+                    [got.0.to_bits(), got.1.to_bits(), got.2.to_bits()]
+                );
+                let (m, v) = result.global.posterior().predict(&x);
+                let p = back.predict(&raw).unwrap();
+                assert_eq!(p.mean.to_bits(), (m * 10.0 + 10.0).to_bits());
+                assert_eq!(p.variance.to_bits(), (v * 10.0 * 10.0).to_bits());
+            }
+            assert_eq!(back, saved);
+            assert_eq!(back.privacy().private, private);
+        }
+    }
+
+    #[test]
+    fn newer_version_wrong_model_and_corruption_are_typed() {
+        let (saved, ..) = fitted(false);
+        let json = saved.to_json().unwrap();
+        let newer = json.replacen("\"format_version\": 1", "\"format_version\": 2", 1);
+        assert!(matches!(
+            SavedLinreg::from_json(&newer, "m.json"),
+            Err(ModelFileError::NewerVersion { found: 2, .. })
+        ));
+        let blr = json.replacen("\"model\": \"linreg\"", "\"model\": \"blr\"", 1);
+        assert!(matches!(
+            SavedLinreg::from_json(&blr, "m.json"),
+            Err(ModelFileError::WrongModel { .. })
+        ));
+        let e = SavedLinreg::from_json(&json[..json.len() / 2], "dir/m.json").unwrap_err();
+        assert!(e.to_string().starts_with("dir/m.json: corrupt"), "{e}");
+        let bad_radius = json.replacen("\"radius\": ", "\"radius\": -", 1);
+        assert!(matches!(
+            SavedLinreg::from_json(&bad_radius, "m.json"),
+            Err(ModelFileError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            SavedLinreg::load("/nonexistent/m.json"),
+            Err(ModelFileError::Io { .. })
+        ));
+    }
+}

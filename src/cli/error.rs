@@ -1,0 +1,102 @@
+//! Everything the command line can fail with, and the exit code of each.
+
+use thiserror::Error;
+use vips_models::engine::EngineError;
+
+/// An error of the `dp-bayes` command line. Each names the flag, file or line at fault.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// A flag that is wrong, or has no effect in the given combination.
+    #[error("{flag}: {reason}")]
+    Usage {
+        /// The flag.
+        flag: &'static str,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// A model the command line does not fit yet.
+    #[error("fit {model}: not yet available in dp-bayes (available: linreg, blr); {hint}")]
+    NotYetAvailable {
+        /// The model.
+        model: &'static str,
+        /// Where to go instead.
+        hint: &'static str,
+    },
+    /// A file that cannot be used (the reason names the line).
+    #[error("{path}: {reason}")]
+    File {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A file that cannot be read.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A model file that cannot be used (newer format, corrupt, wrong kind).
+    #[error(transparent)]
+    ModelFile(#[from] vips_models::linreg::ModelFileError),
+    /// Loader errors of the UCI split folders and public ranges files.
+    #[error(transparent)]
+    Data(#[from] dp_sep::SepError),
+    /// Linear regression errors.
+    #[error(transparent)]
+    Linreg(#[from] vips_models::linreg::LinregError),
+    /// Logistic regression errors (they name the file and line).
+    #[error(transparent)]
+    Blr(#[from] vips_models::blr::BlrError),
+    /// Engine errors (settings, calibration, the wall).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// Accountant errors (replay).
+    #[error("{0}")]
+    Accountant(String),
+    /// A value of the result is not finite.
+    #[error("the result's `{0}` is not finite; nothing written")]
+    NonFinite(String),
+    /// An output file could not be written.
+    #[error("{path}: cannot write: {source}")]
+    Write {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The result could not be written to stdout.
+    #[error("cannot write the result to stdout: {0}")]
+    Output(std::io::Error),
+    /// Could not install the Ctrl-C handler.
+    #[error("set-up: {0}")]
+    CtrlC(#[from] ctrlc::Error),
+}
+
+impl CliError {
+    /// 130 for Ctrl-C, 1 for output errors, 2 for usage and input errors.
+    pub fn exit_code(&self) -> u8 {
+        use vips_models::blr::BlrError;
+        use vips_models::linreg::LinregError;
+        match self {
+            Self::Engine(EngineError::Interrupted { .. })
+            | Self::Blr(BlrError::Engine(EngineError::Interrupted { .. }))
+            | Self::Linreg(LinregError::Engine(EngineError::Interrupted { .. })) => 130,
+            Self::NonFinite(_) | Self::Write { .. } | Self::Output(_) | Self::CtrlC(_) => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// A flag refused because of its value or how it combines with others.
+pub fn usage(flag: &'static str, reason: impl Into<String>) -> CliError {
+    CliError::Usage {
+        flag,
+        reason: reason.into(),
+    }
+}

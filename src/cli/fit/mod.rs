@@ -1,0 +1,344 @@
+//! `dp-bayes fit MODEL ...`: one module per model. Each builds its fit from the libraries'
+//! public APIs and returns a [`Fitted`]; [`finish`] writes the files and prints the summary
+//! with the keys every model shares. Adding a model is one module and one [`FitCommand`] arm.
+
+mod blr;
+mod linreg;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+use vips_models::engine::{CancelToken, Privacy, PrivacySummary};
+
+use super::error::{CliError, usage};
+use super::io::{check_no_null, emit, num, out_dir, remove_stale, write_atomic};
+
+/// The models `fit` knows.
+#[derive(clap::Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once per run
+pub enum FitCommand {
+    /// Bayesian linear regression (one release of X^T X, X^T y, y^T y) on a UCI split folder.
+    Linreg(linreg::Args),
+    /// Bayesian logistic regression (Pólya-Gamma VB) on a CSV file with a label column.
+    Blr(blr::Args),
+    /// LDA: not yet available in dp-bayes.
+    Lda(Unavailable),
+    /// Sigmoid belief network: not yet available in dp-bayes.
+    Sbn(Unavailable),
+    /// Mixture of Gaussians (DP-SEP): not yet available in dp-bayes.
+    Mog(Unavailable),
+    /// Probabilistic backpropagation (DP-SEP): not yet available in dp-bayes.
+    Pbp(Unavailable),
+}
+
+/// The arguments of a model that is not available yet (accepted and ignored, so that the
+/// error says what is missing rather than which flag is unknown).
+#[derive(clap::Args, Debug)]
+pub struct Unavailable {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., hide = true)]
+    rest: Vec<String>,
+}
+
+/// The flags every `fit` shares: the privacy budget and the output.
+#[derive(clap::Args, Debug)]
+pub struct Common {
+    /// Total epsilon (omit for a non-private fit: no noise, and the output says so).
+    #[arg(long, value_parser = positive)]
+    pub epsilon: Option<f64>,
+    /// Total delta of a private fit (default 1e-5).
+    #[arg(long, value_parser = open_unit)]
+    pub delta: Option<f64>,
+    /// Public population size N of the training set: a declared figure, never the count of the
+    /// private rows. Required for private fits.
+    #[arg(long, value_parser = count)]
+    pub population: Option<usize>,
+    /// The accountant that calibrates the noise and accounts the fit: rdp (default), pld,
+    /// moments, zcdp, advanced, linear. Private fits only.
+    #[arg(long, value_parser = accountant)]
+    pub accountant: Option<dp_accountant::AccountantKind>,
+    /// Seed the noise on purpose (reproducible; no privacy against whoever knows the seed, and
+    /// the output says so). Default: a CSPRNG seeded from the OS.
+    #[arg(long)]
+    pub noise_seed: Option<u64>,
+    /// Output directory (created if needed); model.json, ledger.json and result.json are
+    /// written there atomically.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Also write diagnostics.json and print the diagnostics: NOT private (realised counts,
+    /// clip counts, timings), for the data owner only.
+    #[arg(long)]
+    pub diagnostics: bool,
+    /// Print one compact JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Common {
+    /// Refuses flags that would have no effect; returns the privacy setting and the population
+    /// the engine is given (declared, or `None` for a non-private fit without one).
+    pub fn privacy(&self) -> Result<(Privacy, Option<usize>), CliError> {
+        match self.epsilon {
+            None => {
+                for (set, flag) in [
+                    (self.delta.is_some(), "--delta"),
+                    (self.accountant.is_some(), "--accountant"),
+                    (self.noise_seed.is_some(), "--noise-seed"),
+                ] {
+                    if set {
+                        return Err(usage(
+                            flag,
+                            "has no effect without --epsilon (a non-private fit adds no noise)",
+                        ));
+                    }
+                }
+                Ok((Privacy::NonPrivate, self.population))
+            }
+            Some(epsilon) => {
+                let n = self.population.ok_or_else(|| {
+                    usage(
+                        "--population",
+                        "a private fit needs the public population size of the training set \
+                         (a declared figure, never the count of the private rows)",
+                    )
+                })?;
+                Ok((
+                    Privacy::Target {
+                        epsilon,
+                        delta: self.delta.unwrap_or(1e-5),
+                    },
+                    Some(n),
+                ))
+            }
+        }
+    }
+}
+
+/// What a model's fit hands back to [`finish`].
+pub struct Fitted {
+    /// `"linreg"`, `"blr"`, ...
+    pub model: &'static str,
+    /// The saved model's JSON (`format_version` 1).
+    pub model_json: String,
+    /// The fit's privacy summary (holds the ledger).
+    pub privacy: PrivacySummary,
+    /// Releases.
+    pub iterations: u64,
+    /// Model dimension.
+    pub dim: usize,
+    /// Held-out metrics computed with public transforms (part of the private result), or a
+    /// note why there are none.
+    pub heldout: Value,
+    /// Public settings of the model (prior, ranges source, ...).
+    pub settings: Value,
+    /// Non-private diagnostics (realised counts, clip counts, timings).
+    pub diagnostics: Value,
+}
+
+/// A Ctrl-C token for the engine (the fit stops before its next release; nothing is written).
+pub fn ctrl_c_token() -> Result<CancelToken, CliError> {
+    let token = CancelToken::new();
+    let handle = token.clone();
+    ctrlc::set_handler(move || handle.cancel())?;
+    Ok(token)
+}
+
+/// Runs `fit`.
+pub fn run(cmd: FitCommand) -> Result<(), CliError> {
+    let (fitted, common) = match cmd {
+        FitCommand::Linreg(args) => (linreg::fit(&args)?, args.common),
+        FitCommand::Blr(args) => (blr::fit(&args)?, args.common),
+        FitCommand::Lda(_) => {
+            return Err(unavailable(
+                "lda",
+                "meanwhile use the vips-models example `lda`",
+            ));
+        }
+        FitCommand::Sbn(_) => {
+            return Err(unavailable(
+                "sbn",
+                "meanwhile use the vips-models example `sbn`",
+            ));
+        }
+        FitCommand::Mog(_) => {
+            return Err(unavailable("mog", "meanwhile use the dp-sep example `mog`"));
+        }
+        FitCommand::Pbp(_) => {
+            return Err(unavailable("pbp", "meanwhile use the dp-sep example `pbp`"));
+        }
+    };
+    finish(&fitted, &common)
+}
+
+fn unavailable(model: &'static str, hint: &'static str) -> CliError {
+    CliError::NotYetAvailable { model, hint }
+}
+
+fn path_text(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Writes model.json, ledger.json (private fits), result.json and, with `--diagnostics`,
+/// diagnostics.json (each atomically; outputs of an earlier run this run does not write are
+/// removed), then prints the summary.
+pub fn finish(f: &Fitted, common: &Common) -> Result<(), CliError> {
+    let p = &f.privacy;
+    let private = p.epsilon.is_some() && p.delta.is_some();
+    let mut out = Map::new();
+    out.insert("command".into(), json!("fit"));
+    out.insert("model".into(), json!(f.model));
+    out.insert(
+        "format_version".into(),
+        json!(vips_models::linreg::MODEL_FORMAT_VERSION),
+    );
+    out.insert("private".into(), json!(private));
+    out.insert("epsilon".into(), num(p.epsilon.unwrap_or(f64::INFINITY)));
+    out.insert(
+        "epsilon_budget".into(),
+        num(common.epsilon.unwrap_or(f64::INFINITY)),
+    );
+    out.insert("delta".into(), num(p.delta.unwrap_or(0.0)));
+    out.insert(
+        "noise_multiplier".into(),
+        num(p.noise_multiplier.unwrap_or(0.0)),
+    );
+    out.insert(
+        "accountant".into(),
+        json!(if private { p.accountant.name() } else { "none" }),
+    );
+    if p.population_declared {
+        out.insert("population".into(), json!(p.public_population));
+    }
+    out.insert("population_declared".into(), json!(p.population_declared));
+    out.insert("neighbouring".into(), json!(p.neighbouring));
+    out.insert("rng".into(), json!(p.rng));
+    out.insert("iterations".into(), json!(f.iterations));
+    out.insert("dim".into(), json!(f.dim));
+    if !private {
+        out.insert(
+            "warning".into(),
+            json!(
+                "non-private fit: no noise was added and nothing was accounted; the model \
+                   reveals the training data and must not be published as private"
+            ),
+        );
+    }
+    if common.noise_seed.is_some() {
+        out.insert(
+            "noise_seed_warning".into(),
+            json!(
+                "the noise was seeded on purpose (--noise-seed): reproducible, and no privacy \
+                   against whoever knows the seed"
+            ),
+        );
+    }
+    out.insert("heldout".into(), f.heldout.clone());
+    out.insert("settings".into(), f.settings.clone());
+    let dir = out_dir(&common.out)?;
+    out.insert("out".into(), json!(path_text(&dir)));
+    let mut files = Map::new();
+    files.insert("model".into(), json!(path_text(&dir.join("model.json"))));
+    if private {
+        files.insert("ledger".into(), json!(path_text(&dir.join("ledger.json"))));
+    }
+    files.insert("result".into(), json!(path_text(&dir.join("result.json"))));
+    if common.diagnostics {
+        files.insert(
+            "diagnostics".into(),
+            json!(path_text(&dir.join("diagnostics.json"))),
+        );
+    }
+    out.insert("files".into(), Value::Object(files));
+    let result = Value::Object(out);
+    check_no_null(&result)?;
+    let mut diagnostics = f.diagnostics.clone();
+    if let Some(m) = diagnostics.as_object_mut() {
+        m.insert("private".into(), json!(false));
+    }
+    check_no_null(&diagnostics)?;
+    let ledger = match &p.ledger {
+        Some(l) if private => Some(
+            l.to_json()
+                .map_err(|e| CliError::NonFinite(format!("ledger: {e}")))?,
+        ),
+        _ => None,
+    };
+    // Everything is computed: write. The ledger before the model, so that a model.json never
+    // stands next to a ledger of another fit.
+    match &ledger {
+        Some(text) => {
+            write_atomic(&dir, "ledger.json", text)?;
+        }
+        None => remove_stale(&dir, "ledger.json")?,
+    }
+    write_atomic(&dir, "model.json", &f.model_json)?;
+    let pretty =
+        |v: &Value| serde_json::to_string_pretty(v).map_err(|e| CliError::Output(e.into()));
+    write_atomic(&dir, "result.json", &pretty(&result)?)?;
+    if common.diagnostics {
+        write_atomic(&dir, "diagnostics.json", &pretty(&diagnostics)?)?;
+    } else {
+        remove_stale(&dir, "diagnostics.json")?;
+    }
+    let mut shown = result;
+    if common.diagnostics
+        && let Some(m) = shown.as_object_mut()
+    {
+        m.insert("diagnostics".into(), diagnostics);
+    }
+    emit(&shown, common.json)
+}
+
+/// Parses a finite number `> 0` (clap value parser).
+pub fn positive(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{}` is not a number", vips_models::limits::excerpt(s)))?;
+    if v > 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("must be finite and > 0, got {v}"))
+    }
+}
+
+/// Parses a finite number `>= 0` (clap value parser).
+pub fn non_negative(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{}` is not a number", vips_models::limits::excerpt(s)))?;
+    if v >= 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("must be finite and >= 0, got {v}"))
+    }
+}
+
+/// Parses a probability in `(0, 1)` (clap value parser).
+pub fn open_unit(s: &str) -> Result<f64, String> {
+    let v = positive(s)?;
+    if v < 1.0 {
+        Ok(v)
+    } else {
+        Err(format!("must be in (0, 1), got {v}"))
+    }
+}
+
+/// Parses a whole number `>= 1` (clap value parser).
+pub fn count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be >= 1".into()),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!(
+            "`{}` is not a whole number >= 1",
+            vips_models::limits::excerpt(s)
+        )),
+    }
+}
+
+/// Parses `--accountant` (clap value parser).
+pub fn accountant(s: &str) -> Result<dp_accountant::AccountantKind, String> {
+    s.trim()
+        .parse()
+        .map_err(|e: dp_accountant::AccountantError| e.to_string())
+}
