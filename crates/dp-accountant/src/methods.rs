@@ -147,10 +147,12 @@ fn advanced(steps: &[Step], delta: f64) -> Result<f64, AccountantError> {
             eps = eps.max(e);
             d = d.max(dd);
         }
-        if !eps.is_finite() {
+        let slack = f * delta;
+        // a slack that underflows (delta near the smallest subnormal) certifies nothing
+        if !eps.is_finite() || slack <= 0.0 {
             continue;
         }
-        let r = advanced_composition(eps, d, n as u64, f * delta)?;
+        let r = advanced_composition(eps, d, n as u64, slack)?;
         best = best.min(r.epsilon);
     }
     Ok(best)
@@ -171,11 +173,12 @@ fn zcdp_000(steps: &[Step], delta: f64) -> Result<f64, AccountantError> {
             rhos.push(s.count * amplified_gaussian_rho(s.sigma, s.gamma, delta_prime)?);
         }
         let rho = zcdp_compose(&rhos)?;
-        if rho.is_nan() {
+        let slack = f * delta;
+        if rho.is_nan() || slack <= 0.0 {
             continue;
         }
         let eps = if rho > 0.0 {
-            zcdp_epsilon_bun_steinke(rho, f * delta)?
+            zcdp_epsilon_bun_steinke(rho, slack)?
         } else {
             0.0
         };

@@ -159,6 +159,7 @@ fn extremes_give_infinity_or_a_typed_error_never_nan_or_low() {
             (2.0, 0.01, 1000, 1.0 - 1e-12),
             (1e300, 1.0, 1, 1e-5),
             (0.5, 1.0, u64::MAX, 1e-5),
+            (2.0, 0.01, 100, 5e-324),
         ] {
             let run = PrivacyEvent::poisson_subsampled_gaussian(sigma, q)
                 .unwrap()
