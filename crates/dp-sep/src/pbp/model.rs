@@ -36,6 +36,10 @@ pub fn records(data: &Dataset) -> Vec<Labelled> {
 /// Prior shape and rate of both Gamma priors (noise and weight precision), as in PBP.
 pub const GAMMA_PRIOR: (f64, f64) = (6.0, 6.0);
 
+/// A weight whose precision [`PbpModel`]'s repair resets to the floor keeps its mean within this
+/// many standard deviations at that precision (post-processing; see `SepModel::repair`).
+pub const REPAIR_MEAN_BOUND: f64 = 3.0;
+
 /// The PBP Bayesian neural network.
 ///
 /// # Example
@@ -289,6 +293,11 @@ impl SepModel for PbpModel {
             }
             if theta[2 * i + 1].is_nan() || theta[2 * i + 1] > k_max {
                 theta[2 * i + 1] = k_max;
+                // The precision is reset to the floor: keep the mean (eta / precision) within
+                // REPAIR_MEAN_BOUND prior standard deviations instead of letting the old eta,
+                // which belonged to a much larger precision, become a huge mean.
+                let bound = REPAIR_MEAN_BOUND * self.min_precision.sqrt();
+                theta[2 * i] = theta[2 * i].clamp(-bound, bound);
             }
         }
         if theta[2 * w].is_nan() || theta[2 * w] < 1.0 {
@@ -334,6 +343,45 @@ impl SepModel for PbpModel {
             post[2 * i + 1] = -0.5 / v_new;
             self.lambda_hat[i] = (a_new - a_cav, b_new - b_cav);
             self.lambda = (a_new, b_new);
+        }
+    }
+}
+
+#[cfg(test)]
+mod repair_tests {
+    use super::*;
+    use crate::model::SepModel;
+
+    #[test]
+    fn a_repaired_precision_keeps_the_mean_within_the_bound() {
+        let model = PbpModel::try_new(2, &[3]).unwrap();
+        let w = model.arch.n_weights();
+        let mut theta = vec![0.0; 2 * w + 2];
+        for i in 0..w {
+            theta[2 * i] = 50.0 * (i as f64 + 1.0); // eta of a once-precise weight
+            theta[2 * i + 1] = if i % 2 == 0 { 0.3 } else { -50.0 }; // every other precision improper
+        }
+        theta[2 * w] = 2.0;
+        theta[2 * w + 1] = -1.0;
+        assert!(!model.is_valid(&theta));
+        let before = theta.clone();
+        model.repair(&mut theta);
+        assert!(model.is_valid(&theta));
+        for i in 0..w {
+            let precision = -2.0 * theta[2 * i + 1];
+            let mean = theta[2 * i] / precision;
+            if i % 2 == 0 {
+                assert!(
+                    mean.abs() <= REPAIR_MEAN_BOUND / precision.sqrt() + 1e-12,
+                    "{i}: {mean}"
+                );
+            } else {
+                // proper weights are untouched
+                assert_eq!(
+                    (theta[2 * i], theta[2 * i + 1]),
+                    (before[2 * i], before[2 * i + 1])
+                );
+            }
         }
     }
 }
