@@ -16,7 +16,9 @@ pub enum CliError {
         reason: String,
     },
     /// A model the command line does not fit yet.
-    #[error("fit {model}: not yet available in dp-bayes (available: linreg, blr); {hint}")]
+    #[error(
+        "fit {model}: not yet available in dp-bayes (available: linreg, blr, lda, pbp, mog); {hint}"
+    )]
     NotYetAvailable {
         /// The model.
         model: &'static str,
@@ -52,6 +54,21 @@ pub enum CliError {
     /// Logistic regression errors (they name the file and line).
     #[error(transparent)]
     Blr(#[from] vips_models::blr::BlrError),
+    /// LDA settings and model errors.
+    #[error(transparent)]
+    Lda(#[from] vips_models::lda::LdaError),
+    /// Raw-text reading errors (they name the file and line).
+    #[error(transparent)]
+    Text(#[from] vips_models::lda::text::TextError),
+    /// Vocabulary loading and selection errors (they name the file and line).
+    #[error(transparent)]
+    Vocabulary(#[from] vips_models::lda::VocabularyError),
+    /// Saved LDA model errors (newer, corrupt, foreign files).
+    #[error(transparent)]
+    SavedLda(#[from] vips_models::lda::SavedLdaError),
+    /// Bag-of-words corpus errors (they name the file and line).
+    #[error(transparent)]
+    Corpus(#[from] vips_models::lda::corpus::CorpusError),
     /// Engine errors (settings, calibration, the wall).
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -86,7 +103,8 @@ impl CliError {
         match self {
             Self::Engine(EngineError::Interrupted { .. })
             | Self::Blr(BlrError::Engine(EngineError::Interrupted { .. }))
-            | Self::Linreg(LinregError::Engine(EngineError::Interrupted { .. })) => 130,
+            | Self::Linreg(LinregError::Engine(EngineError::Interrupted { .. }))
+            | Self::Data(dp_sep::SepError::Interrupted { .. }) => 130,
             Self::NonFinite(_) | Self::Write { .. } | Self::Output(_) | Self::CtrlC(_) => 1,
             _ => 2,
         }

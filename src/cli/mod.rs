@@ -1,8 +1,9 @@
 //! The `dp-bayes` command line: argument parsing and dispatch. One module per command
-//! ([`fit`], [`predict`], [`replay`]); `fit` has one module per model.
+//! ([`fit`], [`predict`], [`infer`], [`replay`]); `fit` has one module per model.
 
 mod error;
 mod fit;
+mod infer;
 mod io;
 mod predict;
 mod replay;
@@ -35,6 +36,8 @@ enum Command {
     Fit(fit::FitCommand),
     /// Predict with a saved model on the rows of a CSV file.
     Predict(predict::PredictArgs),
+    /// Topic proportions of new documents under a saved LDA model.
+    Infer(infer::InferArgs),
     /// Replay a fit's ledger.json and report its epsilon (as `dp-accountant replay`).
     Replay(replay::ReplayArgs),
 }
@@ -46,6 +49,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Fit(cmd) => fit::run(cmd),
         Command::Predict(args) => predict::run(&args),
+        Command::Infer(args) => infer::run(&args),
         Command::Replay(args) => replay::run(&args),
     };
     match result {

@@ -3,6 +3,7 @@
 //! with the keys every model shares. Adding a model is one module and one [`FitCommand`] arm.
 
 mod blr;
+mod lda;
 mod linreg;
 
 use std::path::{Path, PathBuf};
@@ -21,8 +22,9 @@ pub enum FitCommand {
     Linreg(linreg::Args),
     /// Bayesian logistic regression (Pólya-Gamma VB) on a CSV file with a label column.
     Blr(blr::Args),
-    /// LDA: not yet available in dp-bayes.
-    Lda(Unavailable),
+    /// LDA (VIPS) on raw text (public or privately selected vocabulary) or a UCI bag-of-words
+    /// folder with a declared-public vocabulary.
+    Lda(lda::Args),
     /// Sigmoid belief network: not yet available in dp-bayes.
     Sbn(Unavailable),
     /// Mixture of Gaussians (DP-SEP): not yet available in dp-bayes.
@@ -147,12 +149,7 @@ pub fn run(cmd: FitCommand) -> Result<(), CliError> {
     let (fitted, common) = match cmd {
         FitCommand::Linreg(args) => (linreg::fit(&args)?, args.common),
         FitCommand::Blr(args) => (blr::fit(&args)?, args.common),
-        FitCommand::Lda(_) => {
-            return Err(unavailable(
-                "lda",
-                "meanwhile use the vips-models example `lda`",
-            ));
-        }
+        FitCommand::Lda(args) => (lda::fit(&args)?, args.common),
         FitCommand::Sbn(_) => {
             return Err(unavailable(
                 "sbn",

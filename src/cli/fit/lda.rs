@@ -1,0 +1,456 @@
+//! `dp-bayes fit lda`: private LDA (VIPS, 003 Algorithm 3) on raw text (one document per line,
+//! or one per `.txt` file) with a public or privately selected vocabulary, or on a UCI
+//! bag-of-words folder whose vocabulary is declared public.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use dp_core::RngPolicy;
+use serde_json::json;
+use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit as engine_fit};
+use vips_models::lda::corpus::{ResamplingKey, load_uci_dir};
+use vips_models::lda::text::{TextLimits, Tokenizer, bag_of_words, read_text};
+use vips_models::lda::vocabulary::{PartitionSelection, VocabularyReport, select_vocabulary};
+use vips_models::lda::{Lda, LdaConfig, Provenance, SavedLda, Vocabulary, evaluate};
+
+use super::{Common, Fitted, count, positive};
+use crate::cli::error::{CliError, usage};
+use crate::cli::io::num;
+
+/// Arguments of `fit lda`.
+#[derive(clap::Args, Debug)]
+#[command(allow_negative_numbers = true)]
+pub struct Args {
+    /// Raw text: a file (one document per line) or a directory (one document per `.txt` file).
+    #[arg(long, conflicts_with = "corpus", required_unless_present = "corpus")]
+    text: Option<PathBuf>,
+    /// A UCI bag-of-words folder (docword.train.txt[.gz], docword.test.txt[.gz], vocab.txt).
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    /// Assert that the --corpus vocabulary (vocab.txt) is public: chosen independently of the
+    /// private documents. Required for a private fit on --corpus.
+    #[arg(long, requires = "corpus")]
+    vocab_public: bool,
+    /// A public vocabulary for --text (one word per line). Without it a private fit selects the
+    /// vocabulary privately (Gaussian partition selection) and a non-private fit uses every word.
+    #[arg(long, conflicts_with = "corpus")]
+    vocab: Option<PathBuf>,
+    /// The part of --epsilon spent on the private vocabulary selection (default: a quarter).
+    #[arg(long, value_parser = positive, conflicts_with_all = ["vocab", "corpus"])]
+    epsilon_vocab: Option<f64>,
+    /// The part of --delta spent on the private vocabulary selection (default: half).
+    #[arg(long, value_parser = super::open_unit, conflicts_with_all = ["vocab", "corpus"])]
+    delta_vocab: Option<f64>,
+    /// Private vocabulary: each document contributes its first k distinct words (default 50).
+    #[arg(long, value_parser = count, conflicts_with_all = ["vocab", "corpus"])]
+    max_words_per_doc: Option<usize>,
+    /// Seed the vocabulary selection's noise on purpose (reproducible; no privacy against whoever
+    /// knows the seed). Default: OS entropy.
+    #[arg(long, conflicts_with_all = ["vocab", "corpus"])]
+    vocab_noise_seed: Option<u64>,
+    /// Number of topics K.
+    #[arg(long, default_value_t = 10, value_parser = count)]
+    topics: usize,
+    /// Expected batch size S (Poisson rate q = S / N).
+    #[arg(long, default_value_t = 256.0, value_parser = positive)]
+    batch_size: f64,
+    /// Step-size delay tau0.
+    #[arg(long, default_value_t = 1024.0)]
+    tau0: f64,
+    /// Step-size forgetting rate kappa in (0.5, 1].
+    #[arg(long, default_value_t = 0.7)]
+    kappa: f64,
+    /// Expected passes over the training documents.
+    #[arg(long, default_value_t = 1.0, value_parser = positive)]
+    passes: f64,
+    /// Fixed document length (default 500 for private fits, none otherwise; 0 = none).
+    #[arg(long)]
+    doc_length: Option<usize>,
+    /// Clipping scale a (bound a N; needs a fixed document length). Default 0.1.
+    #[arg(long, value_parser = positive)]
+    clip_scale: Option<f64>,
+    /// Dirichlet parameter of theta (default 1/K).
+    #[arg(long, value_parser = positive)]
+    alpha: Option<f64>,
+    /// Dirichlet parameter of beta (default 1/K).
+    #[arg(long, value_parser = positive)]
+    eta: Option<f64>,
+    /// Seed of the initial topics (public randomness).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Public seed of the fixed-length resampling (default: a secret key from OS entropy).
+    #[arg(long)]
+    resample_seed: Option<u64>,
+    /// Top words shown per topic in the summary.
+    #[arg(long, default_value_t = 8, value_parser = count)]
+    top_words: usize,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// Default `--max-words-per-doc`.
+const DEFAULT_MAX_WORDS: usize = 50;
+
+/// An `(epsilon, delta)` pair.
+type Budget = (f64, f64);
+
+/// How the vocabulary was obtained.
+enum VocabSource {
+    /// A public file or the corpus's declared-public vocab.txt.
+    Public(String),
+    /// Private selection (its report).
+    Selected(Box<(VocabularyReport, dp_accountant::Accountant)>),
+    /// Every word of the training text (non-private fits only).
+    AllWords,
+}
+
+/// The budget split of a private `--text` fit without `--vocab`: (vocabulary, fit).
+fn split_budget(args: &Args, epsilon: f64, delta: f64) -> Result<(Budget, Budget), CliError> {
+    let ev = args.epsilon_vocab.unwrap_or(epsilon / 4.0);
+    let dv = args.delta_vocab.unwrap_or(delta / 2.0);
+    if ev >= epsilon {
+        return Err(usage(
+            "--epsilon-vocab",
+            format!("must be below --epsilon ({epsilon}): the rest is the fit's budget"),
+        ));
+    }
+    if dv >= delta {
+        return Err(usage(
+            "--delta-vocab",
+            format!("must be below --delta ({delta}): the rest is the fit's delta"),
+        ));
+    }
+    Ok(((ev, dv), (epsilon - ev, delta - dv)))
+}
+
+/// Fits and returns the saved model and the summary parts.
+pub fn fit(args: &Args) -> Result<Fitted, CliError> {
+    let c = &args.common;
+    let (privacy, population) = c.privacy()?;
+    let private = c.epsilon.is_some();
+    if !private {
+        for (set, flag) in [
+            (args.epsilon_vocab.is_some(), "--epsilon-vocab"),
+            (args.delta_vocab.is_some(), "--delta-vocab"),
+            (args.vocab_noise_seed.is_some(), "--vocab-noise-seed"),
+            (args.max_words_per_doc.is_some(), "--max-words-per-doc"),
+            (args.vocab_public, "--vocab-public"),
+        ] {
+            if set {
+                return Err(usage(
+                    flag,
+                    "has no effect without --epsilon (a non-private fit selects no vocabulary \
+                     privately)",
+                ));
+            }
+        }
+    }
+    if args.corpus.is_some() && private && !args.vocab_public {
+        return Err(usage(
+            "--vocab-public",
+            "a private fit on --corpus needs it: the vocabulary (vocab.txt) sets the model's \
+             dimension and the words topics show, so it must be public; assert that it was \
+             chosen independently of the private documents",
+        ));
+    }
+    if !(args.kappa > 0.5 && args.kappa <= 1.0) {
+        return Err(usage(
+            "--kappa",
+            format!("must be in (0.5, 1], got {}", args.kappa),
+        ));
+    }
+    if !(args.tau0 >= 0.0 && args.tau0.is_finite()) {
+        return Err(usage(
+            "--tau0",
+            format!("must be finite and >= 0, got {}", args.tau0),
+        ));
+    }
+    let doc_length = match args.doc_length {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None if private => Some(500),
+        None => None,
+    };
+    if doc_length.is_none() {
+        if args.resample_seed.is_some() {
+            return Err(usage(
+                "--resample-seed",
+                "has no effect without a fixed document length (--doc-length N)",
+            ));
+        }
+        if args.clip_scale.is_some() {
+            return Err(usage(
+                "--clip-scale",
+                "has no effect without a fixed document length (--doc-length N)",
+            ));
+        }
+    }
+    // The fit's (epsilon, delta) and, for a private selection, the vocabulary's.
+    let (fit_privacy, vocab_budget) = match (privacy, &args.text, &args.vocab) {
+        (Privacy::Target { epsilon, delta }, Some(_), None) => {
+            let ((ev, dv), (ef, df)) = split_budget(args, epsilon, delta)?;
+            (
+                Privacy::Target {
+                    epsilon: ef,
+                    delta: df,
+                },
+                Some((ev, dv)),
+            )
+        }
+        (p, _, _) => (p, None),
+    };
+    let cancel = super::ctrl_c_token()?;
+    let start = Instant::now();
+    let tokenizer = Tokenizer::english();
+    let k = args.topics;
+    let model_config = |v: usize| -> Result<LdaConfig, CliError> {
+        let mut b = LdaConfig::builder(k, v)
+            .doc_length(doc_length)
+            .clip_scale(args.clip_scale.unwrap_or(0.1));
+        if let Some(a) = args.alpha {
+            b = b.alpha(a);
+        }
+        if let Some(e) = args.eta {
+            b = b.eta(e);
+        }
+        Ok(b.build()?)
+    };
+    let mut text_diag = json!({});
+    let (train, test, vocab, source, input) = match (&args.text, &args.corpus) {
+        (Some(path), _) => {
+            let text = read_text(path, &tokenizer, &TextLimits::default())?;
+            let docs = text.into_docs();
+            let (vocab, source) = match (&args.vocab, vocab_budget) {
+                (Some(file), _) => (
+                    Vocabulary::load(file)?,
+                    VocabSource::Public(file.display().to_string()),
+                ),
+                (None, Some((ev, dv))) => {
+                    let k_words = args.max_words_per_doc.unwrap_or(DEFAULT_MAX_WORDS);
+                    let selection = PartitionSelection::calibrate(ev, dv, k_words)?;
+                    let mut ledger = dp_accountant::Accountant::new();
+                    let policy = args
+                        .vocab_noise_seed
+                        .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed });
+                    let (vocab, report) =
+                        select_vocabulary(&docs, &selection, policy, &mut ledger)?;
+                    (vocab, VocabSource::Selected(Box::new((report, ledger))))
+                }
+                (None, None) => {
+                    let mut words: Vec<String> = docs.iter().flatten().cloned().collect();
+                    words.sort_unstable();
+                    words.dedup();
+                    (Vocabulary::from_words(words)?, VocabSource::AllWords)
+                }
+            };
+            if vocab.is_empty() {
+                return Err(CliError::File {
+                    path: path.display().to_string(),
+                    reason: "the vocabulary is empty (the private selection kept no word: the \
+                             budget is spent; try more documents, a larger --epsilon-vocab or \
+                             --max-words-per-doc)"
+                        .into(),
+                });
+            }
+            let bow = bag_of_words(&docs, &vocab)?;
+            text_diag = json!({
+                "documents_read": docs.len(),
+                "unknown_tokens": bow.unknown_tokens,
+                "documents_without_known_words": bow.empty_documents,
+            });
+            let corpus = bow.into_corpus(&vocab)?;
+            (
+                corpus,
+                None,
+                vocab,
+                source,
+                json!({"text": path.display().to_string()}),
+            )
+        }
+        (None, Some(dir)) => {
+            let s = load_uci_dir(dir)?;
+            let words = s
+                .train
+                .vocab()
+                .map(<[String]>::to_vec)
+                .ok_or_else(|| CliError::File {
+                    path: dir.display().to_string(),
+                    reason: "the corpus has no vocab.txt: a saved model needs its words".into(),
+                })?;
+            let vocab = Vocabulary::from_words(words)?;
+            let source = VocabSource::Public(format!(
+                "{} (vocab.txt, declared public{})",
+                dir.display(),
+                if args.vocab_public {
+                    " by --vocab-public"
+                } else {
+                    ""
+                }
+            ));
+            (
+                s.train,
+                Some(s.test),
+                vocab,
+                source,
+                json!({"corpus": dir.display().to_string()}),
+            )
+        }
+        (None, None) => return Err(usage("--text", "give --text FILE or --corpus DIR")),
+    };
+    let cfg = model_config(train.vocab_size())?;
+    let model = Lda::new(cfg.clone());
+    let key = match args.resample_seed {
+        Some(seed) => ResamplingKey::public_seed(seed),
+        None => ResamplingKey::from_os_entropy()?,
+    };
+    let records = model.prepare(&train, &key)?;
+    let svi = SviConfig::builder()
+        .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
+        .expected_batch_size(args.batch_size)
+        .stop(Stop::Passes {
+            passes: args.passes,
+        })
+        .privacy(fit_privacy)
+        .accountant(c.accountant.unwrap_or_default())
+        .noise_seed(c.noise_seed)
+        .init_seed(args.seed)
+        .progress_bar(true)
+        .cancel(cancel)
+        .population(population)
+        .build()?;
+    let fitted = engine_fit(&model, records, &svi, |_, _| {})?;
+    let (result, diag) = (fitted.result, fitted.diagnostics);
+    let mut privacy = result.privacy.clone();
+    let fit_guarantee = privacy.epsilon.zip(privacy.delta);
+    // The vocabulary's selection composes with the fit (basic composition); its ledger entry
+    // joins the fit's so that replay covers both.
+    let (vocab_json, report_saved) = match &source {
+        VocabSource::Selected(sel) => {
+            let (report, vledger) = &**sel;
+            let (ef, df) = fit_guarantee.ok_or_else(|| {
+                CliError::NonFinite("epsilon (a private fit without a guarantee)".into())
+            })?;
+            let (eps, delta) = report.compose_with_fit(ef, df);
+            let mut ledger = privacy
+                .ledger
+                .take()
+                .unwrap_or_else(dp_accountant::Accountant::new);
+            for e in vledger.entries() {
+                ledger
+                    .record_entry(e.clone())
+                    .map_err(|e| CliError::Accountant(e.to_string()))?;
+            }
+            privacy.ledger = Some(ledger);
+            privacy.epsilon = Some(eps);
+            privacy.delta = Some(delta);
+            let s = &report.selection;
+            let vocab_json = json!({
+                "source": "private selection (Gaussian partition selection, Gopi et al. 2020)",
+                "size": report.size,
+                "epsilon": num(s.epsilon()),
+                "delta": num(s.delta()),
+                "noise_delta": num(s.noise_delta()),
+                "threshold_delta": num(s.threshold_delta()),
+                "max_words_per_doc": s.max_words_per_doc(),
+                "noise_multiplier": num(s.noise_multiplier()),
+                "sigma": num(s.sigma()),
+                "threshold": num(s.threshold()),
+                "rng": report.rng,
+                "ledger_label": report.ledger_label,
+            });
+            (vocab_json, Some(report.clone()))
+        }
+        VocabSource::Public(what) => (
+            json!({"source": format!("public: {what}"), "size": vocab.len()}),
+            None,
+        ),
+        VocabSource::AllWords => (
+            json!({
+                "source": "every word of the training text (non-private)",
+                "size": vocab.len(),
+            }),
+            None,
+        ),
+    };
+    let mut notes = BTreeMap::new();
+    notes.insert("command".into(), "dp-bayes fit lda".into());
+    notes.insert("tokenizer".into(), "english".into());
+    notes.insert("iterations".into(), result.iterations.to_string());
+    notes.insert("rng".into(), privacy.rng.clone());
+    let provenance = Provenance {
+        vocabulary: report_saved,
+        guarantee: privacy.epsilon.zip(privacy.delta),
+        notes,
+    };
+    let saved = SavedLda::new(cfg.clone(), result.global.clone(), vocab, provenance)?;
+    let heldout = match &test {
+        Some(t) if !t.is_empty() => {
+            let h = evaluate(&result.global, &cfg, t.docs(), None)?;
+            json!({
+                "test_docs": t.len(),
+                "perplexity_bound": num(h.perplexity_bound),
+                "per_word_bound": num(h.per_word_bound),
+                "completion_perplexity": num(h.completion_perplexity),
+            })
+        }
+        _ => json!({"note": "no held-out documents (raw text is fitted whole)"}),
+    };
+    let top: Vec<Vec<String>> = saved
+        .top_words(args.top_words)
+        .into_iter()
+        .map(|t| t.into_iter().map(|(w, _)| w).collect())
+        .collect();
+    let mut settings = json!({
+        "input": input,
+        "vocabulary": vocab_json,
+        "topics": k,
+        "vocab_size": train.vocab_size(),
+        "alpha": num(cfg.alpha()),
+        "eta": num(cfg.eta()),
+        "batch_size": num(args.batch_size),
+        "tau0": num(args.tau0),
+        "kappa": num(args.kappa),
+        "passes": num(args.passes),
+        "seed": args.seed,
+        "tokenizer": "english (UAX #29 words, lower-cased, >= 3 letters, no digits, 318 stop words)",
+        "top_words": top,
+    });
+    if let Some((ef, df)) = fit_guarantee
+        && matches!(source, VocabSource::Selected(..))
+    {
+        settings["fit_epsilon"] = num(ef);
+        settings["fit_delta"] = num(df);
+        settings["composition"] =
+            json!("basic: (epsilon_vocab + epsilon_fit, delta_vocab + delta_fit)");
+    }
+    match doc_length {
+        Some(n) => {
+            settings["doc_length"] = json!(n);
+            settings["clip_scale"] = num(cfg.clip_scale());
+            settings["resampling"] = json!(key.describe());
+        }
+        None => settings["doc_length"] = json!("none (no resampling, no clipping)"),
+    }
+    let mut diagnostics = json!({
+        "train_docs": train.len(),
+        "train_tokens": train.num_tokens(),
+        "realised_population": diag.realised_population,
+        "records_clipped": diag.records_clipped,
+        "fit_seconds": num(diag.seconds),
+        "seconds": num(start.elapsed().as_secs_f64()),
+    });
+    if let (Some(d), Some(t)) = (diagnostics.as_object_mut(), text_diag.as_object()) {
+        d.extend(t.clone());
+    }
+    Ok(Fitted {
+        model: "lda",
+        model_json: saved.to_json()?,
+        iterations: result.iterations,
+        dim: k * train.vocab_size(),
+        heldout,
+        settings,
+        diagnostics,
+        privacy,
+    })
+}

@@ -1,0 +1,335 @@
+//! `dp-bayes fit lda` / `infer` / `replay` end to end on the small committed text
+//! `tests/data/lda_three_topics.txt` (360 synthetic lines about three themes): private
+//! vocabulary + private fit -> model.json -> infer in new processes (bit for bit), the composed
+//! guarantee, the ledger's replay, typed errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let dir = std::env::temp_dir().join(format!("dp-bayes-{name}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dp-bayes"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn ok_json(args: &[&str]) -> Value {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+/// Exit 2 and a one-line error containing every `needles`.
+fn fails_with(args: &[&str], needles: &[&str]) {
+    let out = run(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.starts_with("dp-bayes: error: "), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: `{n}` not in {err}");
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn corpus() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/lda_three_topics.txt")
+}
+
+/// A private fit: epsilon 4 in total (1 for the vocabulary by default), seeded on purpose.
+fn fit_private(out: &Path) -> Value {
+    let c = corpus();
+    ok_json(&[
+        "fit",
+        "lda",
+        "--text",
+        s(&c),
+        "--topics",
+        "3",
+        "--epsilon",
+        "4",
+        "--delta",
+        "1e-5",
+        "--max-words-per-doc",
+        "5",
+        "--population",
+        "360",
+        "--batch-size",
+        "60",
+        "--passes",
+        "3",
+        "--doc-length",
+        "8",
+        "--noise-seed",
+        "1",
+        "--vocab-noise-seed",
+        "2",
+        "--resample-seed",
+        "3",
+        "--out",
+        s(out),
+        "--json",
+    ])
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("{v} is not a number"))
+}
+
+#[test]
+fn private_text_fit_composes_vocabulary_and_fit_and_infers_bit_for_bit() {
+    let dir = temp_dir("lda-text");
+    let out = dir.join("run");
+    let r = fit_private(&out);
+    assert_eq!(r["model"], "lda");
+    assert_eq!(r["private"], true);
+    let v = &r["settings"]["vocabulary"];
+    assert_eq!(f(&v["epsilon"]), 1.0, "a quarter of --epsilon by default");
+    assert!(v["size"].as_u64().unwrap() >= 3, "{v}");
+    // The run's guarantee is the basic composition of the selection and the fit.
+    let (ef, df) = (
+        f(&r["settings"]["fit_epsilon"]),
+        f(&r["settings"]["fit_delta"]),
+    );
+    assert_eq!(f(&r["epsilon"]), f(&v["epsilon"]) + ef);
+    assert_eq!(f(&r["delta"]), f(&v["delta"]) + df);
+    assert!(f(&r["epsilon"]) <= 4.0 && ef <= 3.0);
+    // The ledger holds the selection's entry as well as the fit's.
+    let ledger: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("ledger.json")).unwrap()).unwrap();
+    let text = ledger.to_string();
+    assert!(
+        text.contains("lda vocabulary: Gaussian partition selection"),
+        "{text}"
+    );
+    // The model file carries the same guarantee.
+    let model: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("model.json")).unwrap()).unwrap();
+    assert_eq!(model["format_version"], 1);
+    let g = &model["model"]["provenance"]["guarantee"];
+    assert_eq!((f(&g[0]), f(&g[1])), (f(&r["epsilon"]), f(&r["delta"])));
+
+    let new = dir.join("new.txt");
+    std::fs::write(
+        &new,
+        "The river, the ocean and a boat.\nA comet and a star; zebra.\nzebra\n",
+    )
+    .unwrap();
+    let m = out.join("model.json");
+    let args = ["infer", "--model", s(&m), "--text", s(&new), "--json"];
+    let a = run(&args);
+    let b = run(&args);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert_eq!(a.stdout, b.stdout, "two processes infer bit for bit");
+    let j: Value = serde_json::from_slice(&a.stdout).unwrap();
+    assert_eq!(j["documents"], 3);
+    let theta: Vec<f64> = j["results"][0]["proportions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(f)
+        .collect();
+    assert_eq!(theta.len(), 3);
+    assert!((theta.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    assert_eq!(j["results"][2]["no_known_words"], true);
+    assert_eq!(j["diagnostics"]["private"], false);
+    assert!(j["diagnostics"]["unknown_tokens_dropped"].as_u64().unwrap() >= 2);
+    // CSV form: a header and one line per document with a known word.
+    let csv = run(&["infer", "--model", s(&m), "--text", s(&new)]);
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(csv.starts_with("document,topic_0,topic_1,topic_2\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn replay_of_the_lda_ledger_states_the_threshold_delta_and_covers_the_fit() {
+    let dir = temp_dir("lda-replay");
+    let out = dir.join("run");
+    let r = fit_private(&out);
+    let ledger = out.join("ledger.json");
+    let delta = f(&r["delta"]);
+    let d = format!("{delta:e}");
+    let rep = ok_json(&["replay", s(&ledger), "--delta", &d, "--json"]);
+    let threshold = f(&r["settings"]["vocabulary"]["threshold_delta"]);
+    assert_eq!(f(&rep["extra_delta"]), threshold);
+    assert_eq!(f(&rep["delta"]), delta);
+    assert_eq!(f(&rep["events_delta"]), delta - threshold);
+    // The whole ledger (vocabulary and fit) is never below the fit's own guarantee.
+    assert!(
+        f(&rep["epsilon"]) >= f(&r["settings"]["fit_epsilon"]),
+        "{rep} vs {r}"
+    );
+    // A delta that the threshold alone exhausts is refused.
+    fails_with(
+        &["replay", s(&ledger), "--delta", &format!("{threshold:e}")],
+        &["--delta", "extra delta"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn public_vocabulary_and_non_private_fits() {
+    let dir = temp_dir("lda-public");
+    let vocab = dir.join("vocab.txt");
+    std::fs::write(
+        &vocab,
+        "boat\ncomet\nmarket\nocean\nplanet\nprice\nriver\nstar\n",
+    )
+    .unwrap();
+    let c = corpus();
+    let out = dir.join("pub");
+    let r = ok_json(&[
+        "fit",
+        "lda",
+        "--text",
+        s(&c),
+        "--vocab",
+        s(&vocab),
+        "--topics",
+        "3",
+        "--epsilon",
+        "1",
+        "--population",
+        "360",
+        "--batch-size",
+        "60",
+        "--doc-length",
+        "8",
+        "--out",
+        s(&out),
+        "--json",
+    ]);
+    assert_eq!(r["settings"]["vocab_size"], 8);
+    assert!(f(&r["epsilon"]) <= 1.0);
+    let np = dir.join("np");
+    let r = ok_json(&[
+        "fit",
+        "lda",
+        "--text",
+        s(&c),
+        "--topics",
+        "3",
+        "--batch-size",
+        "60",
+        "--out",
+        s(&np),
+        "--json",
+    ]);
+    assert_eq!(r["private"], false);
+    assert_eq!(r["epsilon"], "inf");
+    assert!(!np.join("ledger.json").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_lda_inputs_are_typed_errors_naming_the_flag_or_file() {
+    let dir = temp_dir("lda-bad");
+    let c = corpus();
+    let out = dir.join("o");
+    let base = ["fit", "lda", "--text", s(&c), "--out", s(&out)];
+    let with = |extra: &[&'static str]| -> Vec<String> {
+        base.iter()
+            .map(|x| x.to_string())
+            .chain(extra.iter().map(|x| x.to_string()))
+            .collect()
+    };
+    let call = |v: Vec<String>, needles: &[&str]| {
+        let a: Vec<&str> = v.iter().map(String::as_str).collect();
+        fails_with(&a, needles);
+    };
+    call(with(&["--epsilon", "1"]), &["--population"]);
+    call(
+        with(&[
+            "--epsilon",
+            "1",
+            "--population",
+            "360",
+            "--epsilon-vocab",
+            "1",
+        ]),
+        &["--epsilon-vocab"],
+    );
+    call(
+        with(&["--epsilon-vocab", "0.5"]),
+        &["--epsilon-vocab", "without --epsilon"],
+    );
+    call(with(&["--resample-seed", "3"]), &["--resample-seed"]);
+    // A missing text file and a vocabulary file with a duplicate name the file (and line).
+    let missing = dir.join("missing.txt");
+    fails_with(
+        &["fit", "lda", "--text", s(&missing), "--out", s(&out)],
+        &["missing.txt"],
+    );
+    let dup = dir.join("dup.txt");
+    std::fs::write(&dup, "river\nriver\n").unwrap();
+    fails_with(
+        &[
+            "fit",
+            "lda",
+            "--text",
+            s(&c),
+            "--vocab",
+            s(&dup),
+            "--out",
+            s(&out),
+        ],
+        &["dup.txt", "2"],
+    );
+    // A private fit on --corpus needs --vocab-public.
+    fails_with(
+        &[
+            "fit",
+            "lda",
+            "--corpus",
+            s(&dir),
+            "--epsilon",
+            "1",
+            "--population",
+            "10",
+            "--out",
+            s(&out),
+        ],
+        &["--vocab-public"],
+    );
+    // infer: a corrupt and a newer model file.
+    let bad = dir.join("bad.json");
+    std::fs::write(
+        &bad,
+        "{\"format\": \"vips-models/lda-model\", \"format_version\": 1}",
+    )
+    .unwrap();
+    fails_with(
+        &["infer", "--model", s(&bad), "--text", s(&c)],
+        &["bad.json", "corrupt"],
+    );
+    std::fs::write(
+        &bad,
+        "{\"format\": \"vips-models/lda-model\", \"format_version\": 9}",
+    )
+    .unwrap();
+    fails_with(
+        &["infer", "--model", s(&bad), "--text", s(&c)],
+        &["bad.json", "newer"],
+    );
+    assert!(!out.join("model.json").exists(), "nothing written on error");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
