@@ -5,6 +5,7 @@
 mod blr;
 mod lda;
 mod linreg;
+mod mog;
 
 use std::path::{Path, PathBuf};
 
@@ -27,8 +28,8 @@ pub enum FitCommand {
     Lda(lda::Args),
     /// Sigmoid belief network: not yet available in dp-bayes.
     Sbn(Unavailable),
-    /// Mixture of Gaussians (DP-SEP): not yet available in dp-bayes.
-    Mog(Unavailable),
+    /// Mixture of Gaussians (SEP / DP-SEP) on a CSV of points or synthetic data.
+    Mog(mog::Args),
     /// Probabilistic backpropagation (DP-SEP): not yet available in dp-bayes.
     Pbp(Unavailable),
 }
@@ -156,9 +157,7 @@ pub fn run(cmd: FitCommand) -> Result<(), CliError> {
                 "meanwhile use the vips-models example `sbn`",
             ));
         }
-        FitCommand::Mog(_) => {
-            return Err(unavailable("mog", "meanwhile use the dp-sep example `mog`"));
-        }
+        FitCommand::Mog(args) => (mog::fit(&args)?, args.common),
         FitCommand::Pbp(_) => {
             return Err(unavailable("pbp", "meanwhile use the dp-sep example `pbp`"));
         }
