@@ -3,7 +3,10 @@
 //!
 //! Both are monotone searches around [`epsilon_for_event`](crate::epsilon_for_event): `epsilon`
 //! is non-increasing in the noise multiplier and non-decreasing in the number of steps, because
-//! every RDP curve is. The search for `sigma` runs in `t = ln sigma` with a safeguarded
+//! every RDP curve is (and so is every other accountant's answer: the PLD's, and the moments,
+//! zCDP, advanced and linear ones, whose delta splits run over a fixed grid). Calibration uses the
+//! configured accountant ([`crate::AccountantKind`]) throughout, so the returned multiplier is the
+//! smallest that accountant certifies. The search for `sigma` runs in `t = ln sigma` with a safeguarded
 //! false-position (Illinois) iteration that keeps a bracket `[lo, hi]` with
 //! `epsilon(hi) <= target < epsilon(lo)` and stops when `hi / lo - 1 <= tolerance`. The returned
 //! value is always the `hi` end, whose epsilon has been evaluated and is at most the target:
