@@ -33,7 +33,9 @@ pub enum AccountantKind {
     /// The moments accountant of 003 (Sec. 2.3.1, Eq. 3-4): log moments at the integer
     /// `lambda = 1..=1024` (RDP orders `2..=1025`), composed by addition and converted by
     /// `eps = min_lambda (alpha(lambda) + ln(1/delta)) / lambda`; any event
-    /// ([`crate::moments::moments_epsilon_for_event`]). Never tighter than [`Self::Rdp`].
+    /// ([`crate::moments::moments_epsilon_for_event`]). Never tighter than [`Self::Rdp`] with the
+    /// default continuous orders and improved conversion (it is their restriction to integer
+    /// orders with the classic conversion).
     Moments,
     /// 000's accounting (Table 1, Eq. 11-14): each step's Gaussian is `(eps_iter, delta_iter)`-DP
     /// by the classic calibration (Eq. 11), amplified by subsampling (Eq. 12), treated as a
