@@ -92,6 +92,11 @@ fn commit(root: &Path) -> String {
     format!("{head} + uncommitted changes under crates/ (fingerprint {hash:016x})")
 }
 
+/// "eps 1" or "non-private", for the list of missing cells.
+fn budget(eps: Option<f64>) -> String {
+    eps.map_or_else(|| "non-private".into(), |e| format!("eps {e}"))
+}
+
 fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map_or_else(|_| "unknown".into(), |s| s.trim().to_string())
@@ -127,9 +132,10 @@ fn run_examples(
                     Some(o) => o.clone(),
                     None if cached_only => {
                         missing.push(format!(
-                            "{} split {split} {} eps {eps:?}",
+                            "{} split {split} {} {}",
                             d.label,
-                            method.label()
+                            method.label(),
+                            budget(eps)
                         ));
                         continue;
                     }
@@ -141,9 +147,10 @@ fn run_examples(
                             Ok(run) => run,
                             Err(err) => {
                                 missing.push(format!(
-                                    "{} split {split} {} eps {eps:?}: failed: {err:#}",
+                                    "{} split {split} {} {}: failed: {err:#}",
                                     d.label,
-                                    method.label()
+                                    method.label(),
+                                    budget(eps)
                                 ));
                                 continue;
                             }
