@@ -69,6 +69,9 @@ pub enum CliError {
     /// Bag-of-words corpus errors (they name the file and line).
     #[error(transparent)]
     Corpus(#[from] vips_models::lda::corpus::CorpusError),
+    /// Saved PBP model errors (newer, corrupt, foreign files; rows of the wrong width).
+    #[error(transparent)]
+    SavedPbp(#[from] dp_sep::pbp::saved::SavedPbpError),
     /// Engine errors (settings, calibration, the wall).
     #[error(transparent)]
     Engine(#[from] EngineError),

@@ -1,8 +1,9 @@
 //! `dp-bayes predict --model FILE --csv FILE`: predictions of a saved model on new raw rows
-//! (linreg: predictive mean and variance; blr: the probability of label 1).
+//! (linreg and pbp: predictive mean and variance; blr: the probability of label 1).
 
 use std::path::PathBuf;
 
+use dp_sep::pbp::saved::SavedPbp;
 use serde_json::{Value, json};
 use vips_models::blr::SavedBlr;
 use vips_models::linreg::{SavedLinreg, model_file_kind, read_model_file};
@@ -29,6 +30,7 @@ pub struct PredictArgs {
 enum Saved {
     Linreg(SavedLinreg),
     Blr(SavedBlr),
+    Pbp(SavedPbp),
 }
 
 fn load(path: &std::path::Path) -> Result<Saved, CliError> {
@@ -37,10 +39,11 @@ fn load(path: &std::path::Path) -> Result<Saved, CliError> {
     match model_file_kind(&text, &name)?.as_str() {
         "linreg" => Ok(Saved::Linreg(SavedLinreg::from_json(&text, &name)?)),
         "blr" => Ok(Saved::Blr(SavedBlr::from_json(&text, &name)?)),
+        "pbp" => Ok(Saved::Pbp(SavedPbp::from_json(&text, &name)?)),
         other => Err(CliError::File {
             path: name,
             reason: format!(
-                "model `{}` has no predictions in this build (linreg, blr)",
+                "model `{}` has no predictions in this build (linreg, blr, pbp)",
                 vips_models::limits::excerpt(other)
             ),
         }),
@@ -73,6 +76,15 @@ pub fn run(args: &PredictArgs) -> Result<(), CliError> {
                 out.push(vec![m.predict(r).map_err(|e| at_row(i, e.to_string()))?]);
             }
             ("blr", vec!["probability"], out)
+        }
+        Saved::Pbp(m) => {
+            let raw = read_feature_csv(&args.csv, &m.feature_names(), m.target_name())?;
+            let mut out = Vec::with_capacity(raw.len());
+            for (i, r) in raw.iter().enumerate() {
+                let (mean, variance) = m.predict(r).map_err(|e| at_row(i, e.to_string()))?;
+                out.push(vec![mean, variance]);
+            }
+            ("pbp", vec!["mean", "variance"], out)
         }
     };
     let predictions: Vec<Value> = rows

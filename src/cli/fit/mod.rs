@@ -6,6 +6,7 @@ mod blr;
 mod lda;
 mod linreg;
 mod mog;
+mod pbp;
 
 use std::path::{Path, PathBuf};
 
@@ -30,8 +31,9 @@ pub enum FitCommand {
     Sbn(Unavailable),
     /// Mixture of Gaussians (SEP / DP-SEP) on a CSV of points or synthetic data.
     Mog(mog::Args),
-    /// Probabilistic backpropagation (DP-SEP): not yet available in dp-bayes.
-    Pbp(Unavailable),
+    /// Probabilistic backpropagation (a Bayesian ReLU network; SEP / DP-SEP) on a UCI split
+    /// folder.
+    Pbp(pbp::Args),
 }
 
 /// The arguments of a model that is not available yet (accepted and ignored, so that the
@@ -158,9 +160,7 @@ pub fn run(cmd: FitCommand) -> Result<(), CliError> {
             ));
         }
         FitCommand::Mog(args) => (mog::fit(&args)?, args.common),
-        FitCommand::Pbp(_) => {
-            return Err(unavailable("pbp", "meanwhile use the dp-sep example `pbp`"));
-        }
+        FitCommand::Pbp(args) => (pbp::fit(&args)?, args.common),
     };
     finish(&fitted, &common)
 }

@@ -208,4 +208,41 @@ impl Standardizer {
     pub fn target_std(&self) -> f64 {
         self.std_y
     }
+
+    /// Per-feature centres of the map `(v - centre) / scale`: the declared centres, or the
+    /// training means of a fitted (non-private) transform.
+    ///
+    /// # Example
+    /// ```
+    /// use dp_sep::data::{Dataset, Standardizer};
+    /// let s = Standardizer::fit(&Dataset::new(vec![1.0, 3.0], vec![10.0, 20.0], 1)?);
+    /// assert_eq!((s.feature_centres(), s.feature_scales()), (&[2.0][..], &[1.0][..]));
+    /// assert_eq!((s.target_centre(), s.target_std(), s.target_bounds()), (15.0, 5.0, None));
+    /// # Ok::<(), dp_sep::SepError>(())
+    /// ```
+    pub fn feature_centres(&self) -> &[f64] {
+        &self.mean_x
+    }
+
+    /// Per-feature scales of the map: the declared scales, or the training standard
+    /// deviations of a fitted transform.
+    pub fn feature_scales(&self) -> &[f64] {
+        &self.std_x
+    }
+
+    /// Centre of the target's map: the declared centre, or the training mean.
+    pub fn target_centre(&self) -> f64 {
+        self.mean_y
+    }
+
+    /// The declared per-feature `(lower, upper)` values are clipped into, or `None` for a
+    /// fitted (non-private) transform.
+    pub fn feature_bounds(&self) -> Option<&[(f64, f64)]> {
+        self.bounds.as_ref().map(|(f, _)| f.as_slice())
+    }
+
+    /// The declared target `(lower, upper)`, or `None` for a fitted (non-private) transform.
+    pub fn target_bounds(&self) -> Option<(f64, f64)> {
+        self.bounds.as_ref().map(|(_, t)| *t)
+    }
 }

@@ -6,6 +6,7 @@ mod experiment;
 mod model;
 mod network;
 mod relu;
+pub mod saved;
 
 pub use evaluate::{Metrics, evaluate};
 pub use experiment::{

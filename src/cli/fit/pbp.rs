@@ -1,0 +1,484 @@
+//! `dp-bayes fit pbp`: probabilistic backpropagation (a Bayesian ReLU network for regression)
+//! on a UCI split folder, fitted by DP-SEP with `--epsilon` (002 Sec. 6.2) or by SEP. The flags,
+//! defaults and checks follow the dp-sep example `pbp`; the private settings default to
+//! `dp_sep::recommended::PRIVATE_PBP`. Saves a `dp_sep::pbp::saved::SavedPbp`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use dp_core::RngPolicy;
+use dp_sep::data::split_folder::SplitFolder;
+use dp_sep::data::{PublicRange, PublicRanges, Standardizer};
+use dp_sep::pbp::saved::{SavedPbp, SavedPbpPrivacy, SavedScaling};
+use dp_sep::pbp::{
+    Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, evaluate, prepare, run_pbp_observed,
+};
+use dp_sep::recommended::PRIVATE_PBP;
+use dp_sep::{
+    Batching, DpSepConfig, FactorWall, SamplingScheme, SepModel, WallPlan, run_dp_sep_observed,
+};
+use serde_json::json;
+use vips_models::engine::{Privacy, PrivacySummary};
+
+use super::{Common, Fitted, count, positive};
+use crate::cli::error::{CliError, usage};
+use crate::cli::io::num;
+
+/// Arguments of `fit pbp`.
+#[derive(clap::Args, Debug)]
+#[command(allow_negative_numbers = true)]
+pub struct Args {
+    /// UCI split folder (`uci/<name>` or `uci/<name>/data`).
+    #[arg(long)]
+    uci: PathBuf,
+    /// Standard split (0-based): the model is fitted on its training rows and scored on its
+    /// test rows.
+    #[arg(long, default_value_t = 0)]
+    split: usize,
+    /// Public ranges file (JSON with `columns` and `ranges`, as crates/dp-sep/ranges/*.json).
+    /// Default: the committed file of the folder's name, when there is one.
+    #[arg(long, conflicts_with_all = ["feature_range", "target_range"])]
+    ranges: Option<PathBuf>,
+    /// One public range LO:HI for every feature (with --target-range); features are then
+    /// named x1..xd and the target y.
+    #[arg(long, requires = "target_range", value_parser = range, allow_hyphen_values = true)]
+    feature_range: Option<(f64, f64)>,
+    /// Public range LO:HI of the target (with --feature-range).
+    #[arg(long, requires = "feature_range", value_parser = range, allow_hyphen_values = true)]
+    target_range: Option<(f64, f64)>,
+    /// Epochs (default: the folder's n_epochs.txt, else 40).
+    #[arg(long, value_parser = count)]
+    epochs: Option<usize>,
+    /// Units of the hidden layer (default: the folder's n_hidden.txt, else 50).
+    #[arg(long, value_parser = count)]
+    hidden: Option<usize>,
+    /// Clip norm C of each record's factor (private default: the recommended C; non-private
+    /// default: unclipped).
+    #[arg(long, value_parser = positive)]
+    clip: Option<f64>,
+    /// gamma of 002 Eq. 4 (private default: the recommended `P N / E`, capped at N^2 / S, or 1
+    /// with --one-record; non-private default: N).
+    #[arg(long, value_parser = positive)]
+    gamma: Option<f64>,
+    /// Expected Poisson batch size S of a private fit (default: the recommended S, capped at
+    /// N/2).
+    #[arg(long, value_parser = count)]
+    batch_size: Option<usize>,
+    /// 002's DP-SEP algorithm: one record per step (replace-one neighbours) instead of the
+    /// Poisson minibatch. Private fits only; not with --batch-size.
+    #[arg(long)]
+    one_record: bool,
+    /// Seed of the public initialisation and the non-private visiting order.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+fn range(s: &str) -> Result<(f64, f64), String> {
+    let (lo, hi) = s.split_once(':').ok_or("expected LO:HI")?;
+    let lo: f64 = lo.trim().parse().map_err(|_| "LO is not a number")?;
+    let hi: f64 = hi.trim().parse().map_err(|_| "HI is not a number")?;
+    if lo.is_finite() && hi.is_finite() && lo < hi {
+        Ok((lo, hi))
+    } else {
+        Err("needs finite LO < HI".into())
+    }
+}
+
+/// The committed ranges file of a UCI folder, if this build's source tree has one.
+fn committed_ranges(name: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/dp-sep/ranges")
+        .join(format!("{name}.json"));
+    p.exists().then_some(p)
+}
+
+/// The column names of a ranges file (already validated by dp-sep, which requires `columns`
+/// for a header-less folder).
+fn column_names(path: &Path) -> Result<Vec<String>, CliError> {
+    #[derive(serde::Deserialize)]
+    struct Columns {
+        columns: Vec<String>,
+    }
+    let text = crate::cli::io::read_text(path, "--ranges")?;
+    serde_json::from_str::<Columns>(&text)
+        .map(|c| c.columns)
+        .map_err(|e| CliError::File {
+            path: path.display().to_string(),
+            reason: format!("cannot read `columns`: {e}"),
+        })
+}
+
+/// The effective private settings: the flags where given, `PRIVATE_PBP` otherwise (as the
+/// dp-sep example `pbp`).
+struct PrivateSettings {
+    batching: Batching,
+    gamma: f64,
+    clip: f64,
+    note: String,
+}
+
+fn private_settings(args: &Args, n: usize, epochs: usize) -> Result<PrivateSettings, CliError> {
+    let batching = match (args.batch_size, args.one_record) {
+        (Some(b), _) => Batching::poisson(b)?,
+        (None, true) => Batching::OneRecord,
+        (None, false) => PRIVATE_PBP.batching(n)?,
+    };
+    let gamma = match (args.gamma, batching) {
+        (Some(g), _) => g,
+        (None, Batching::OneRecord) => 1.0,
+        (
+            None,
+            Batching::Poisson {
+                expected_batch_size,
+            },
+        ) => {
+            let nf = n as f64;
+            PRIVATE_PBP
+                .gamma(n, epochs)?
+                .min(nf * nf / expected_batch_size as f64)
+        }
+    };
+    let used: Vec<&str> = [
+        (args.batch_size.is_none() && !args.one_record, "batch size"),
+        (args.gamma.is_none() && !args.one_record, "gamma"),
+        (args.clip.is_none(), "clip"),
+    ]
+    .iter()
+    .filter_map(|(r, n)| r.then_some(*n))
+    .collect();
+    let note = if used.is_empty() {
+        "none: every setting was given by the caller".into()
+    } else {
+        format!(
+            "{} from dp_sep::recommended::PRIVATE_PBP (S {}, P {}, C {}; chosen on synthetic data, docs/dp-sep.md)",
+            used.join(", "),
+            PRIVATE_PBP.batch_size,
+            PRIVATE_PBP.refreshes,
+            PRIVATE_PBP.clip
+        )
+    };
+    Ok(PrivateSettings {
+        batching,
+        gamma,
+        clip: args.clip.unwrap_or(PRIVATE_PBP.clip),
+        note,
+    })
+}
+
+/// The flags that can be checked before reading any file.
+fn check(args: &Args) -> Result<(), CliError> {
+    let c = &args.common;
+    if c.accountant.is_some() {
+        return Err(usage(
+            "--accountant",
+            "DP-SEP accounts with its own RDP accountant; the flag has no effect for pbp",
+        ));
+    }
+    match c.epsilon {
+        Some(_) => {
+            if args.one_record && args.batch_size.is_some() {
+                return Err(usage(
+                    "--one-record",
+                    "cannot be combined with --batch-size: choose one record or a batch per step",
+                ));
+            }
+            if let (Some(b), Some(p)) = (args.batch_size, c.population)
+                && b > p
+            {
+                return Err(usage(
+                    "--batch-size",
+                    format!("{b} must be <= --population {p} (the Poisson rate S/N must be <= 1)"),
+                ));
+            }
+        }
+        None => {
+            for (set, flag) in [
+                (args.batch_size.is_some(), "--batch-size"),
+                (args.one_record, "--one-record"),
+            ] {
+                if set {
+                    return Err(usage(
+                        flag,
+                        "has no effect without --epsilon (a non-private fit runs SEP)",
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Fits and returns the saved model and the summary parts.
+pub fn fit(args: &Args) -> Result<Fitted, CliError> {
+    let c = &args.common;
+    check(args)?;
+    let (privacy, population) = c.privacy()?;
+    let start = Instant::now();
+    let data = SplitFolder::load(&args.uci)?;
+    let (train, test) = data.split(args.split).map_err(|e| {
+        usage(
+            "--split",
+            format!("split {} of {}: {e}", args.split, args.uci.display()),
+        )
+    })?;
+    let d = train.dim();
+    let hidden = args.hidden.unwrap_or(data.n_hidden());
+    let epochs = args.epochs.unwrap_or(data.n_epochs());
+    if hidden == 0 || epochs == 0 {
+        return Err(usage(
+            if hidden == 0 { "--hidden" } else { "--epochs" },
+            "n_hidden.txt / n_epochs.txt of the folder say 0: give the flag (>= 1)",
+        ));
+    }
+    // Sizes before anything is allocated: the network.
+    PbpModel::try_new(d, &[hidden])?;
+    let ranges_file = match (&args.ranges, args.feature_range) {
+        (Some(p), _) => Some(p.clone()),
+        (None, Some(_)) => None,
+        (None, None) => committed_ranges(data.name()),
+    };
+    let default_names = || {
+        (
+            (1..=d).map(|j| format!("x{j}")).collect::<Vec<_>>(),
+            "y".to_string(),
+        )
+    };
+    let (ranges, names, target_name) = match (&ranges_file, args.feature_range, args.target_range) {
+        (Some(p), _, _) => {
+            let ranges = data.public_ranges(p)?;
+            let cols = column_names(p)?;
+            let name = |i: usize| cols.get(i).cloned().unwrap_or_else(|| format!("column{i}"));
+            let names: Vec<String> = data.feature_columns().iter().map(|&i| name(i)).collect();
+            (Some(ranges), names, name(data.target_column()))
+        }
+        (None, Some((flo, fhi)), Some((tlo, thi))) => {
+            let (names, target) = default_names();
+            (
+                Some(PublicRanges::uniform(
+                    d,
+                    PublicRange::new(flo, fhi)?,
+                    PublicRange::new(tlo, thi)?,
+                )),
+                names,
+                target,
+            )
+        }
+        _ => {
+            let (names, target) = default_names();
+            (None, names, target)
+        }
+    };
+    if ranges.is_none() && c.epsilon.is_some() {
+        return Err(usage(
+            "--ranges",
+            "a private fit scales with declared public ranges, never with statistics of the \
+             training data, and this folder has no committed ranges file: pass --ranges FILE \
+             or --feature-range LO:HI --target-range LO:HI",
+        ));
+    }
+    let scaling = ranges
+        .clone()
+        .map_or(Scaling::FitOnTraining, Scaling::Declared);
+    let n = population.unwrap_or(train.len());
+    let private = match privacy {
+        Privacy::Target { .. } => Some(private_settings(args, n, epochs)?),
+        _ => None,
+    };
+    let batching = private.as_ref().map_or(Batching::OneRecord, |p| p.batching);
+    let steps = batching.planned_steps(epochs, n, false)?;
+    let mut builder = PbpConfig::builder()
+        .method(Method::Sep)
+        .hidden(vec![hidden])
+        .epochs(epochs)
+        .seed(args.seed)
+        .scaling(scaling)
+        .batching(batching)
+        .sampling(match privacy {
+            Privacy::NonPrivate => SamplingScheme::ShuffledEpoch,
+            _ => SamplingScheme::UniformSingle,
+        });
+    if let Some(g) = private.as_ref().map_or(args.gamma, |p| Some(p.gamma)) {
+        builder = builder.gamma(g);
+    }
+    if let Some(clip) = private.as_ref().map_or(args.clip, |p| Some(p.clip)) {
+        builder = builder.clip(clip);
+    }
+    let rng_policy = c
+        .noise_seed
+        .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed });
+    if let Privacy::Target { epsilon, delta } = privacy {
+        builder = builder.privacy(PbpPrivacy {
+            epsilon,
+            delta,
+            population: n,
+            noise_rng: rng_policy,
+        });
+    }
+    let config = builder.build()?;
+    // Ctrl-C: the fit stops after the current epoch (SepError::Interrupted, exit 130).
+    let cancel = super::ctrl_c_token()?;
+    let mut observer = |_: usize, _: usize| !cancel.is_cancelled();
+    let (posterior, metrics, summary, settings_extra, diagnostics) = match (privacy, &private) {
+        (Privacy::Target { delta, .. }, Some(p)) => {
+            // The private branch of `dp_sep::pbp::run_pbp_observed`, keeping the wall's ledger.
+            let prepared = prepare(&train, &config)?;
+            let mut model = prepared.model;
+            let mut state = prepared.state;
+            let dp = DpSepConfig::builder()
+                .gamma(p.gamma)
+                .epochs(epochs)
+                .batching(p.batching)
+                .build()?;
+            let sampling = match p.batching {
+                Batching::OneRecord => config.sampling(),
+                b => b.sampling_for(n)?,
+            };
+            let plan = WallPlan::builder()
+                .population(n)
+                .dim(SepModel::dim(&model))
+                .budget(
+                    c.epsilon
+                        .ok_or_else(|| usage("--epsilon", "a private fit needs it"))?,
+                    delta,
+                )
+                .clip(p.clip)
+                .steps(steps)
+                .sampling(sampling)
+                .rng(rng_policy)
+                .build()?;
+            let mut wall = FactorWall::new(prepared.records, &plan)?;
+            let (report, diag) =
+                run_dp_sep_observed(&mut model, &mut state, &mut wall, &dp, &mut observer)?;
+            let ledger = wall.core().ledger().clone();
+            let eps = ledger
+                .epsilon(delta)
+                .map_err(|e| CliError::Accountant(e.to_string()))?;
+            let neighbouring = ledger
+                .neighbouring()
+                .and_then(|n| serde_json::to_value(n).ok())
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let mut post = state.posterior();
+            if !SepModel::is_valid(&model, &post) {
+                SepModel::repair(&model, &mut post);
+            }
+            let metrics = evaluate(&model, &post, &prepared.scaler, &test)?;
+            let s_exp = p.batching.expected_batch_size();
+            (
+                (post, prepared.scaler),
+                metrics,
+                PrivacySummary {
+                    epsilon: Some(eps),
+                    delta: Some(delta),
+                    noise_multiplier: Some(report.noise_multiplier),
+                    sampling_rate: s_exp as f64 / n as f64,
+                    expected_batch_size: s_exp as f64,
+                    public_population: n,
+                    population_declared: true,
+                    neighbouring,
+                    rng: rng_policy.describe(),
+                    accountant: Default::default(),
+                    ledger: Some(ledger),
+                },
+                json!({"method": "dp-sep", "gamma": num(p.gamma), "clip": num(p.clip),
+                       "batch_size": match p.batching {
+                           Batching::OneRecord => json!("one record"),
+                           Batching::Poisson { expected_batch_size } => json!(expected_batch_size),
+                       },
+                       "releases": report.releases,
+                       "theta_noise_std": num(report.theta_noise_std),
+                       "recommended": p.note}),
+                json!({"counts": diag.counts, "box_clipped": prepared.box_clipped}),
+            )
+        }
+        _ => {
+            let (out, diag) = run_pbp_observed(&train, &test, &config, &mut observer)?;
+            let scaler = match &ranges {
+                Some(r) => Standardizer::from_public_ranges(r),
+                None => Standardizer::fit(&train),
+            };
+            (
+                (out.posterior, scaler),
+                out.metrics,
+                PrivacySummary {
+                    epsilon: None,
+                    delta: None,
+                    noise_multiplier: None,
+                    sampling_rate: 1.0,
+                    expected_batch_size: 1.0,
+                    public_population: n,
+                    population_declared: c.population.is_some(),
+                    neighbouring: "none (non-private)".into(),
+                    rng: "none (no noise)".into(),
+                    accountant: Default::default(),
+                    ledger: None,
+                },
+                json!({"method": "sep", "gamma": num(args.gamma.unwrap_or(n as f64)),
+                       "clip": args.clip.map_or(json!("none"), num)}),
+                json!({"counts": diag.counts, "box_clipped": diag.box_clipped}),
+            )
+        }
+    };
+    let (posterior, scaler) = posterior;
+    let dim = posterior.len();
+    let p = &summary;
+    let saved_privacy = SavedPbpPrivacy {
+        private: p.epsilon.is_some(),
+        epsilon: p.epsilon,
+        delta: p.delta,
+        noise_multiplier: p.noise_multiplier,
+        accountant: p.epsilon.map(|_| p.accountant.name().to_string()),
+        population: p.population_declared.then_some(n),
+        neighbouring: p.neighbouring.clone(),
+        rng: p.rng.clone(),
+        iterations: epochs as u64,
+    };
+    let scaling =
+        SavedScaling::from_standardizer(&scaler, names.clone(), target_name, ranges.as_ref())?;
+    let scaling_private = scaling.private;
+    let scaling_source = scaling.source.clone();
+    let saved = SavedPbp::new(&[hidden], posterior, scaling, saved_privacy)
+        .map_err(|e| CliError::NonFinite(format!("posterior: {e}")))?;
+    let model_json = saved.to_json()?;
+    let heldout = json!({
+        "split": args.split,
+        "test_rmse": num(metrics.rmse),
+        "test_log_likelihood": num(metrics.log_likelihood),
+        "note": "on the split's test rows, in original units, with the saved scaling",
+    });
+    let mut settings = json!({
+        "input": {"uci": args.uci.display().to_string(), "dataset": data.name(),
+                  "split": args.split},
+        "features": names,
+        "hidden": [hidden],
+        "epochs": epochs,
+        "seed": args.seed,
+        "scaling": if scaling_private {
+            format!("declared public ranges: {scaling_source}")
+        } else {
+            "training mean and std (non-private; saved marked \"private\": false)".into()
+        },
+    });
+    if let (Some(s), Some(e)) = (settings.as_object_mut(), settings_extra.as_object()) {
+        s.extend(e.clone());
+    }
+    let mut diag = json!({
+        "n_train": train.len(),
+        "seconds": num(start.elapsed().as_secs_f64()),
+    });
+    if let (Some(s), Some(e)) = (diag.as_object_mut(), diagnostics.as_object()) {
+        s.extend(e.clone());
+    }
+    Ok(Fitted {
+        model: "pbp",
+        model_json,
+        iterations: epochs as u64,
+        dim,
+        heldout,
+        settings,
+        diagnostics: diag,
+        privacy: summary,
+    })
+}
