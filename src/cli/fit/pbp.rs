@@ -415,7 +415,8 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                     accountant: Default::default(),
                     ledger: None,
                 },
-                json!({"method": "sep", "gamma": num(args.gamma.unwrap_or(n as f64)),
+                // Non-private SEP's default gamma is the realised count (as `run_pbp`).
+                json!({"method": "sep", "gamma": num(args.gamma.unwrap_or(train.len() as f64)),
                        "clip": args.clip.map_or(json!("none"), num)}),
                 json!({"counts": diag.counts, "box_clipped": diag.box_clipped}),
             )
