@@ -27,7 +27,7 @@ use clap::Parser;
 use dp_core::RngPolicy;
 use dp_sep::limits;
 use dp_sep::mog::{Family, GibbsConfig, MogModel, Moments, compare, gibbs_posterior, try_generate};
-use dp_sep::recommended::PRIVATE_MOG;
+use dp_sep::recommended::{Overrides, PRIVATE_MOG, Resolved};
 use dp_sep::sep::run_sep_observed;
 use dp_sep::{
     Batching, DpSepConfig, FactorWall, SamplingScheme, SepConfig, SepError, SepState, WallPlan,
@@ -385,12 +385,8 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         json["theta_noise_std"] = finite(report.theta_noise_std);
         json["epsilon_accounted"] = finite(report.epsilon);
         json["noise_rng"] = rng.clone().into();
-        if private.is_some_and(|p| p.recommended) {
-            json["recommended_settings"] = format!(
-                "the settings not given by flags come from dp_sep::recommended::PRIVATE_MOG (S {}, P {}, C {}; chosen on other generator seeds, docs/dp-sep.md)",
-                PRIVATE_MOG.batch_size, PRIVATE_MOG.refreshes, PRIVATE_MOG.clip
-            )
-            .into();
+        if let Some(settings) = private {
+            json["recommended_settings"] = settings.note("PRIVATE_MOG").into();
         }
     }
     if args.diagnostics {
@@ -559,54 +555,21 @@ fn compare_sep(
     }))
 }
 
-/// The effective private settings: the caller's flags where given, otherwise 002's (with
-/// `--one-record`) or the recommended ones (`dp_sep::recommended::PRIVATE_MOG`).
-#[derive(Clone, Copy, Debug)]
-struct PrivateSettings {
-    batching: Batching,
-    gamma: f64,
-    clip: f64,
-    recommended: bool,
-}
-
-/// `None` for a non-private run.
-fn private_settings(args: &Args, n: usize) -> Result<Option<PrivateSettings>, ExampleError> {
+/// The effective private settings (`None` for a non-private run): the caller's flags where given,
+/// otherwise 002's (with `--one-record`: gamma 1, C = 1) or the recommended ones
+/// (`dp_sep::recommended::PRIVATE_MOG`).
+fn private_settings(args: &Args, n: usize) -> Result<Option<Resolved>, ExampleError> {
     if args.epsilon.is_none() {
         return Ok(None);
     }
-    let batching = match (args.batch_size, args.one_record) {
-        (Some(b), _) => Batching::poisson(b).map_err(flagged(format!("--batch-size {b}")))?,
-        (None, true) => Batching::OneRecord,
-        (None, false) => PRIVATE_MOG
-            .batching(n)
-            .map_err(flagged(format!("--n {n}")))?,
+    let overrides = Overrides {
+        batch_size: args.batch_size,
+        gamma: args.gamma,
+        clip: args.clip.or(args.one_record.then_some(1.0)),
+        one_record: args.one_record,
     };
-    let gamma = match (args.gamma, batching) {
-        (Some(g), _) => g,
-        (None, Batching::OneRecord) => 1.0,
-        (
-            None,
-            Batching::Poisson {
-                expected_batch_size,
-            },
-        ) => {
-            let nf = n as f64;
-            PRIVATE_MOG
-                .gamma(n, args.epochs)
-                .map_err(flagged(format!("--epochs {}", args.epochs)))?
-                .min(nf * nf / expected_batch_size as f64)
-        }
-    };
-    let clip = args.clip.unwrap_or(if args.one_record {
-        1.0
-    } else {
-        PRIVATE_MOG.clip
-    });
-    Ok(Some(PrivateSettings {
-        batching,
-        gamma,
-        clip,
-        recommended: !args.one_record
-            && (args.batch_size.is_none() || args.gamma.is_none() || args.clip.is_none()),
-    }))
+    PRIVATE_MOG
+        .resolve(n, args.epochs, &overrides)
+        .map(Some)
+        .map_err(flagged("--batch-size / --n / --epochs"))
 }

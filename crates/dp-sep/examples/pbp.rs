@@ -6,7 +6,7 @@
 //! ```
 //! Omitting `--epsilon` runs non-private SEP (clipped if `--clip` is given). Prints one JSON object.
 //! A private run uses minibatch DP-SEP with the recommended batch size, damping and clip
-//! (`dp_sep::recommended::PRIVATE_PBP`, chosen once on synthetic data) unless the flags say
+//! (`dp_sep::recommended::private_pbp`, chosen once on synthetic data per budget band) unless the flags say
 //! otherwise; `--one-record` runs 002's one-record-per-step algorithm.
 //!
 //! Private runs scale features and target with declared public ranges, never with statistics of
@@ -36,7 +36,7 @@ use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges};
 use dp_sep::limits;
 use dp_sep::pbp::{Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, run_pbp_observed};
-use dp_sep::recommended::PRIVATE_PBP;
+use dp_sep::recommended::{Overrides, Resolved, private_pbp};
 use dp_sep::{Batching, SamplingScheme};
 
 #[derive(Parser, Debug)]
@@ -59,7 +59,8 @@ struct Args {
     #[arg(long)]
     delta: Option<f64>,
     /// Clip norm C of the factor's natural parameters. Default with --epsilon: the recommended
-    /// C (`dp_sep::recommended::PRIVATE_PBP`, chosen on synthetic data); none without.
+    /// C for the run's epsilon (`dp_sep::recommended::private_pbp`, chosen on synthetic data);
+    /// none without.
     #[arg(long)]
     clip: Option<f64>,
     /// gamma of 002 Eq. 4. Default: N without --epsilon (SEP damping 1/N, as in the published
@@ -413,7 +414,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         json["epsilon_accounted"] = finite(report.epsilon);
         json["noise_rng"] = p.noise_rng.describe().into();
         if let Some(settings) = private {
-            json["recommended_settings"] = settings.recommended_note().into();
+            json["recommended_settings"] = settings.note("private_pbp").into();
         }
     }
     if args.diagnostics {
@@ -520,75 +521,20 @@ fn compare_sep(
     }))
 }
 
-/// The effective private settings (batching, gamma, clip): the caller's flags where given, the
-/// recommended ones (`dp_sep::recommended::PRIVATE_PBP`, chosen on synthetic data) otherwise.
-#[derive(Clone, Copy, Debug)]
-struct PrivateSettings {
-    batching: Batching,
-    gamma: f64,
-    clip: f64,
-    /// Which of batch size, gamma and clip came from the recommendation.
-    recommended: [bool; 3],
-}
-
-impl PrivateSettings {
-    fn recommended_note(&self) -> String {
-        let names = ["batch size", "gamma", "clip"];
-        let used: Vec<&str> = names
-            .iter()
-            .zip(self.recommended)
-            .filter_map(|(n, r)| r.then_some(*n))
-            .collect();
-        if used.is_empty() {
-            "none: every setting was given by the caller".into()
-        } else {
-            format!(
-                "{} from dp_sep::recommended::PRIVATE_PBP (S {}, P {}, C {}; chosen on synthetic data, docs/dp-sep.md)",
-                used.join(", "),
-                PRIVATE_PBP.batch_size,
-                PRIVATE_PBP.refreshes,
-                PRIVATE_PBP.clip
-            )
-        }
-    }
-}
-
-/// `None` for a non-private run.
-fn private_settings(args: &Args, epochs: usize) -> Result<Option<PrivateSettings>, ExampleError> {
-    let (Some(_), Some(n)) = (args.epsilon, args.population) else {
+/// The effective private settings (`None` for a non-private run): the caller's flags where given,
+/// the recommendation for the run's epsilon (`dp_sep::recommended::private_pbp`) otherwise.
+fn private_settings(args: &Args, epochs: usize) -> Result<Option<Resolved>, ExampleError> {
+    let (Some(epsilon), Some(n)) = (args.epsilon, args.population) else {
         return Ok(None);
     };
-    let batching = match (args.batch_size, args.one_record) {
-        (Some(b), _) => Batching::poisson(b).map_err(flagged(format!("--batch-size {b}")))?,
-        (None, true) => Batching::OneRecord,
-        (None, false) => PRIVATE_PBP
-            .batching(n)
-            .map_err(flagged(format!("--population {n}")))?,
+    let overrides = Overrides {
+        batch_size: args.batch_size,
+        gamma: args.gamma,
+        clip: args.clip,
+        one_record: args.one_record,
     };
-    let gamma = match (args.gamma, batching) {
-        (Some(g), _) => g,
-        (None, Batching::OneRecord) => 1.0,
-        (
-            None,
-            Batching::Poisson {
-                expected_batch_size,
-            },
-        ) => {
-            let nf = n as f64;
-            PRIVATE_PBP
-                .gamma(n, epochs)
-                .map_err(flagged(format!("--epochs {epochs}")))?
-                .min(nf * nf / expected_batch_size as f64)
-        }
-    };
-    Ok(Some(PrivateSettings {
-        batching,
-        gamma,
-        clip: args.clip.unwrap_or(PRIVATE_PBP.clip),
-        recommended: [
-            args.batch_size.is_none() && !args.one_record,
-            args.gamma.is_none() && !args.one_record,
-            args.clip.is_none(),
-        ],
-    }))
+    private_pbp(epsilon)
+        .resolve(n, epochs, &overrides)
+        .map(Some)
+        .map_err(flagged("--batch-size / --population / --epochs"))
 }

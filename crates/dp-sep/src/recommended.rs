@@ -22,12 +22,102 @@ pub struct Recommended {
     pub clip: f64,
 }
 
-/// The settings `--epsilon` alone uses for PBP (see the module documentation).
+/// The settings `--epsilon` alone uses for PBP at epsilon below 2 (chosen at epsilon 1; see the
+/// module documentation). [`private_pbp`] picks the band for any epsilon.
 pub const PRIVATE_PBP: Recommended = Recommended {
     batch_size: 1024,
     refreshes: 1.0,
     clip: 0.25,
 };
+
+/// PBP settings by budget: `(upper end of the epsilon band, settings)`, chosen on the same
+/// synthetic sets at epsilon 1, 4 and 16 (bands split at the geometric midpoints 2 and 8): a
+/// larger budget affords a larger clip (less clipping bias) and more refreshes.
+pub const PRIVATE_PBP_BANDS: [(f64, Recommended); 3] = [
+    (2.0, PRIVATE_PBP),
+    (
+        8.0,
+        Recommended {
+            batch_size: 1024,
+            refreshes: 1.0,
+            clip: 1.0,
+        },
+    ),
+    (
+        f64::INFINITY,
+        Recommended {
+            batch_size: 1024,
+            refreshes: 4.0,
+            clip: 1.0,
+        },
+    ),
+];
+
+/// The recommended PBP settings for a run at `epsilon` (its band in [`PRIVATE_PBP_BANDS`]).
+///
+/// # Example
+/// ```
+/// use dp_sep::recommended::{PRIVATE_PBP, private_pbp};
+/// assert_eq!(private_pbp(1.0), PRIVATE_PBP);
+/// assert_eq!(private_pbp(4.0).clip, 1.0);
+/// assert_eq!(private_pbp(50.0).refreshes, 4.0);
+/// ```
+pub fn private_pbp(epsilon: f64) -> Recommended {
+    PRIVATE_PBP_BANDS
+        .iter()
+        .find(|(upper, _)| epsilon < *upper)
+        .map_or(PRIVATE_PBP_BANDS[2].1, |(_, r)| *r)
+}
+
+/// What the caller set explicitly; `None` / `false` means "use the recommendation".
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Overrides {
+    /// `--batch-size`.
+    pub batch_size: Option<usize>,
+    /// `--gamma`.
+    pub gamma: Option<f64>,
+    /// `--clip`.
+    pub clip: Option<f64>,
+    /// `--one-record`: 002's one record per step (`gamma = 1` unless given).
+    pub one_record: bool,
+}
+
+/// The effective private settings of a run, and which came from the recommendation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Resolved {
+    /// The batching.
+    pub batching: Batching,
+    /// The damping `gamma`.
+    pub gamma: f64,
+    /// The clip norm `C`.
+    pub clip: f64,
+    /// The recommendation the unset parts came from.
+    pub recommended: Recommended,
+    /// Whether batch size, gamma and clip (in that order) came from the recommendation.
+    pub from_recommendation: [bool; 3],
+}
+
+impl Resolved {
+    /// A one-line statement of which settings came from the recommendation, for a run's output.
+    pub fn note(&self, name: &str) -> String {
+        let used: Vec<&str> = ["batch size", "gamma", "clip"]
+            .iter()
+            .zip(self.from_recommendation)
+            .filter_map(|(n, r)| r.then_some(*n))
+            .collect();
+        if used.is_empty() {
+            "none: every setting was given by the caller".into()
+        } else {
+            format!(
+                "{} from dp_sep::recommended::{name} (S {}, P {}, C {}; chosen on synthetic data, docs/dp-sep.md)",
+                used.join(", "),
+                self.recommended.batch_size,
+                self.recommended.refreshes,
+                self.recommended.clip
+            )
+        }
+    }
+}
 
 /// The settings `--epsilon` alone uses for the mixture of Gaussians (the `mog` example): chosen
 /// on data seeds 101-106 of the example's generator (002 Sec. 6.1's shape: N = 1000, 4
@@ -108,6 +198,61 @@ impl Recommended {
             .epochs(epochs)
             .batching(self.batching(n)?)
             .build()
+    }
+}
+
+impl Recommended {
+    /// The effective settings for `n` records and `epochs` epochs: the caller's overrides where
+    /// given, 002's one record per step with `--one-record` (`gamma = 1` unless given), these
+    /// recommendations otherwise (the batch capped at `N / 2`, `gamma` at `N^2 / S`).
+    ///
+    /// # Errors
+    /// [`SepError::InvalidParameter`] for `n == 0`, `epochs == 0` or a zero batch size.
+    ///
+    /// # Example
+    /// ```
+    /// use dp_sep::recommended::{Overrides, PRIVATE_PBP};
+    /// let r = PRIVATE_PBP.resolve(8000, 40, &Overrides { clip: Some(2.0), ..Overrides::default() })?;
+    /// assert_eq!((r.batching.expected_batch_size(), r.clip), (1024, 2.0));
+    /// assert_eq!(r.from_recommendation, [true, true, false]);
+    /// # Ok::<(), dp_sep::SepError>(())
+    /// ```
+    pub fn resolve(
+        &self,
+        n: usize,
+        epochs: usize,
+        overrides: &Overrides,
+    ) -> Result<Resolved, SepError> {
+        let batching = match (overrides.batch_size, overrides.one_record) {
+            (Some(b), _) => Batching::poisson(b)?,
+            (None, true) => Batching::OneRecord,
+            (None, false) => self.batching(n)?,
+        };
+        let gamma = match (overrides.gamma, batching) {
+            (Some(g), _) => g,
+            (None, Batching::OneRecord) => 1.0,
+            (
+                None,
+                Batching::Poisson {
+                    expected_batch_size,
+                },
+            ) => {
+                let nf = n as f64;
+                self.gamma(n, epochs)?
+                    .min(nf * nf / expected_batch_size as f64)
+            }
+        };
+        Ok(Resolved {
+            batching,
+            gamma,
+            clip: overrides.clip.unwrap_or(self.clip),
+            recommended: *self,
+            from_recommendation: [
+                overrides.batch_size.is_none() && !overrides.one_record,
+                overrides.gamma.is_none() && !overrides.one_record,
+                overrides.clip.is_none(),
+            ],
+        })
     }
 }
 

@@ -7,11 +7,10 @@ use std::time::Instant;
 
 use dp_core::RngPolicy;
 use dp_sep::mog::{Family, MogModel, try_generate};
-use dp_sep::recommended::PRIVATE_MOG;
+use dp_sep::recommended::{Overrides, PRIVATE_MOG};
 use dp_sep::sep::run_sep_observed;
 use dp_sep::{
-    Batching, DpSepConfig, FactorWall, SamplingScheme, SepConfig, SepState, WallPlan,
-    run_dp_sep_observed,
+    DpSepConfig, FactorWall, SamplingScheme, SepConfig, SepState, WallPlan, run_dp_sep_observed,
 };
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
@@ -211,17 +210,19 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let mut observer = |_: usize, _: usize| true;
     let (summary, settings_extra) = match privacy {
         Privacy::Target { epsilon, delta } => {
-            let batching = match args.batch_size {
-                Some(b) => Batching::poisson(b)?,
-                None => PRIVATE_MOG.batching(n)?,
-            };
+            let resolved = PRIVATE_MOG.resolve(
+                n,
+                args.epochs,
+                &Overrides {
+                    batch_size: args.batch_size,
+                    gamma: args.gamma,
+                    clip: args.clip,
+                    one_record: false,
+                },
+            )?;
+            let batching = resolved.batching;
             let s_exp = batching.expected_batch_size() as f64;
-            let nf = n as f64;
-            let gamma = match args.gamma {
-                Some(g) => g,
-                None => PRIVATE_MOG.gamma(n, args.epochs)?.min(nf * nf / s_exp),
-            };
-            let clip = args.clip.unwrap_or(PRIVATE_MOG.clip);
+            let (gamma, clip) = (resolved.gamma, resolved.clip);
             let rng_policy = c
                 .noise_seed
                 .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed });
@@ -256,7 +257,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                     epsilon: Some(eps),
                     delta: Some(delta),
                     noise_multiplier: Some(report.noise_multiplier),
-                    sampling_rate: s_exp / nf,
+                    sampling_rate: s_exp / n as f64,
                     expected_batch_size: s_exp,
                     public_population: n,
                     population_declared: true,
@@ -268,7 +269,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                 json!({"method": "dp-sep", "gamma": num(gamma), "clip": num(clip),
                        "batch_size": s_exp, "releases": report.releases,
                        "theta_noise_std": num(report.theta_noise_std),
-                       "recommended": "unset settings from dp_sep::recommended::PRIVATE_MOG"}),
+                       "recommended": resolved.note("PRIVATE_MOG")}),
             )
         }
         Privacy::NonPrivate => {

@@ -1,7 +1,7 @@
 //! `dp-bayes fit pbp`: probabilistic backpropagation (a Bayesian ReLU network for regression)
 //! on a UCI split folder, fitted by DP-SEP with `--epsilon` (002 Sec. 6.2) or by SEP. The flags,
 //! defaults and checks follow the dp-sep example `pbp`; the private settings default to
-//! `dp_sep::recommended::PRIVATE_PBP`. Saves a `dp_sep::pbp::saved::SavedPbp`.
+//! `dp_sep::recommended::private_pbp`. Saves a `dp_sep::pbp::saved::SavedPbp`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -13,7 +13,7 @@ use dp_sep::pbp::saved::{SavedPbp, SavedPbpPrivacy, SavedScaling};
 use dp_sep::pbp::{
     Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, evaluate, prepare, run_pbp_observed,
 };
-use dp_sep::recommended::PRIVATE_PBP;
+use dp_sep::recommended::{Overrides, private_pbp};
 use dp_sep::{
     Batching, DpSepConfig, FactorWall, SamplingScheme, SepModel, WallPlan, run_dp_sep_observed,
 };
@@ -110,8 +110,8 @@ fn column_names(path: &Path) -> Result<Vec<String>, CliError> {
         })
 }
 
-/// The effective private settings: the flags where given, `PRIVATE_PBP` otherwise (as the
-/// dp-sep example `pbp`).
+/// The effective private settings: the flags where given, the recommendation for the run's
+/// epsilon (`dp_sep::recommended::private_pbp`) otherwise, as the dp-sep example `pbp` does.
 struct PrivateSettings {
     batching: Batching,
     gamma: f64,
@@ -119,51 +119,24 @@ struct PrivateSettings {
     note: String,
 }
 
-fn private_settings(args: &Args, n: usize, epochs: usize) -> Result<PrivateSettings, CliError> {
-    let batching = match (args.batch_size, args.one_record) {
-        (Some(b), _) => Batching::poisson(b)?,
-        (None, true) => Batching::OneRecord,
-        (None, false) => PRIVATE_PBP.batching(n)?,
+fn private_settings(
+    args: &Args,
+    epsilon: f64,
+    n: usize,
+    epochs: usize,
+) -> Result<PrivateSettings, CliError> {
+    let overrides = Overrides {
+        batch_size: args.batch_size,
+        gamma: args.gamma,
+        clip: args.clip,
+        one_record: args.one_record,
     };
-    let gamma = match (args.gamma, batching) {
-        (Some(g), _) => g,
-        (None, Batching::OneRecord) => 1.0,
-        (
-            None,
-            Batching::Poisson {
-                expected_batch_size,
-            },
-        ) => {
-            let nf = n as f64;
-            PRIVATE_PBP
-                .gamma(n, epochs)?
-                .min(nf * nf / expected_batch_size as f64)
-        }
-    };
-    let used: Vec<&str> = [
-        (args.batch_size.is_none() && !args.one_record, "batch size"),
-        (args.gamma.is_none() && !args.one_record, "gamma"),
-        (args.clip.is_none(), "clip"),
-    ]
-    .iter()
-    .filter_map(|(r, n)| r.then_some(*n))
-    .collect();
-    let note = if used.is_empty() {
-        "none: every setting was given by the caller".into()
-    } else {
-        format!(
-            "{} from dp_sep::recommended::PRIVATE_PBP (S {}, P {}, C {}; chosen on synthetic data, docs/dp-sep.md)",
-            used.join(", "),
-            PRIVATE_PBP.batch_size,
-            PRIVATE_PBP.refreshes,
-            PRIVATE_PBP.clip
-        )
-    };
+    let r = private_pbp(epsilon).resolve(n, epochs, &overrides)?;
     Ok(PrivateSettings {
-        batching,
-        gamma,
-        clip: args.clip.unwrap_or(PRIVATE_PBP.clip),
-        note,
+        batching: r.batching,
+        gamma: r.gamma,
+        clip: r.clip,
+        note: r.note("private_pbp"),
     })
 }
 
@@ -283,7 +256,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         .map_or(Scaling::FitOnTraining, Scaling::Declared);
     let n = population.unwrap_or(train.len());
     let private = match privacy {
-        Privacy::Target { .. } => Some(private_settings(args, n, epochs)?),
+        Privacy::Target { epsilon, .. } => Some(private_settings(args, epsilon, n, epochs)?),
         _ => None,
     };
     let batching = private.as_ref().map_or(Batching::OneRecord, |p| p.batching);
