@@ -1,37 +1,10 @@
 //! `dp-bayes` on bad inputs: a typed one-line error naming the flag, file or line, exit code 2,
 //! never a panic.
 
+mod common;
+
+use common::{fails_with, ok_json, s, temp_dir};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let dir = std::env::temp_dir().join(format!("dp-bayes-{name}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-/// Runs the binary, expects exit code 2 and a stderr containing every one of `needles`.
-fn fails_with(args: &[&str], needles: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_dp-bayes"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(out.stdout.is_empty(), "{args:?} printed a result");
-    for n in needles {
-        assert!(err.contains(n), "{args:?}: `{n}` not in: {err}");
-    }
-}
 
 fn blr_inputs(dir: &Path) -> (PathBuf, PathBuf) {
     let mut text = String::from("a,b,y\n");
@@ -169,27 +142,19 @@ fn bad_model_files_and_csvs_for_predict_are_typed_errors() {
     let dir = temp_dir("errors-predict");
     let (csv, ranges) = blr_inputs(&dir);
     let out = dir.join("out");
-    let fit = Command::new(env!("CARGO_BIN_EXE_dp-bayes"))
-        .args([
-            "fit",
-            "blr",
-            "--csv",
-            s(&csv),
-            "--label",
-            "y",
-            "--ranges",
-            s(&ranges),
-            "--out",
-            s(&out),
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        fit.status.success(),
-        "{}",
-        String::from_utf8_lossy(&fit.stderr)
-    );
+    ok_json(&[
+        "fit",
+        "blr",
+        "--csv",
+        s(&csv),
+        "--label",
+        "y",
+        "--ranges",
+        s(&ranges),
+        "--out",
+        s(&out),
+        "--json",
+    ]);
     let model = out.join("model.json");
     let text = std::fs::read_to_string(&model).unwrap();
     let new = dir.join("new.csv");

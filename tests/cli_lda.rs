@@ -3,51 +3,17 @@
 //! vocabulary + private fit -> model.json -> infer in new processes (bit for bit), the composed
 //! guarantee, the ledger's replay, typed errors.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::{Path, PathBuf};
+
+use common::{ok_json, read_json, run, run_ok, s, temp_dir};
 use serde_json::Value;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let dir = std::env::temp_dir().join(format!("dp-bayes-{name}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dp-bayes"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok_json(args: &[&str]) -> Value {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
-}
-
-/// Exit 2 and a one-line error containing every `needles`.
+/// Exit 2 and a one-line error (`dp-bayes: error: ...`) containing every `needles`.
 fn fails_with(args: &[&str], needles: &[&str]) {
-    let out = run(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    let err = common::fails_with(args, needles);
     assert!(err.starts_with("dp-bayes: error: "), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "{args:?}: `{n}` not in {err}");
-    }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn corpus() -> PathBuf {
@@ -113,16 +79,14 @@ fn private_text_fit_composes_vocabulary_and_fit_and_infers_bit_for_bit() {
     assert_eq!(f(&r["delta"]), f(&v["delta"]) + df);
     assert!(f(&r["epsilon"]) <= 4.0 && ef <= 3.0);
     // The ledger holds the selection's entry as well as the fit's.
-    let ledger: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("ledger.json")).unwrap()).unwrap();
+    let ledger: Value = read_json(&out.join("ledger.json"));
     let text = ledger.to_string();
     assert!(
         text.contains("lda vocabulary: Gaussian partition selection"),
         "{text}"
     );
     // The model file carries the same guarantee.
-    let model: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("model.json")).unwrap()).unwrap();
+    let model: Value = read_json(&out.join("model.json"));
     assert_eq!(model["format_version"], 1);
     let g = &model["model"]["provenance"]["guarantee"];
     assert_eq!((f(&g[0]), f(&g[1])), (f(&r["epsilon"]), f(&r["delta"])));
@@ -135,9 +99,8 @@ fn private_text_fit_composes_vocabulary_and_fit_and_infers_bit_for_bit() {
     .unwrap();
     let m = out.join("model.json");
     let args = ["infer", "--model", s(&m), "--text", s(&new), "--json"];
-    let a = run(&args);
+    let a = run_ok(&args);
     let b = run(&args);
-    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
     assert_eq!(a.stdout, b.stdout, "two processes infer bit for bit");
     let j: Value = serde_json::from_slice(&a.stdout).unwrap();
     assert_eq!(j["documents"], 3);
@@ -153,7 +116,7 @@ fn private_text_fit_composes_vocabulary_and_fit_and_infers_bit_for_bit() {
     assert_eq!(j["diagnostics"]["private"], false);
     assert!(j["diagnostics"]["unknown_tokens_dropped"].as_u64().unwrap() >= 2);
     // CSV form: a header and one line per document with a known word.
-    let csv = run(&["infer", "--model", s(&m), "--text", s(&new)]);
+    let csv = run_ok(&["infer", "--model", s(&m), "--text", s(&new)]);
     let csv = String::from_utf8(csv.stdout).unwrap();
     assert_eq!(csv.lines().count(), 3, "{csv}");
     assert!(csv.starts_with("document,topic_0,topic_1,topic_2\n"));

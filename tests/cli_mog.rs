@@ -1,50 +1,10 @@
 //! `dp-bayes fit mog` end to end: the synthetic generator (private, replayed bit for bit) and a
 //! CSV of points (non-private), saved component means and covariances, typed errors.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use common::{fails_with, ok_json, read_json, s, temp_dir};
 use serde_json::Value;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let dir = std::env::temp_dir().join(format!("dp-bayes-{name}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dp-bayes"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok_json(args: &[&str]) -> Value {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
-}
-
-fn fails_with(args: &[&str], needles: &[&str]) {
-    let out = run(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    for n in needles {
-        assert!(err.contains(n), "{args:?}: `{n}` not in {err}");
-    }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 #[test]
 fn private_synthetic_mog_saves_components_and_replays_bit_for_bit() {
@@ -76,8 +36,7 @@ fn private_synthetic_mog_saves_components_and_replays_bit_for_bit() {
     );
     let eps = r["epsilon"].as_f64().unwrap();
     assert!(eps > 0.0 && eps <= 1.0);
-    let model: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("model.json")).unwrap()).unwrap();
+    let model: Value = read_json(&out.join("model.json"));
     assert_eq!(model["format_version"], 1);
     assert_eq!(model["means"].as_array().unwrap().len(), 3);
     let cov = &model["covariances"][0];
@@ -120,8 +79,7 @@ fn mog_on_a_csv_of_points_and_bad_inputs() {
     ]);
     assert_eq!(r["private"], false);
     assert!(!out.join("ledger.json").exists());
-    let model: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("model.json")).unwrap()).unwrap();
+    let model: Value = read_json(&out.join("model.json"));
     assert_eq!(model["columns"], serde_json::json!(["a", "b"]));
     // Bad inputs: a private CSV fit without --population, a bad cell, a bad family.
     fails_with(

@@ -3,51 +3,13 @@
 //! process and to the library, a non-private fit with training-fitted scaling saved marked
 //! `"private": false`, and typed errors for bad inputs.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::{Path, PathBuf};
+
+use common::{fails_with, ok_json, read_json, run, run_ok, s, temp_dir};
 use dp_sep::pbp::saved::SavedPbp;
 use serde_json::Value;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let dir = std::env::temp_dir().join(format!("dp-bayes-{name}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dp-bayes"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok_json(args: &[&str]) -> Value {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
-}
-
-fn fails_with(args: &[&str], needles: &[&str]) {
-    let out = run(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    for n in needles {
-        assert!(err.contains(n), "{args:?}: `{n}` not in {err}");
-    }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// A deterministic row: features `a` in [0, 10], `b` in [-1, 1], target `y` in about [2, 8].
 fn row(i: usize) -> (f64, f64, f64) {
@@ -109,20 +71,11 @@ fn new_csv(dir: &Path) -> (PathBuf, Vec<Vec<f64>>) {
     (path, rows)
 }
 
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
 /// `predict --json` twice (two processes): identical, and equal bit for bit to the library's
 /// `SavedPbp::predict` on the same rows.
 fn predictions_match_the_library(model: &Path, csv: &Path, rows: &[Vec<f64>]) {
     let args = ["predict", "--model", s(model), "--csv", s(csv), "--json"];
-    let first = run(&args);
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    let first = run_ok(&args);
     let second = run(&args);
     assert_eq!(first.stdout, second.stdout, "two processes, same bytes");
     let p: Value = serde_json::from_slice(&first.stdout).unwrap();
@@ -137,7 +90,7 @@ fn predictions_match_the_library(model: &Path, csv: &Path, rows: &[Vec<f64>]) {
         assert!(var > 0.0);
     }
     // The CSV output carries the same numbers.
-    let csv_out = run(&["predict", "--model", s(model), "--csv", s(csv)]);
+    let csv_out = run_ok(&["predict", "--model", s(model), "--csv", s(csv)]);
     let text = String::from_utf8(csv_out.stdout).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("mean,variance"));

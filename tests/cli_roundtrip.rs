@@ -2,42 +2,12 @@
 //! save -> predict in a new process (bit for bit), replay of the ledger (the fit's epsilon bit
 //! for bit), atomic writes.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use common::{ok_json, read_json, run_ok, s, temp_dir};
 use serde_json::Value;
-
-/// A fresh temporary directory for one test (removed at the end of a passing test).
-fn temp_dir(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let dir = std::env::temp_dir().join(format!("dp-bayes-{name}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dp-bayes"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok_json(args: &[&str]) -> Value {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// A UCI-style split folder: 3 features and a target, 240 rows, one split (200 / 40), and a
 /// ranges file naming the columns.
@@ -139,8 +109,7 @@ fn round_trip(model: &str, fit_args: &[&str], dir: &Path, label: &str) {
     }
     assert!(!out.join("diagnostics.json").exists());
     // result.json is the printed object; it has no diagnostics and no null.
-    let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let result: Value = read_json(&out.join("result.json"));
     assert_eq!(result, fit);
     assert!(result.get("diagnostics").is_none());
     // model.json holds no data-derived, non-noised counts.
@@ -174,8 +143,7 @@ fn round_trip(model: &str, fit_args: &[&str], dir: &Path, label: &str) {
     assert!(b1.iter().all(|&b| f64::from_bits(b).is_finite()));
     assert_eq!(b1, bits(&p2), "a second process predicts the same bits");
     // The CSV output reads back to the same bits.
-    let text = run(&["predict", "--model", s(&model_file), "--csv", s(&csv)]);
-    assert!(text.status.success());
+    let text = run_ok(&["predict", "--model", s(&model_file), "--csv", s(&csv)]);
     let text = String::from_utf8(text.stdout).unwrap();
     let csv_bits: Vec<u64> = text
         .lines()
@@ -312,8 +280,7 @@ fn non_private_fit_says_so_and_writes_no_ledger() {
     assert_eq!(fit["diagnostics"]["private"], false);
     assert!(!out.join("ledger.json").exists());
     assert!(out.join("diagnostics.json").is_file());
-    let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let result: Value = read_json(&out.join("result.json"));
     assert!(
         result.get("diagnostics").is_none(),
         "result.json has no diagnostics"

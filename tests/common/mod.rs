@@ -1,0 +1,69 @@
+//! Helpers shared by the `dp-bayes` command-line tests (`tests/cli_*.rs`): the binary run in a
+//! new process, fresh temporary directories, the success / typed-error expectations and JSON
+//! reading. Each test file includes it with `mod common;`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// A fresh temporary directory for one test (removed at the end of a passing test).
+pub fn temp_dir(name: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let dir = std::env::temp_dir().join(format!("dp-bayes-{name}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A path as a command-line argument.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Runs the `dp-bayes` binary with `args` in a new process.
+pub fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dp-bayes"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+/// Runs the binary and expects success (stderr shown otherwise).
+pub fn run_ok(args: &[&str]) -> Output {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Runs the binary, expects success and one JSON object on stdout.
+pub fn ok_json(args: &[&str]) -> Value {
+    serde_json::from_slice(&run_ok(args).stdout).expect("one JSON object")
+}
+
+/// Runs the binary, expects exit code 2, no panic, nothing on stdout and a stderr containing
+/// every one of `needles`; returns the stderr.
+#[allow(dead_code)] // not used by cli_roundtrip
+pub fn fails_with(args: &[&str], needles: &[&str]) -> String {
+    let out = run(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} printed a result");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: `{n}` not in: {err}");
+    }
+    err
+}
+
+/// A JSON file read whole.
+#[allow(dead_code)] // not used by cli_errors
+pub fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
