@@ -1,17 +1,17 @@
 //! `dp-bayes fit linreg`: private Bayesian linear regression on a UCI split folder with its
 //! standard splits (the flags and keys of the vips-models example `linreg`).
 
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use dp_sep::data::split_folder::SplitFolder;
-use dp_sep::data::{PublicRange, PublicRanges, Standardizer};
+use dp_sep::data::{PublicRange, Standardizer};
 use serde_json::json;
 use vips_models::engine::{StepSize, Stop, SviConfig};
 use vips_models::linreg::{
     self, ColumnRange, Linreg, LinregConfig, RowMap, SavedLinreg, TargetMap, evaluate,
 };
 
+use super::uci::{DeclaredRanges, UciArgs, declared_ranges};
 use super::{Common, Fitted, non_negative, positive};
 use crate::cli::error::{CliError, usage};
 use crate::cli::io::num;
@@ -20,24 +20,8 @@ use crate::cli::io::num;
 #[derive(clap::Args, Debug)]
 #[command(allow_negative_numbers = true)]
 pub struct Args {
-    /// UCI split folder (`uci/<name>` or `uci/<name>/data`).
-    #[arg(long)]
-    uci: PathBuf,
-    /// Standard split (0-based): the model is fitted on its training rows and scored on its
-    /// test rows.
-    #[arg(long, default_value_t = 0)]
-    split: usize,
-    /// Public ranges file (JSON with `columns` and `ranges`, as crates/dp-sep/ranges/*.json).
-    /// Default: the committed file of the folder's name, when there is one.
-    #[arg(long, conflicts_with_all = ["feature_range", "target_range"])]
-    ranges: Option<PathBuf>,
-    /// One public range LO:HI for every feature (with --target-range); features are then
-    /// named x1..xd and the target y.
-    #[arg(long, requires = "target_range", value_parser = range, allow_hyphen_values = true)]
-    feature_range: Option<(f64, f64)>,
-    /// Public range LO:HI of the target (with --feature-range).
-    #[arg(long, requires = "feature_range", value_parser = range, allow_hyphen_values = true)]
-    target_range: Option<(f64, f64)>,
+    #[command(flatten)]
+    pub data: UciArgs,
     /// Public radius rows (z, 1) are divided by (default sqrt(1 + d/3)).
     #[arg(long, value_parser = positive)]
     radius: Option<f64>,
@@ -57,41 +41,6 @@ pub struct Args {
     pub common: Common,
 }
 
-fn range(s: &str) -> Result<(f64, f64), String> {
-    let (lo, hi) = s.split_once(':').ok_or("expected LO:HI")?;
-    let lo: f64 = lo.trim().parse().map_err(|_| "LO is not a number")?;
-    let hi: f64 = hi.trim().parse().map_err(|_| "HI is not a number")?;
-    if lo.is_finite() && hi.is_finite() && lo < hi {
-        Ok((lo, hi))
-    } else {
-        Err("needs finite LO < HI".into())
-    }
-}
-
-/// The committed ranges file of a UCI folder, if this build's source tree has one.
-fn committed_ranges(name: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("crates/dp-sep/ranges")
-        .join(format!("{name}.json"));
-    p.exists().then_some(p)
-}
-
-/// The column names of a ranges file (already validated by dp-sep, which requires `columns`
-/// for a header-less folder).
-fn column_names(path: &Path) -> Result<Vec<String>, CliError> {
-    #[derive(serde::Deserialize)]
-    struct Columns {
-        columns: Vec<String>,
-    }
-    let text = crate::cli::io::read_text(path, "--ranges")?;
-    serde_json::from_str::<Columns>(&text)
-        .map(|c| c.columns)
-        .map_err(|e| CliError::File {
-            path: path.display().to_string(),
-            reason: format!("cannot read `columns`: {e}"),
-        })
-}
-
 fn column_range(name: String, r: &PublicRange) -> ColumnRange {
     ColumnRange {
         name,
@@ -108,42 +57,20 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let (privacy, population) = c.privacy()?;
     let cancel = super::ctrl_c_token()?;
     let start = Instant::now();
-    let data = SplitFolder::load(&args.uci)?;
-    let ranges_file = match (&args.ranges, args.feature_range) {
-        (Some(p), _) => Some(p.clone()),
-        (None, Some(_)) => None,
-        (None, None) => Some(committed_ranges(data.name()).ok_or_else(|| {
-            usage(
-                "--ranges",
-                "no committed public ranges for this folder: pass --ranges FILE or \
-                 --feature-range LO:HI --target-range LO:HI",
-            )
-        })?),
+    let data = SplitFolder::load(&args.data.uci)?;
+    let Some(DeclaredRanges {
+        ranges,
+        names,
+        target: target_name,
+    }) = declared_ranges(&data, &args.data)?
+    else {
+        return Err(usage(
+            "--ranges",
+            "no committed public ranges for this folder: pass --ranges FILE or \
+             --feature-range LO:HI --target-range LO:HI",
+        ));
     };
-    let (ranges, names, target_name) = match (&ranges_file, args.feature_range, args.target_range) {
-        (Some(p), _, _) => {
-            let ranges = data.public_ranges(p)?;
-            let cols = column_names(p)?;
-            let name = |i: usize| cols.get(i).cloned().unwrap_or_else(|| format!("column{i}"));
-            let names: Vec<String> = data.feature_columns().iter().map(|&i| name(i)).collect();
-            (ranges, names, name(data.target_column()))
-        }
-        (None, Some((flo, fhi)), Some((tlo, thi))) => {
-            let d = data.all().dim();
-            (
-                PublicRanges::uniform(d, PublicRange::new(flo, fhi)?, PublicRange::new(tlo, thi)?),
-                (1..=d).map(|j| format!("x{j}")).collect(),
-                "y".to_string(),
-            )
-        }
-        _ => {
-            return Err(usage(
-                "--feature-range",
-                "give both --feature-range and --target-range",
-            ));
-        }
-    };
-    let (train, test) = data.split(args.split)?;
+    let (train, test) = data.split(args.data.split)?;
     let map = Standardizer::from_public_ranges(&ranges);
     let (train_z, box_clips) = map.transform_counted(&train);
     let test_z = map.transform(&test);
@@ -204,11 +131,11 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     )?;
     let heldout = match evaluate(fitted.global.posterior(), &test_x, test.targets(), target) {
         Some(m) => json!({
-            "split": args.split,
+            "split": args.data.split,
             "test_rmse": num(m.rmse),
             "test_log_likelihood": num(m.log_likelihood),
         }),
-        None => json!({ "split": args.split, "note": "the test split is empty" }),
+        None => json!({ "split": args.data.split, "note": "the test split is empty" }),
     };
     let cfg = model.config();
     Ok(Fitted {
@@ -219,7 +146,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         heldout,
         settings: json!({
             "dataset": data.name(),
-            "split": args.split,
+            "split": args.data.split,
             "ranges": ranges.source(),
             "radius": rows.radius(),
             "prior_precision": cfg.prior_precision(),

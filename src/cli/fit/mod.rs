@@ -7,6 +7,7 @@ mod lda;
 mod linreg;
 mod mog;
 mod pbp;
+mod uci;
 
 use std::path::{Path, PathBuf};
 

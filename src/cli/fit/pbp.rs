@@ -3,12 +3,11 @@
 //! defaults and checks follow the dp-sep example `pbp`; the private settings default to
 //! `dp_sep::recommended::private_pbp`. Saves a `dp_sep::pbp::saved::SavedPbp`.
 
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use dp_core::RngPolicy;
+use dp_sep::data::Standardizer;
 use dp_sep::data::split_folder::SplitFolder;
-use dp_sep::data::{PublicRange, PublicRanges, Standardizer};
 use dp_sep::pbp::saved::{SavedPbp, SavedPbpPrivacy, SavedScaling};
 use dp_sep::pbp::{
     Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, evaluate, prepare, run_pbp_observed,
@@ -20,6 +19,7 @@ use dp_sep::{
 use serde_json::json;
 use vips_models::engine::{Privacy, PrivacySummary};
 
+use super::uci::{UciArgs, declared_ranges, default_names};
 use super::{Common, Fitted, count, positive};
 use crate::cli::error::{CliError, usage};
 use crate::cli::io::num;
@@ -28,24 +28,8 @@ use crate::cli::io::num;
 #[derive(clap::Args, Debug)]
 #[command(allow_negative_numbers = true)]
 pub struct Args {
-    /// UCI split folder (`uci/<name>` or `uci/<name>/data`).
-    #[arg(long)]
-    uci: PathBuf,
-    /// Standard split (0-based): the model is fitted on its training rows and scored on its
-    /// test rows.
-    #[arg(long, default_value_t = 0)]
-    split: usize,
-    /// Public ranges file (JSON with `columns` and `ranges`, as crates/dp-sep/ranges/*.json).
-    /// Default: the committed file of the folder's name, when there is one.
-    #[arg(long, conflicts_with_all = ["feature_range", "target_range"])]
-    ranges: Option<PathBuf>,
-    /// One public range LO:HI for every feature (with --target-range); features are then
-    /// named x1..xd and the target y.
-    #[arg(long, requires = "target_range", value_parser = range, allow_hyphen_values = true)]
-    feature_range: Option<(f64, f64)>,
-    /// Public range LO:HI of the target (with --feature-range).
-    #[arg(long, requires = "feature_range", value_parser = range, allow_hyphen_values = true)]
-    target_range: Option<(f64, f64)>,
+    #[command(flatten)]
+    pub data: UciArgs,
     /// Epochs (default: the folder's n_epochs.txt, else 40).
     #[arg(long, value_parser = count)]
     epochs: Option<usize>,
@@ -73,41 +57,6 @@ pub struct Args {
     seed: u64,
     #[command(flatten)]
     pub common: Common,
-}
-
-fn range(s: &str) -> Result<(f64, f64), String> {
-    let (lo, hi) = s.split_once(':').ok_or("expected LO:HI")?;
-    let lo: f64 = lo.trim().parse().map_err(|_| "LO is not a number")?;
-    let hi: f64 = hi.trim().parse().map_err(|_| "HI is not a number")?;
-    if lo.is_finite() && hi.is_finite() && lo < hi {
-        Ok((lo, hi))
-    } else {
-        Err("needs finite LO < HI".into())
-    }
-}
-
-/// The committed ranges file of a UCI folder, if this build's source tree has one.
-fn committed_ranges(name: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("crates/dp-sep/ranges")
-        .join(format!("{name}.json"));
-    p.exists().then_some(p)
-}
-
-/// The column names of a ranges file (already validated by dp-sep, which requires `columns`
-/// for a header-less folder).
-fn column_names(path: &Path) -> Result<Vec<String>, CliError> {
-    #[derive(serde::Deserialize)]
-    struct Columns {
-        columns: Vec<String>,
-    }
-    let text = crate::cli::io::read_text(path, "--ranges")?;
-    serde_json::from_str::<Columns>(&text)
-        .map(|c| c.columns)
-        .map_err(|e| CliError::File {
-            path: path.display().to_string(),
-            reason: format!("cannot read `columns`: {e}"),
-        })
 }
 
 /// The effective private settings: the flags where given, the recommendation for the run's
@@ -189,11 +138,15 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     check(args)?;
     let (privacy, population) = c.privacy()?;
     let start = Instant::now();
-    let data = SplitFolder::load(&args.uci)?;
-    let (train, test) = data.split(args.split).map_err(|e| {
+    let data = SplitFolder::load(&args.data.uci)?;
+    let (train, test) = data.split(args.data.split).map_err(|e| {
         usage(
             "--split",
-            format!("split {} of {}: {e}", args.split, args.uci.display()),
+            format!(
+                "split {} of {}: {e}",
+                args.data.split,
+                args.data.uci.display()
+            ),
         )
     })?;
     let d = train.dim();
@@ -207,39 +160,10 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     }
     // Sizes before anything is allocated: the network.
     PbpModel::try_new(d, &[hidden])?;
-    let ranges_file = match (&args.ranges, args.feature_range) {
-        (Some(p), _) => Some(p.clone()),
-        (None, Some(_)) => None,
-        (None, None) => committed_ranges(data.name()),
-    };
-    let default_names = || {
-        (
-            (1..=d).map(|j| format!("x{j}")).collect::<Vec<_>>(),
-            "y".to_string(),
-        )
-    };
-    let (ranges, names, target_name) = match (&ranges_file, args.feature_range, args.target_range) {
-        (Some(p), _, _) => {
-            let ranges = data.public_ranges(p)?;
-            let cols = column_names(p)?;
-            let name = |i: usize| cols.get(i).cloned().unwrap_or_else(|| format!("column{i}"));
-            let names: Vec<String> = data.feature_columns().iter().map(|&i| name(i)).collect();
-            (Some(ranges), names, name(data.target_column()))
-        }
-        (None, Some((flo, fhi)), Some((tlo, thi))) => {
-            let (names, target) = default_names();
-            (
-                Some(PublicRanges::uniform(
-                    d,
-                    PublicRange::new(flo, fhi)?,
-                    PublicRange::new(tlo, thi)?,
-                )),
-                names,
-                target,
-            )
-        }
-        _ => {
-            let (names, target) = default_names();
+    let (ranges, names, target_name) = match declared_ranges(&data, &args.data)? {
+        Some(r) => (Some(r.ranges), r.names, r.target),
+        None => {
+            let (names, target) = default_names(d);
             (None, names, target)
         }
     };
@@ -417,14 +341,14 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         .map_err(|e| CliError::NonFinite(format!("posterior: {e}")))?;
     let model_json = saved.to_json()?;
     let heldout = json!({
-        "split": args.split,
+        "split": args.data.split,
         "test_rmse": num(metrics.rmse),
         "test_log_likelihood": num(metrics.log_likelihood),
         "note": "on the split's test rows, in original units, with the saved scaling",
     });
     let mut settings = json!({
-        "input": {"uci": args.uci.display().to_string(), "dataset": data.name(),
-                  "split": args.split},
+        "input": {"uci": args.data.uci.display().to_string(), "dataset": data.name(),
+                  "split": args.data.split},
         "features": names,
         "hidden": [hidden],
         "epochs": epochs,
