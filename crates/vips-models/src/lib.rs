@@ -15,4 +15,5 @@ pub mod engine;
 pub mod lda;
 pub mod limits;
 pub mod linreg;
+pub mod saved;
 pub mod sbn;

@@ -15,10 +15,9 @@ use serde::{Deserialize, Serialize};
 use super::predict::probability_from_moments;
 use super::{BlrError, BlrGlobal, BlrRecord, FeatureMap, Features, Hyperprior};
 use crate::engine::FitResult;
-use crate::linreg::{
-    MODEL_FORMAT_VERSION, ModelFileError, SavedPrivacy, matrix_from_rows, model_json, parse_model,
-    read_model_file,
-};
+// `model_json` and `parse_model` are `crate::saved`'s, re-exported by `linreg` for the crate.
+use crate::linreg::{matrix_from_rows, model_json, parse_model};
+use crate::saved::{MODEL_FORMAT_VERSION, ModelFileError, SavedPrivacy, load_model};
 
 /// The public map of raw features as saved: enough to rebuild the [`FeatureMap`] exactly.
 ///
@@ -250,15 +249,7 @@ impl SavedBlr {
     /// [`ModelFileError::Corrupt`] (malformed, inconsistent sizes, a covariance that is not
     /// symmetric positive definite).
     pub fn from_json(text: &str, path: &str) -> Result<Self, ModelFileError> {
-        let mut out = None;
-        parse_model::<BlrFile>(text, path, "blr", |file| {
-            out = Some(Self::from_file(file.clone())?);
-            Ok(())
-        })?;
-        out.ok_or_else(|| ModelFileError::Corrupt {
-            path: path.to_string(),
-            reason: "not validated".into(),
-        })
+        parse_model(text, path, "blr", Self::from_file)
     }
 
     /// Reads a model file.
@@ -266,8 +257,7 @@ impl SavedBlr {
     /// # Errors
     /// [`ModelFileError::Io`] for a missing or unreadable file; as [`SavedBlr::from_json`].
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ModelFileError> {
-        let path = path.as_ref();
-        Self::from_json(&read_model_file(path)?, &path.display().to_string())
+        load_model(path.as_ref(), Self::from_json)
     }
 
     /// The raw feature columns' names, in the order [`SavedBlr::predict`] expects them.
