@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{fails_with, ok_json, read_json, run, run_ok, s, temp_dir};
+use common::{fails_with, ok_json, read_json, replays_to, run, run_ok, s, temp_dir};
 use dp_sep::pbp::saved::SavedPbp;
 use serde_json::Value;
 
@@ -184,14 +184,7 @@ fn private_pbp_fit_predicts_bit_for_bit_and_replays() {
     for r in &rows {
         assert!((0.0..=10.0).contains(&lib.predict(r).unwrap().0));
     }
-    let rep = ok_json(&[
-        "replay",
-        s(&out.join("ledger.json")),
-        "--delta",
-        "1e-5",
-        "--json",
-    ]);
-    assert_eq!(rep["epsilon"].as_f64().unwrap().to_bits(), eps.to_bits());
+    replays_to(&out.join("ledger.json"), eps);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{ok_json, read_json, run_ok, s, temp_dir};
+use common::{ok_json, read_json, replays_to, run_ok, s, temp_dir};
 use serde_json::Value;
 
 /// A UCI-style split folder: 3 features and a target, 240 rows, one split (200 / 40), and a
@@ -159,11 +159,7 @@ fn round_trip(model: &str, fit_args: &[&str], dir: &Path, label: &str) {
     // Replay gives the fit's epsilon bit for bit, through dp-bayes and through the library
     // function dp-accountant's own `replay` command runs.
     let ledger = out.join("ledger.json");
-    let replay = ok_json(&["replay", s(&ledger), "--delta", "1e-5", "--json"]);
-    assert_eq!(
-        replay["epsilon"].as_f64().unwrap().to_bits(),
-        epsilon.to_bits()
-    );
+    replays_to(&ledger, epsilon);
     let direct =
         dp_bayes::dp_accountant::cli::execute(&dp_bayes::dp_accountant::cli::CliCommand::Replay {
             ledger_json: std::fs::read_to_string(&ledger).unwrap(),

@@ -67,3 +67,16 @@ pub fn fails_with(args: &[&str], needles: &[&str]) -> String {
 pub fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
+
+/// `replay LEDGER --delta 1e-5 --json` in a new process: its epsilon equals `epsilon` bit for
+/// bit.
+#[allow(dead_code)] // not used by cli_errors, cli_lda
+pub fn replays_to(ledger: &Path, epsilon: f64) {
+    let rep = ok_json(&["replay", s(ledger), "--delta", "1e-5", "--json"]);
+    assert_eq!(
+        rep["epsilon"].as_f64().unwrap().to_bits(),
+        epsilon.to_bits(),
+        "replay of {} vs the fit",
+        ledger.display()
+    );
+}
