@@ -75,7 +75,8 @@ struct Args {
     /// kappa of the noise-scaled eigenvalue floor kappa * s * sqrt(dim) (private runs).
     #[arg(long, value_parser = non_negative)]
     floor_scale: Option<f64>,
-    /// Public radius rows (z, 1) are divided by (default sqrt(d + 1): no row rescaled).
+    /// Public radius rows (z, 1) are divided by (default sqrt(1 + d/3), the root-mean-square
+    /// norm over the box; sqrt(d + 1) rescales no row).
     #[arg(long, value_parser = positive)]
     radius: Option<f64>,
     /// Add the non-private diagnostics (clip counts, timings) marked "private": false.

@@ -5,8 +5,8 @@ use dp_accountant::{AccountantConfig, Budget};
 use crate::error::CoreError;
 use crate::sampling::SamplingScheme;
 
-/// The smallest noise multiplier `sigma` (to `1e-6` relative, rounded up) such that
-/// `planned_releases` releases of `scheme` over `population` records spend at most
+/// The smallest noise multiplier `sigma` (to the accountant's `1e-9` relative tolerance, rounded
+/// up) such that `planned_releases` releases of `scheme` over `population` records spend at most
 /// `budget.epsilon()` at `budget.delta()`, according to the accountant with `config`
 /// (any [`dp_accountant::AccountantKind`]: the multiplier is the smallest that accountant
 /// certifies, so PLD gives the least noise).
