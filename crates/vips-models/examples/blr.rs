@@ -35,7 +35,7 @@ use vips_models::blr::{
 use vips_models::engine::{EngineError, Privacy, StepSize, Stop, SviConfig};
 
 mod common;
-use common::{CliError, count, emit, excerpt, finish, open_unit, positive, usage};
+use common::{CliError, count, emit, finish, open_unit, positive, usage};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -125,94 +125,6 @@ struct Args {
     json: bool,
 }
 
-/// Reads a public ranges file (`name,lower,upper` per line; a header line `name,lower,upper` is
-/// allowed) and orders it by `features` (the CSV header without the label). Every feature must
-/// be listed once, and nothing else.
-fn read_ranges(path: &str, features: &[String]) -> Result<(Vec<f64>, Vec<f64>), CliError> {
-    let err = |line: usize, reason: String| CliError::File {
-        path: path.to_string(),
-        reason: format!("line {line}: {reason}"),
-    };
-    let text = std::fs::read_to_string(path).map_err(|source| CliError::Read {
-        path: path.to_string(),
-        source,
-    })?;
-    let mut by_name: std::collections::HashMap<String, (f64, f64, usize)> =
-        std::collections::HashMap::new();
-    for (i, line) in text.lines().enumerate() {
-        let line_no = i + 1;
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        if f.len() != 3 {
-            return Err(err(
-                line_no,
-                format!("expected name,lower,upper, found {} fields", f.len()),
-            ));
-        }
-        if line_no == 1 && f == ["name", "lower", "upper"] {
-            continue;
-        }
-        let num = |v: &str, what: &str| {
-            v.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| {
-                    err(
-                        line_no,
-                        format!("{what} `{}` is not a finite number", excerpt(v)),
-                    )
-                })
-        };
-        let (lo, hi) = (num(f[1], "lower")?, num(f[2], "upper")?);
-        if by_name
-            .insert(f[0].to_string(), (lo, hi, line_no))
-            .is_some()
-        {
-            return Err(err(
-                line_no,
-                format!("feature `{}` is listed twice", excerpt(f[0])),
-            ));
-        }
-    }
-    let missing: Vec<&str> = features
-        .iter()
-        .filter(|n| !by_name.contains_key(*n))
-        .map(String::as_str)
-        .collect();
-    if !missing.is_empty() {
-        return Err(CliError::File {
-            path: path.to_string(),
-            reason: format!(
-                "no range for the feature column(s) {}",
-                excerpt(&missing.join(", "))
-            ),
-        });
-    }
-    let mut extra: Vec<(usize, &String)> = by_name
-        .iter()
-        .filter(|(n, _)| !features.contains(n))
-        .map(|(n, v)| (v.2, n))
-        .collect();
-    if !extra.is_empty() {
-        extra.sort();
-        let names: Vec<&str> = extra.iter().map(|(_, n)| n.as_str()).collect();
-        return Err(err(
-            extra[0].0,
-            format!(
-                "range(s) for {} that is not a feature column of the CSV",
-                excerpt(&names.join(", "))
-            ),
-        ));
-    }
-    Ok(features
-        .iter()
-        .map(|n| (by_name[n].0, by_name[n].1))
-        .unzip())
-}
-
 fn load(args: &Args) -> Result<(Loaded, String), CliError> {
     if let Some(path) = &args.libsvm {
         let radius = args.radius.unwrap_or(1.0);
@@ -266,7 +178,7 @@ fn load(args: &Args) -> Result<(Loaded, String), CliError> {
             "none (rows assumed in the unit ball; clipped if not)".to_string(),
         )
     } else if let Some(r) = &args.ranges {
-        let (lo, hi) = read_ranges(r, &header)?;
+        let (lo, hi) = vips_models::blr::read_ranges_csv(r, &header)?;
         (
             Some(FeatureMap::from_ranges(&lo, &hi, !args.no_intercept)?),
             format!("public ranges from {r} onto [-1,1], intercept, / sqrt(d)"),
