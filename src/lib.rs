@@ -4,7 +4,8 @@
 //! Bayes) and DP-SEP (private stochastic expectation propagation).
 //!
 //! This umbrella crate re-exports the workspace crates and hosts the workspace-level integration
-//! tests (`tests/`) and criterion benchmarks (`benches/`). Most users depend on a single crate:
+//! tests (`tests/`); `benches/` holds the cached runs of `cargo xtask bench` (each crate keeps its
+//! criterion benchmarks in its own `benches/`). Most users depend on a single crate:
 //!
 //! | crate | what it gives you |
 //! |---|---|
