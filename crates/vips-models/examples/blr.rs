@@ -20,7 +20,10 @@
 //! (a missing or unknown name is an error naming it). Flags that would have no effect are
 //! refused (`--delta` without `--epsilon`, `--tau0`/`--kappa` without `--batch-size`, `--dim`
 //! or `--radius` with `--csv`, `--ranges`/`--no-intercept`/`--label` with `--libsvm`,
-//! `--noise-seed` in a non-private full-batch run). More than 10^7 iterations need
+//! `--noise-seed` or `--sampling` in a non-private full-batch run). `--sampling fixed` draws
+//! exactly `--batch-size` rows per iteration without replacement (replace-one, paper 001; the
+//! full batch `N` without `--batch-size`); the JSON's `"sampling"` says which regime ran.
+//! More than 10^7 iterations need
 //! `--allow-long-run`. Exit codes: 0 success, 2 usage and input errors, 1 output errors, 130
 //! Ctrl-C.
 
@@ -74,6 +77,12 @@ struct Args {
     /// composition (docs/accountant.md, section 11). Needs a private run.
     #[arg(long, value_parser = common::accountant)]
     accountant: Option<dp_accountant::AccountantKind>,
+    /// Batch sampling: poisson (default; each record with probability S / N, add/remove-one) or
+    /// fixed (exactly S records without replacement, replace-one: twice the sensitivity, the
+    /// fixed-size subsampled Gaussian event; paper 001; not with --accountant pld). Refused in a
+    /// non-private full-batch run, where it has no effect.
+    #[arg(long, value_parser = common::sampling)]
+    sampling: Option<vips_models::engine::BatchSampling>,
     /// Total epsilon (omit for a non-private run).
     #[arg(long, value_parser = positive)]
     epsilon: Option<f64>,
@@ -253,12 +262,19 @@ fn run(args: &Args) -> Result<(), CliError> {
             StepSize::robbins_monro(args.tau0.unwrap_or(1.0), args.kappa.unwrap_or(0.7))?,
         ),
     };
+    common::check_sampling(
+        args.sampling,
+        args.epsilon.is_some(),
+        batch,
+        population as f64,
+    )?;
     let svi = SviConfig::builder()
         .expected_batch_size(batch)
         .step(step)
         .stop(Stop::Iterations { iterations })
         .privacy(privacy)
         .accountant(args.accountant.unwrap_or_default())
+        .sampling(args.sampling.unwrap_or_default())
         .noise_seed(args.noise_seed)
         .population(Some(population))
         .progress_bar(true)
@@ -297,6 +313,7 @@ fn run(args: &Args) -> Result<(), CliError> {
         "expected_batch_size": fitted.privacy.expected_batch_size,
         "noise_multiplier": fitted.privacy.noise_multiplier.unwrap_or(0.0),
         "neighbouring": fitted.privacy.neighbouring,
+        "sampling": fitted.sampling.name(),
         "rng": fitted.privacy.rng,
         "split_seed": args.seed,
         "test_fraction": args.test_fraction,

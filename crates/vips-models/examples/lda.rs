@@ -16,7 +16,9 @@
 //!
 //! Flags that would have no effect are refused (`--delta` without `--epsilon`, `--synthetic-*`
 //! with `--corpus`, `--resample-seed` or `--clip-scale` without a fixed document length,
-//! `--noise-seed` in a non-private full-batch run). Runs planning more than 10^7 iterations need
+//! `--noise-seed` or `--sampling` in a non-private full-batch run). `--sampling fixed` draws
+//! exactly `--batch-size` documents per iteration without replacement (replace-one, paper 001);
+//! the JSON's `"sampling"` says which regime ran. Runs planning more than 10^7 iterations need
 //! `--allow-long-run`. A progress bar shows on a terminal; Ctrl-C stops before the next
 //! iteration. Exit codes: 0 success, 2 usage and input errors, 1 output errors, 130 Ctrl-C.
 
@@ -59,7 +61,7 @@ struct Args {
     /// Number of topics K.
     #[arg(long, default_value_t = 10, value_parser = count_usize)]
     topics: usize,
-    /// Expected batch size S (Poisson rate q = S / D).
+    /// Expected batch size S (Poisson rate q = S / N; with --sampling fixed, exactly S).
     #[arg(long, default_value_t = 256.0, value_parser = positive)]
     batch_size: f64,
     /// Step-size delay tau0.
@@ -79,6 +81,12 @@ struct Args {
     /// composition (docs/accountant.md, section 11). Needs a private run.
     #[arg(long, value_parser = common::accountant)]
     accountant: Option<dp_accountant::AccountantKind>,
+    /// Batch sampling: poisson (default; each record with probability S / N, add/remove-one) or
+    /// fixed (exactly S records without replacement, replace-one: twice the sensitivity, the
+    /// fixed-size subsampled Gaussian event; paper 001; not with --accountant pld). Refused in a
+    /// non-private full-batch run, where it has no effect.
+    #[arg(long, value_parser = common::sampling)]
+    sampling: Option<vips_models::engine::BatchSampling>,
     /// Total epsilon (omit for a non-private run).
     #[arg(long, value_parser = positive)]
     epsilon: Option<f64>,
@@ -266,6 +274,12 @@ fn run(args: Args) -> Result<(), CliError> {
             "has no effect in a non-private full-batch run (no noise, every record sampled)",
         ));
     }
+    common::check_sampling(
+        args.sampling,
+        private,
+        args.batch_size,
+        population.unwrap_or(records.len()) as f64,
+    )?;
     let privacy = match args.epsilon {
         None => Privacy::NonPrivate,
         Some(epsilon) => Privacy::Target {
@@ -281,6 +295,7 @@ fn run(args: Args) -> Result<(), CliError> {
         })
         .privacy(privacy)
         .accountant(args.accountant.unwrap_or_default())
+        .sampling(args.sampling.unwrap_or_default())
         .noise_seed(args.noise_seed)
         .init_seed(args.seed)
         .progress(args.progress)
@@ -322,6 +337,8 @@ fn run(args: Args) -> Result<(), CliError> {
         "population": result.privacy.public_population,
         "population_declared": result.privacy.population_declared,
         "sampling_rate": result.privacy.sampling_rate,
+        "sampling": result.sampling.name(),
+        "neighbouring": result.privacy.neighbouring,
         "rng": result.privacy.rng,
         "perplexity_bound": held.perplexity_bound,
         "per_word_bound": held.per_word_bound,

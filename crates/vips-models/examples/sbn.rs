@@ -18,9 +18,11 @@
 //!
 //! Flags that would have no effect are refused (`--delta` without `--epsilon` or
 //! `--noise-multiplier`, `--hidden`/`--threshold` with `--synthetic`, `--snr` without
-//! `--diagnostics`, `--noise-seed` in a non-private full-batch run). More than 10^7 iterations
-//! need `--allow-long-run`. Exit codes: 0 success, 2 usage and input errors, 1 output errors,
-//! 130 Ctrl-C.
+//! `--diagnostics`, `--noise-seed` or `--sampling` in a non-private full-batch run).
+//! `--sampling fixed` draws exactly `--batch-size` images per iteration without replacement
+//! (replace-one, paper 001); the JSON's `"sampling"` says which regime ran. More than 10^7
+//! iterations need `--allow-long-run`. Exit codes: 0 success, 2 usage and input errors, 1 output
+//! errors, 130 Ctrl-C.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -56,7 +58,8 @@ struct Args {
     /// Hidden units K (--idx only; default 100; the synthetic SBN has K = 8).
     #[arg(long, conflicts_with = "synthetic", value_parser = count_usize)]
     hidden: Option<usize>,
-    /// Expected (Poisson) batch size S (capped at the population).
+    /// Expected (Poisson) batch size S, or exactly S with --sampling fixed (capped at the
+    /// population).
     #[arg(long, default_value_t = 400.0, value_parser = positive)]
     batch_size: f64,
     /// Expected passes over the training data.
@@ -70,6 +73,12 @@ struct Args {
     /// composition (docs/accountant.md, section 11). Needs a private run.
     #[arg(long, value_parser = common::accountant)]
     accountant: Option<dp_accountant::AccountantKind>,
+    /// Batch sampling: poisson (default; each record with probability S / N, add/remove-one) or
+    /// fixed (exactly S records without replacement, replace-one: twice the sensitivity, the
+    /// fixed-size subsampled Gaussian event; paper 001; not with --accountant pld). Refused in a
+    /// non-private full-batch run, where it has no effect.
+    #[arg(long, value_parser = common::sampling)]
+    sampling: Option<vips_models::engine::BatchSampling>,
     /// Total epsilon (omit for a non-private run).
     #[arg(long, value_parser = positive)]
     epsilon: Option<f64>,
@@ -235,6 +244,7 @@ fn run(args: Args) -> Result<(), CliError> {
             "has no effect in a non-private full-batch run (no noise, every record sampled)",
         ));
     }
+    common::check_sampling(args.sampling, private, args.batch_size.min(cap), cap)?;
     let svi = SviConfig::builder()
         .expected_batch_size(args.batch_size.min(cap))
         .population(population)
@@ -244,6 +254,7 @@ fn run(args: Args) -> Result<(), CliError> {
         })
         .privacy(privacy)
         .accountant(args.accountant.unwrap_or_default())
+        .sampling(args.sampling.unwrap_or_default())
         .noise_seed(args.noise_seed)
         .init_seed(args.init_seed)
         .progress(args.progress)
@@ -271,7 +282,12 @@ fn run(args: Args) -> Result<(), CliError> {
     let snr = if args.snr && args.diagnostics {
         let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(args.init_seed);
         let init = SbnNatural::from_global(&model.init_global(&mut rng)?);
-        let sigma = result.privacy.noise_multiplier.unwrap_or(0.0);
+        // noise std / bound: sigma times the regime's sensitivity factor (2 under replace-one)
+        let factor = svi
+            .sampling()
+            .scheme(svi.expected_batch_size(), result.privacy.public_population)?
+            .sensitivity_factor();
+        let sigma = result.privacy.noise_multiplier.unwrap_or(0.0) * factor;
         Some(block_snr(&model, &init, &snr_batch, sigma))
     } else {
         None
@@ -295,6 +311,7 @@ fn run(args: Args) -> Result<(), CliError> {
         "sampling_rate": result.privacy.sampling_rate,
         "expected_batch_size": result.privacy.expected_batch_size,
         "neighbouring": result.privacy.neighbouring,
+        "sampling": result.sampling.name(),
         "rng": result.privacy.rng,
         "pixel_accuracy": accuracy,
         "heldout_lower_bound_per_image": bound,

@@ -1,7 +1,7 @@
 #![allow(dead_code)] // each example uses a part of this module
 
 //! What the three examples share: the error type and exit-code convention, flag parsers with
-//! clear messages (`--accountant` among them), output that survives a closed pipe, Ctrl-C, and the no-null check.
+//! clear messages (`--accountant` and `--sampling` among them), output that survives a closed pipe, Ctrl-C, and the no-null check.
 //!
 //! Exit codes: 0 success (also when stdout is a closed pipe: the reader went away), 2 usage and
 //! input errors (bad or ineffective flags, unreadable or malformed files, sizes over a limit,
@@ -221,6 +221,36 @@ pub fn accountant(s: &str) -> Result<dp_accountant::AccountantKind, String> {
     s.trim()
         .parse()
         .map_err(|e: dp_accountant::AccountantError| e.to_string())
+}
+
+/// Parses `--sampling` (clap value parser): `poisson` or `fixed`
+/// ([`vips_models::engine::BatchSampling`]).
+pub fn sampling(s: &str) -> Result<vips_models::engine::BatchSampling, String> {
+    s.parse().map_err(|e: EngineError| e.to_string())
+}
+
+/// Refuses `--sampling` where it has no effect: a non-private run whose batch is the whole
+/// population (`batch >= population`) takes every record under either regime. A private
+/// full-batch run keeps it (the regimes then differ in neighbouring relation and noise). A
+/// fixed-size batch must be a whole number of records (`--batch-size`).
+pub fn check_sampling(
+    sampling: Option<vips_models::engine::BatchSampling>,
+    private: bool,
+    batch: f64,
+    population: f64,
+) -> Result<(), CliError> {
+    match sampling {
+        Some(_) if !private && batch >= population => Err(usage(
+            "--sampling",
+            "has no effect in a non-private full-batch run (every record is taken under either \
+             regime)",
+        )),
+        Some(vips_models::engine::BatchSampling::FixedSize) if batch.fract() != 0.0 => Err(usage(
+            "--batch-size",
+            format!("must be a whole number of records with --sampling fixed, got {batch}"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// [`count`] as a `usize`.

@@ -3,7 +3,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use dp_accountant::AccountantKind;
+use dp_accountant::{
+    AccountantConfig, AccountantError, AccountantKind, Neighbouring, PrivacyEvent,
+};
+use dp_core::SamplingScheme;
 use serde::{Deserialize, Serialize};
 
 use super::{EngineError, StepSize};
@@ -42,6 +45,128 @@ impl PartialEq for CancelToken {
     /// Two tokens are equal when they share the flag.
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// How each iteration draws its batch: which of dp-core's [`SamplingScheme`]s the engine's wall
+/// uses (the variants carry the scheme's names; the scheme's parameter, `q = S / N` or `m = S`,
+/// follows from the expected batch size `S` and the population `N`, so it is not repeated here).
+///
+/// | regime | batch | neighbouring | sensitivity | accountant event |
+/// |---|---|---|---|---|
+/// | [`Self::Poisson`] (default) | each record with probability `S / N` | add/remove-one | `B` | Poisson-subsampled Gaussian |
+/// | [`Self::FixedSize`] (paper 001) | exactly `S` records, uniformly without replacement | replace-one | `2B` | fixed-size subsampled Gaussian |
+///
+/// # Example
+/// ```
+/// use vips_models::engine::BatchSampling;
+/// let s: BatchSampling = "fixed".parse()?;
+/// assert_eq!(s, BatchSampling::FixedSize);
+/// assert_eq!(s.name(), "fixed_size");
+/// assert_eq!(s.scheme(256.0, 1000)?, dp_core::SamplingScheme::FixedSize { sample_size: 256 });
+/// assert_eq!(BatchSampling::default(), BatchSampling::Poisson);
+/// # Ok::<(), vips_models::engine::EngineError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum BatchSampling {
+    /// [`SamplingScheme::Poisson`] with rate `q = S / N`: add/remove-one neighbouring, the
+    /// engine's original regime (003).
+    #[default]
+    Poisson,
+    /// [`SamplingScheme::FixedSize`] with `sample_size = S`: exactly `S` records drawn uniformly
+    /// without replacement, replace-one neighbouring (001).
+    FixedSize,
+}
+
+impl BatchSampling {
+    /// Both regimes, the default first.
+    pub const ALL: [Self; 2] = [Self::Poisson, Self::FixedSize];
+
+    /// Whether this is the default, [`Self::Poisson`] (the result's JSON omits it then).
+    pub fn is_poisson(&self) -> bool {
+        *self == Self::Poisson
+    }
+
+    /// The name in JSON and in the examples' output: `poisson` or `fixed_size` (dp-core's
+    /// `scheme` tags).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Poisson => "poisson",
+            Self::FixedSize => "fixed_size",
+        }
+    }
+
+    /// The neighbouring relation of the guarantee under this regime.
+    pub fn neighbouring(&self) -> Neighbouring {
+        match self {
+            Self::Poisson => Neighbouring::AddRemoveOne,
+            Self::FixedSize => Neighbouring::ReplaceOne,
+        }
+    }
+
+    /// dp-core's scheme for expected batch size `batch` (`S`) over `population` (`N`) records.
+    ///
+    /// # Errors
+    /// [`EngineError::Empty`] for `N = 0`; [`EngineError::InvalidParameter`] (`expected_batch_size`)
+    /// for `S > N`, or, under [`Self::FixedSize`], an `S` that is not a whole number `>= 1`;
+    /// [`EngineError::Wall`] for a rate dp-core refuses.
+    pub fn scheme(&self, batch: f64, population: usize) -> Result<SamplingScheme, EngineError> {
+        if population == 0 {
+            return Err(EngineError::Empty("no records"));
+        }
+        if batch > population as f64 {
+            return Err(EngineError::invalid(
+                "expected_batch_size",
+                batch,
+                "exceeds the number of records",
+            ));
+        }
+        match self {
+            Self::Poisson => Ok(SamplingScheme::poisson(batch / population as f64)?),
+            Self::FixedSize => {
+                check_whole_batch(batch)?;
+                Ok(SamplingScheme::fixed_size(batch as usize)?)
+            }
+        }
+    }
+}
+
+/// A fixed-size batch is a whole number of records `>= 1`.
+fn check_whole_batch(batch: f64) -> Result<(), EngineError> {
+    if batch >= 1.0 && batch.fract() == 0.0 && batch <= usize::MAX as f64 {
+        Ok(())
+    } else {
+        Err(EngineError::invalid(
+            "expected_batch_size",
+            batch,
+            "fixed-size sampling draws a whole number (>= 1) of records",
+        ))
+    }
+}
+
+impl std::fmt::Display for BatchSampling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for BatchSampling {
+    type Err = EngineError;
+
+    /// `poisson`, or `fixed` / `fixed_size` / `fixed-size` (case-insensitive).
+    ///
+    /// # Errors
+    /// [`EngineError::UnknownSampling`] for anything else.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "poisson" => Ok(Self::Poisson),
+            "fixed" | "fixed_size" | "fixed-size" => Ok(Self::FixedSize),
+            _ => Err(EngineError::UnknownSampling {
+                given: crate::limits::excerpt(s),
+            }),
+        }
     }
 }
 
@@ -107,6 +232,9 @@ pub struct SviConfig {
     /// The accountant that calibrates and accounts (absent in the JSON = RDP, the default).
     #[serde(default, skip_serializing_if = "AccountantKind::is_rdp")]
     pub(crate) accountant: AccountantKind,
+    /// The sampling regime (absent in the JSON = Poisson, the default).
+    #[serde(default, skip_serializing_if = "BatchSampling::is_poisson")]
+    pub(crate) sampling: BatchSampling,
     #[serde(skip)]
     pub(crate) progress_bar: bool,
     #[serde(skip)]
@@ -153,6 +281,7 @@ impl SviConfig {
                 population: None,
                 iteration_limit: MAX_ITERATIONS,
                 accountant: AccountantKind::Rdp,
+                sampling: BatchSampling::Poisson,
                 progress_bar: false,
                 cancel: CancelToken::new(),
             },
@@ -163,6 +292,11 @@ impl SviConfig {
     /// ([`SviConfigBuilder::accountant`]; default RDP).
     pub fn accountant(&self) -> AccountantKind {
         self.accountant
+    }
+
+    /// The sampling regime ([`SviConfigBuilder::sampling`]; default Poisson).
+    pub fn sampling(&self) -> BatchSampling {
+        self.sampling
     }
 
     /// The step-size schedule.
@@ -188,19 +322,22 @@ impl SviConfig {
 
     /// The population size the run uses in `q = S / N` and in the M-step `nu + N s~`: the
     /// declared public figure; for a non-private run without one, `records` (the realised count,
-    /// which is then not protected, as nothing is).
+    /// which is then not protected, as nothing is); under [`BatchSampling::FixedSize`] without
+    /// one, `records` too (public under replace-one: a neighbour has the same count).
     ///
     /// # Errors
-    /// [`EngineError::PopulationNotDeclared`] for a private run without a declared population.
+    /// [`EngineError::PopulationNotDeclared`] for a private Poisson run without a declared
+    /// population.
     pub fn public_population(&self, records: usize) -> Result<usize, EngineError> {
-        match (self.population, self.privacy) {
-            (Some(n), _) => Ok(n),
-            (None, Privacy::NonPrivate) => Ok(records),
-            (None, _) => Err(EngineError::PopulationNotDeclared),
+        match (self.population, self.privacy, self.sampling) {
+            (Some(n), _, _) => Ok(n),
+            (None, Privacy::NonPrivate, _) | (None, _, BatchSampling::FixedSize) => Ok(records),
+            (None, _, _) => Err(EngineError::PopulationNotDeclared),
         }
     }
 
-    /// The Poisson rate `q = S / N` for `population` records.
+    /// The inclusion probability `q = S / N` of each record for `population` records (the
+    /// Poisson rate; under fixed-size sampling, `m / N` with `m = S`).
     ///
     /// # Errors
     /// [`EngineError::Empty`] for no records; [`EngineError::InvalidParameter`] if `S > N`.
@@ -279,6 +416,39 @@ impl SviConfigBuilder {
     /// The privacy setting.
     pub fn privacy(mut self, privacy: Privacy) -> Self {
         self.cfg.privacy = privacy;
+        self
+    }
+    /// The sampling regime: [`BatchSampling::Poisson`] (the default; add/remove-one, `q = S / N`)
+    /// or [`BatchSampling::FixedSize`] (exactly `S` records without replacement; replace-one,
+    /// paper 001). Each has its own sensitivity and accountant event (see [`BatchSampling`]);
+    /// a non-private run samples the same way, with no noise.
+    ///
+    /// # Example
+    /// ```
+    /// use vips_models::engine::{BatchSampling, Privacy, Stop, SviConfig};
+    /// let cfg = SviConfig::builder()
+    ///     .expected_batch_size(100.0)
+    ///     .stop(Stop::Iterations { iterations: 50 })
+    ///     .privacy(Privacy::Target { epsilon: 1.0, delta: 1e-5 })
+    ///     .population(Some(10_000))
+    ///     .sampling(BatchSampling::FixedSize)
+    ///     .build()?;
+    /// assert_eq!(cfg.sampling(), BatchSampling::FixedSize);
+    /// # Ok::<(), vips_models::engine::EngineError>(())
+    /// ```
+    ///
+    /// # Privacy
+    /// Under [`BatchSampling::FixedSize`] the guarantee is stated under **replace-one**
+    /// neighbouring over the `N` public slots of dp-core's
+    /// [`dp_core::WallBuilder::population_slots`] (`N` the declared population, or the record
+    /// count, public under replace-one): every release is clipped per record, summed, noised with
+    /// std `sigma * 2 B` (the replace-one sensitivity of a sum of contributions of norm `<= B`),
+    /// divided by the exact `S`, and charged one fixed-size subsampled Gaussian event
+    /// (`m = S` of `N`); a [`Privacy::Target`] run calibrates `sigma` against that event. The
+    /// accountant must cover the event: [`SviConfigBuilder::build`] refuses one that does not
+    /// (PLD) with [`EngineError::SamplingUnsupported`].
+    pub fn sampling(mut self, sampling: BatchSampling) -> Self {
+        self.cfg.sampling = sampling;
         self
     }
     /// The accountant that calibrates the noise multiplier of a [`Privacy::Target`] run and
@@ -362,8 +532,10 @@ impl SviConfigBuilder {
     /// Validates the settings.
     ///
     /// # Errors
+    /// [`EngineError::SamplingUnsupported`] for a private fixed-size run whose accountant cannot
+    /// account the fixed-size event (PLD);
     /// [`EngineError::InvalidParameter`] for a bad schedule, a batch size that is not finite and
-    /// `> 0`, zero iterations or passes, epsilon `<= 0`, delta outside `(0, 1)`, a noise multiplier
+    /// `> 0` (or, under fixed-size sampling, not a whole number), zero iterations or passes, epsilon `<= 0`, delta outside `(0, 1)`, a noise multiplier
     /// `<= 0`, [`Stop::Budget`] without a noise multiplier, or a declared population of zero or
     /// below the expected batch size.
     pub fn build(self) -> Result<SviConfig, EngineError> {
@@ -449,9 +621,39 @@ impl SviConfigBuilder {
                 }
             }
         }
+        if c.sampling == BatchSampling::FixedSize {
+            check_whole_batch(c.expected_batch_size)?;
+            if let Privacy::Target { delta, .. } | Privacy::NoiseMultiplier { delta, .. } =
+                c.privacy
+            {
+                check_accountant_covers(c.accountant, c.sampling, delta)?;
+            }
+        }
         if let Some(n) = c.population {
             c.iterations(n)?;
         }
         Ok(c)
+    }
+}
+
+/// Refuses an accountant that cannot account `sampling`'s event, by asking it for the epsilon
+/// of one such event (no accountant is named here: whichever refuses is reported).
+fn check_accountant_covers(
+    accountant: AccountantKind,
+    sampling: BatchSampling,
+    delta: f64,
+) -> Result<(), EngineError> {
+    let probe = match sampling {
+        BatchSampling::Poisson => PrivacyEvent::poisson_subsampled_gaussian(1.0, 0.5)?,
+        BatchSampling::FixedSize => PrivacyEvent::fixed_size_subsampled_gaussian(1.0, 1, 2)?,
+    };
+    let config = AccountantConfig::default().with_accountant(accountant);
+    match dp_accountant::epsilon_for_event(&probe, delta, &config) {
+        Ok(_) => Ok(()),
+        Err(AccountantError::Unsupported(_)) => Err(EngineError::SamplingUnsupported {
+            accountant,
+            sampling,
+        }),
+        Err(e) => Err(e.into()),
     }
 }

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use dp_accountant::AccountantConfig;
+use dp_accountant::{AccountantConfig, Neighbouring};
 use dp_core::{PrivacyWall, RngPolicy, SamplingScheme};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
@@ -28,7 +28,14 @@ const UNBOUNDED: f64 = 1e300;
 /// statistic block-wise to the declared bounds, sums, adds Gaussian noise (none when
 /// non-private), divides by the public `S`, and charges the ledger one Poisson-subsampled
 /// Gaussian event; the M-step forms `nu + N s~` and the global parameters are damped with
-/// `rho_t`. `observer` is called after every iteration with the (private) report and the current
+/// `rho_t`.
+///
+/// With [`crate::engine::BatchSampling::FixedSize`]
+/// ([`crate::engine::SviConfigBuilder::sampling`]) the wall instead holds `N` public slots
+/// (dp-core's `population_slots`) and draws exactly `S` of them uniformly without replacement;
+/// the noise std is `sigma` times the replace-one sensitivity (twice the bound), the sum is
+/// divided by the exact `S`, and the ledger is charged one fixed-size subsampled Gaussian event
+/// (`m = S` of `N`) per iteration. `observer` is called after every iteration with the (private) report and the current
 /// global parameters (held-out evaluation, progress bars).
 ///
 /// Returns a [`Fit`]: the private [`FitResult`] (parameters, privacy summary and ledger, trace of
@@ -41,7 +48,7 @@ const UNBOUNDED: f64 = 1e300;
 ///
 /// # Errors
 /// [`EngineError::InvalidParameter`] / [`EngineError::Empty`] for bad settings or no records;
-/// [`EngineError::PopulationNotDeclared`] for a private run without a public population;
+/// [`EngineError::PopulationNotDeclared`] for a private Poisson run without a public population;
 /// [`EngineError::InvalidRecords`] if the model's [`VipsModel::check_records`] rejects a record
 /// (before any release);
 /// [`EngineError::Wall`] if the wall refuses (bad block, calibration impossible, a malformed
@@ -56,11 +63,12 @@ const UNBOUNDED: f64 = 1e300;
 /// [`FitDiagnostics::records_replaced`]) and fails a non-private fit with [`EngineError::Wall`].
 ///
 /// # Privacy
-/// Under add/remove-one neighbouring, the released sequence and the whole [`FitResult`] computed
+/// Under add/remove-one neighbouring (Poisson sampling; replace-one for fixed-size sampling, over
+/// the `N` public slots), the released sequence and the whole [`FitResult`] computed
 /// from it and from public settings are `(epsilon, delta)`-DP with the epsilon the ledger
 /// reports, which never exceeds the configured budget. The sampling rate and the M-step use the
-/// declared public population, never the number of records, and the result does not contain that
-/// number. [`FitDiagnostics`] (realised count, clip counts, timings) is not private. A
+/// declared public population, never the number of records (under Poisson sampling), and the
+/// result does not contain that number. [`FitDiagnostics`] (realised count, clip counts, timings) is not private. A
 /// `noise_seed` makes the noise reproducible and gives no privacy against whoever holds it.
 ///
 /// # Example
@@ -99,6 +107,9 @@ pub fn fit<M: VipsModel>(
     model.check_records(&records)?;
     let population = config.public_population(realised)?;
     let rate = config.sampling_rate(population)?;
+    let scheme = config
+        .sampling
+        .scheme(config.expected_batch_size, population)?;
     let (spec, blocks) = model.release_spec()?;
     let private = !matches!(config.privacy, Privacy::NonPrivate);
     if private && let Some(b) = spec.blocks().iter().find(|b| b.bound() >= UNBOUNDED) {
@@ -123,10 +134,16 @@ pub fn fit<M: VipsModel>(
     };
     let builder = PrivacyWall::builder(records)
         .accountant_config(AccountantConfig::default().with_accountant(config.accountant()))
-        .sampling(SamplingScheme::poisson(rate)?)
-        .public_population_size(population)
-        .require_public_population()
+        .sampling(scheme)
         .rng(policy);
+    let builder = match scheme {
+        SamplingScheme::Poisson { .. } => builder
+            .public_population_size(population)
+            .require_public_population(),
+        // replace-one: the N public slots (the records fill them in order when there are at
+        // most N; no randomness is drawn when there are exactly N).
+        _ => builder.population_slots(population),
+    };
     let builder = match config.privacy {
         Privacy::NonPrivate => builder.non_private(),
         Privacy::Target { epsilon, delta } => builder
@@ -267,7 +284,11 @@ pub fn fit<M: VipsModel>(
                 expected_batch_size: expected_batch,
                 public_population: population,
                 population_declared: config.population().is_some(),
-                neighbouring: "add_remove_one".into(),
+                neighbouring: match config.sampling.neighbouring() {
+                    Neighbouring::AddRemoveOne => "add_remove_one",
+                    Neighbouring::ReplaceOne => "replace_one",
+                }
+                .into(),
                 rng: policy.describe(),
                 accountant: config.accountant(),
                 ledger,
@@ -275,6 +296,7 @@ pub fn fit<M: VipsModel>(
             trace,
             iterations,
             expected_records_processed,
+            sampling: config.sampling,
         },
         diagnostics: FitDiagnostics {
             realised_population: realised,

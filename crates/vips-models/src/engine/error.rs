@@ -85,6 +85,30 @@ pub enum EngineError {
         /// What failed.
         reason: &'static str,
     },
+    /// A private run's accountant cannot account the chosen sampling regime's event (PLD and
+    /// the fixed-size, replace-one subsampled Gaussian). Never a silent fallback to another
+    /// accountant or regime.
+    #[error(
+        "the {accountant} accountant cannot account {sampling} sampling (its event: {}); \
+         choose another accountant (rdp covers both regimes; examples: --accountant rdp) or \
+         Poisson sampling (examples: --sampling poisson)",
+        match sampling {
+            super::BatchSampling::Poisson => "the Poisson-subsampled Gaussian",
+            _ => "the fixed-size subsampled Gaussian, replace-one",
+        }
+    )]
+    SamplingUnsupported {
+        /// The accountant chosen.
+        accountant: dp_accountant::AccountantKind,
+        /// The regime it cannot account.
+        sampling: super::BatchSampling,
+    },
+    /// A sampling regime name that is not `poisson` or `fixed` / `fixed_size`.
+    #[error("unknown sampling regime `{given}`: expected `poisson` or `fixed` (fixed_size)")]
+    UnknownSampling {
+        /// What was given (at most 80 characters).
+        given: String,
+    },
     /// The accountant refused.
     #[error("accountant: {0}")]
     Accountant(#[from] dp_accountant::AccountantError),

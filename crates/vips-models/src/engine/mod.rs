@@ -2,7 +2,8 @@
 //! (003 Algorithm 2; Algorithm 4 with Pólya-Gamma augmentation).
 //!
 //! A model implements [`VipsModel`] (E-step per record with declared per-record bounds, M-step
-//! from released statistics, SVI blend); [`fit`] drives it: Poisson batches from dp-core's
+//! from released statistics, SVI blend); [`fit`] drives it: Poisson batches (add/remove-one) or
+//! fixed-size batches without replacement (replace-one, 001; [`BatchSampling`]) from dp-core's
 //! sampler, releases through the privacy wall, `rho_t = (tau0 + t)^-kappa`, a non-private mode
 //! through the same path, stopping by iterations, passes or budget, and a serialisable
 //! [`FitResult`] with the ledger and a per-iteration trace.
@@ -15,7 +16,7 @@ mod pool;
 mod result;
 mod schedule;
 
-pub use config::{CancelToken, Privacy, Stop, SviConfig, SviConfigBuilder};
+pub use config::{BatchSampling, CancelToken, Privacy, Stop, SviConfig, SviConfigBuilder};
 pub use driver::fit;
 pub use error::EngineError;
 pub use model::{RecordError, VipsModel};

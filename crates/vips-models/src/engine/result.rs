@@ -24,9 +24,11 @@ pub struct PrivacySummary {
     pub delta: Option<f64>,
     /// Noise std / per-release L2 sensitivity (`None` when non-private).
     pub noise_multiplier: Option<f64>,
-    /// Poisson sampling rate `q = S / N` (`N` the public population).
+    /// Inclusion probability `q = S / N` of each record (`N` the public population): the Poisson
+    /// rate, or `m / N` under fixed-size sampling ([`FitResult::sampling`]).
     pub sampling_rate: f64,
-    /// Public expected batch size `q N` every release is divided by.
+    /// Public expected batch size `q N` every release is divided by (the exact `S` under
+    /// fixed-size sampling).
     pub expected_batch_size: f64,
     /// The population size `N` used in `q` and in the M-step: the caller's declared public
     /// figure ([`crate::engine::SviConfigBuilder::population`]); for a non-private run without
@@ -34,7 +36,8 @@ pub struct PrivacySummary {
     pub public_population: usize,
     /// Whether `public_population` was declared by the caller (always `true` for private runs).
     pub population_declared: bool,
-    /// Neighbouring relation of the guarantee.
+    /// Neighbouring relation of the guarantee: `add_remove_one` (Poisson) or `replace_one`
+    /// (fixed-size sampling).
     pub neighbouring: String,
     /// How the noise RNG was seeded.
     pub rng: String,
@@ -102,6 +105,14 @@ pub struct FitResult<G> {
     pub iterations: u64,
     /// Expected number of records processed (`iterations x q N`, public).
     pub expected_records_processed: f64,
+    /// The sampling regime ([`crate::engine::SviConfigBuilder::sampling`]); absent in the JSON
+    /// for Poisson, the default (so a Poisson result's JSON is as before). The ledger's events
+    /// (and its `sampling` notes) record the same regime, so replaying it reproduces the epsilon.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::engine::BatchSampling::is_poisson"
+    )]
+    pub sampling: crate::engine::BatchSampling,
 }
 
 /// One row of the diagnostics' per-iteration trace.
