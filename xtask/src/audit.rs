@@ -28,11 +28,7 @@ fn walls() -> anyhow::Result<Vec<AuditedWall>> {
 /// Runs every audit, writes `audit.md` and `audit.json`; fails if any check fails.
 pub fn run(ctx: &Context) -> anyhow::Result<()> {
     let runs = if ctx.quick { 200_000 } else { 1_000_000 };
-    let config = AuditConfig {
-        runs,
-        alpha: 1e-3,
-        ..AuditConfig::default()
-    };
+    let config = AuditConfig::default().with_runs(runs)?.with_alpha(1e-3)?;
     let mut rows = Vec::new();
     let mut results = Vec::new();
     let mut all_pass = true;
@@ -104,14 +100,16 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
          1/sigma) or on delta(eps) at some eps in {:?} exceeds it (claims: PLD accountant for \
          Gaussian and Poisson events, RDP for the fixed-size/single-draw bound).\n\n{table}\n\
          {sensitivity_md}",
-        config.seed, config.alpha, AUDIT_EPSILONS
+        config.seed(),
+        config.alpha(),
+        AUDIT_EPSILONS
     );
     std::fs::write(ctx.output("audit.md"), &md)?;
     std::fs::write(
         ctx.output("audit.json"),
         serde_json::to_string_pretty(&json!({
             "runs": runs,
-            "alpha": config.alpha,
+            "alpha": config.alpha(),
             "epsilons": AUDIT_EPSILONS,
             "cases": results,
             "sensitivity_checks": sensitivity_json,

@@ -33,7 +33,7 @@ pub fn epsilon_for_event(
     config: &AccountantConfig,
 ) -> Result<EpsilonReport, AccountantError> {
     event.validate()?;
-    config.orders.validate()?;
+    config.orders().validate()?;
     check_delta("delta", delta)?;
     epsilon_checked(event, delta, config)
 }
@@ -62,12 +62,12 @@ pub fn delta_for_event(
     config: &AccountantConfig,
 ) -> Result<DeltaReport, AccountantError> {
     event.validate()?;
-    config.orders.validate()?;
+    config.orders().validate()?;
     check_positive("epsilon", epsilon)?;
-    if !config.accountant.uses_rdp_shortcuts() {
+    if !config.accountant().uses_rdp_shortcuts() {
         return crate::methods::delta(event, epsilon, config);
     }
-    if config.accountant == AccountantKind::Pld {
+    if config.accountant() == AccountantKind::Pld {
         let b = crate::pld::delta(event, epsilon, &PldConfig::default())?;
         return Ok(DeltaReport {
             delta: b.upper,
@@ -89,7 +89,7 @@ pub(crate) fn epsilon_checked(
     delta: f64,
     config: &AccountantConfig,
 ) -> Result<EpsilonReport, AccountantError> {
-    match config.accountant {
+    match config.accountant() {
         AccountantKind::Rdp => Ok(epsilon_valid(event, delta, config)),
         AccountantKind::Pld => {
             let b = crate::pld::epsilon(event, delta, &PldConfig::default())?;

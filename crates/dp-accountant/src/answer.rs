@@ -110,45 +110,154 @@ impl std::str::FromStr for AccountantKind {
         Self::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                AccountantError::Usage(format!(
-                    "unknown accountant `{s}`: expected one of rdp, pld, moments, zcdp, advanced, linear"
-                ))
+            .ok_or_else(|| AccountantError::UnknownAccountant {
+                given: s.chars().take(80).collect(),
             })
     }
 }
 
-/// How the accountant turns RDP into `(epsilon, delta)`.
+/// How the accountant turns RDP into `(epsilon, delta)`, and which accountant answers.
+///
+/// Valid by construction: the fields are private, every constructor checks them (the orders,
+/// [`Orders::validate`]), and a deserialised configuration is checked the same way (an invalid
+/// one is a deserialisation error). The JSON form is unchanged:
+/// `{"orders": ..., "conversion": ..., "accountant": ...}` (`accountant` optional, RDP).
+///
+/// # Example
+/// ```
+/// use dp_accountant::{AccountantConfig, AccountantKind, Conversion, Orders};
+/// let config = AccountantConfig::builder()
+///     .orders(Orders::DpAccountingDefault)
+///     .conversion(Conversion::Classic)
+///     .accountant(AccountantKind::Zcdp)
+///     .build()?;
+/// assert_eq!(config.accountant(), AccountantKind::Zcdp);
+/// assert!(AccountantConfig::builder().orders(Orders::Custom(vec![0.5])).build().is_err());
+/// let bad = r#"{"orders": {"kind": "custom", "orders": []}, "conversion": "improved"}"#;
+/// assert!(serde_json::from_str::<AccountantConfig>(bad).is_err());
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(try_from = "AccountantConfigData", into = "AccountantConfigData")]
 pub struct AccountantConfig {
+    orders: Orders,
+    conversion: Conversion,
+    accountant: AccountantKind,
+}
+
+/// The serialised form of [`AccountantConfig`] (unchecked; checked by `TryFrom`).
+#[derive(Clone, Serialize, Deserialize)]
+struct AccountantConfigData {
+    orders: Orders,
+    conversion: Conversion,
+    #[serde(default)]
+    accountant: AccountantKind,
+}
+
+impl TryFrom<AccountantConfigData> for AccountantConfig {
+    type Error = AccountantError;
+
+    fn try_from(d: AccountantConfigData) -> Result<Self, AccountantError> {
+        AccountantConfig::builder()
+            .orders(d.orders)
+            .conversion(d.conversion)
+            .accountant(d.accountant)
+            .build()
+    }
+}
+
+impl From<AccountantConfig> for AccountantConfigData {
+    fn from(c: AccountantConfig) -> Self {
+        Self {
+            orders: c.orders,
+            conversion: c.conversion,
+            accountant: c.accountant,
+        }
+    }
+}
+
+/// Builds an [`AccountantConfig`], checked by [`AccountantConfigBuilder::build`]; unset fields
+/// keep their defaults (continuous orders, improved conversion, RDP).
+#[derive(Clone, Debug, Default)]
+#[must_use]
+pub struct AccountantConfigBuilder {
+    orders: Orders,
+    conversion: Conversion,
+    accountant: AccountantKind,
+}
+
+impl AccountantConfigBuilder {
     /// The orders to optimise over (default: continuous).
-    pub orders: Orders,
+    pub fn orders(mut self, orders: Orders) -> Self {
+        self.orders = orders;
+        self
+    }
+
     /// The RDP to `(epsilon, delta)` conversion (default: improved).
-    pub conversion: Conversion,
+    pub fn conversion(mut self, conversion: Conversion) -> Self {
+        self.conversion = conversion;
+        self
+    }
+
+    /// Which accountant answers (default: RDP).
+    pub fn accountant(mut self, accountant: AccountantKind) -> Self {
+        self.accountant = accountant;
+        self
+    }
+
+    /// The checked configuration.
+    ///
+    /// # Errors
+    /// Any error of [`Orders::validate`]: [`AccountantError::Empty`] for an empty custom order
+    /// list, [`AccountantError::InvalidParameter`] for an order that is not finite and `> 1`.
+    pub fn build(self) -> Result<AccountantConfig, AccountantError> {
+        self.orders.validate()?;
+        Ok(AccountantConfig {
+            orders: self.orders,
+            conversion: self.conversion,
+            accountant: self.accountant,
+        })
+    }
+}
+
+impl AccountantConfig {
+    /// A builder starting from the defaults.
+    pub fn builder() -> AccountantConfigBuilder {
+        AccountantConfigBuilder::default()
+    }
+
+    /// A configuration with the given orders and conversion (RDP).
+    ///
+    /// # Errors
+    /// Any error of [`Orders::validate`].
+    pub fn new(orders: Orders, conversion: Conversion) -> Result<Self, AccountantError> {
+        Self::builder()
+            .orders(orders)
+            .conversion(conversion)
+            .build()
+    }
+
+    /// The orders to optimise over (default: continuous).
+    pub fn orders(&self) -> &Orders {
+        &self.orders
+    }
+
+    /// The RDP to `(epsilon, delta)` conversion (default: improved).
+    pub fn conversion(&self) -> Conversion {
+        self.conversion
+    }
+
     /// Which accountant answers: RDP (the default; orders and conversion apply), the
     /// privacy-loss distribution ([`AccountantKind::Pld`], default [`crate::pld::PldConfig`];
     /// orders and conversion are then unused), or one of the papers' accountants (moments,
     /// zCDP, advanced, linear; the orders and conversion then only configure the RDP bound the
     /// zCDP answer is capped by).
-    #[serde(default)]
-    pub accountant: AccountantKind,
-}
-
-impl AccountantConfig {
-    /// A configuration with the given orders and conversion.
-    ///
-    /// # Errors
-    /// Any error of [`Orders::validate`].
-    pub fn new(orders: Orders, conversion: Conversion) -> Result<Self, AccountantError> {
-        orders.validate()?;
-        Ok(Self {
-            orders,
-            conversion,
-            accountant: AccountantKind::Rdp,
-        })
+    pub fn accountant(&self) -> AccountantKind {
+        self.accountant
     }
 
-    /// The same configuration answered by `accountant`.
+    /// The same configuration answered by `accountant` (any accountant is valid with any
+    /// orders and conversion).
     ///
     /// # Example
     /// ```
@@ -161,6 +270,12 @@ impl AccountantConfig {
     /// ```
     pub fn with_accountant(mut self, accountant: AccountantKind) -> Self {
         self.accountant = accountant;
+        self
+    }
+
+    /// The same configuration with another conversion (any conversion is valid).
+    pub fn with_conversion(mut self, conversion: Conversion) -> Self {
+        self.conversion = conversion;
         self
     }
 

@@ -177,9 +177,13 @@ pub fn optimal_composition_epsilon(
     check_delta("delta_total", delta_total)?;
     let kf = k as f64;
     if kov_delta(epsilon, delta, k, kf * epsilon) > delta_total {
-        return Err(AccountantError::Unreachable(format!(
-            "delta_total {delta_total} is below 1 - (1 - delta)^k"
-        )));
+        return Err(AccountantError::Unreachable(
+            crate::error::Unreachable::CompositionDelta {
+                delta_total,
+                delta,
+                k,
+            },
+        ));
     }
     if kov_delta(epsilon, delta, k, 0.0) <= delta_total {
         return Ok(0.0);

@@ -163,7 +163,7 @@ pub fn calibrate_noise_multiplier_with_tolerance(
             reason: "must lie in [1e-12, 0.5]",
         });
     }
-    config.orders.validate()?;
+    config.orders().validate()?;
     sampling.run_event(1.0, steps)?; // validates sampling and steps
     check_pld_sampling(sampling, config)?;
     let target = budget.epsilon();
@@ -192,11 +192,12 @@ pub fn calibrate_noise_multiplier_with_tolerance(
     };
     let (t_min, t_max) = (SIGMA_RANGE.0.ln(), SIGMA_RANGE.1.ln());
     let unreachable = || {
-        AccountantError::Unreachable(format!(
-            "no noise multiplier up to {:e} reaches epsilon = {target:e} at delta = {delta:e} \
-             within {steps} steps",
-            SIGMA_RANGE.1
-        ))
+        AccountantError::Unreachable(crate::error::Unreachable::NoiseMultiplier {
+            max_noise_multiplier: SIGMA_RANGE.1,
+            epsilon: target,
+            delta,
+            steps,
+        })
     };
     let mut lo = 0.0_f64;
     let mut f_lo = f(lo);
@@ -293,7 +294,8 @@ fn check_pld_sampling(
     sampling: Sampling,
     config: &AccountantConfig,
 ) -> Result<(), AccountantError> {
-    if config.accountant == AccountantKind::Pld && matches!(sampling, Sampling::FixedSize { .. }) {
+    if config.accountant() == AccountantKind::Pld && matches!(sampling, Sampling::FixedSize { .. })
+    {
         return Err(AccountantError::Unsupported(
             "the PLD accountant does not cover fixed-size (replace-one) sampling; use RDP",
         ));
@@ -358,7 +360,7 @@ pub fn max_steps(
     config: &AccountantConfig,
 ) -> Result<StepsReport, AccountantError> {
     check_positive("noise_multiplier", noise_multiplier)?;
-    config.orders.validate()?;
+    config.orders().validate()?;
     check_pld_sampling(sampling, config)?;
     let step = sampling.step_event(noise_multiplier)?;
     let eps = |n: u64| -> f64 {

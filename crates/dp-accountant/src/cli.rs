@@ -3,13 +3,14 @@
 //! is tested without building the binary.
 
 use serde_json::{Value, json};
+use thiserror::Error;
 
 use crate::accounting::{delta_for_event, epsilon_for_event};
 use crate::answer::AccountantConfig;
 use crate::budget::Budget;
 use crate::calibrate::{Sampling, calibrate_noise_multiplier};
 use crate::conversion::Conversion;
-use crate::error::AccountantError;
+use crate::error::{AccountantError, LedgerFault};
 use crate::ledger::Accountant;
 use crate::orders::Orders;
 use crate::zcdp::{zcdp_epsilon_bun_steinke, zcdp_epsilon_cks};
@@ -106,10 +107,78 @@ pub fn parse_orders(s: &str) -> Result<Orders, AccountantError> {
     }
 }
 
+/// Why a `--steps` value was refused ([`parse_steps`]).
+#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StepsError {
+    /// A whole number too large for the 64-bit step counter.
+    #[error("more steps than a 64-bit counter holds (at most 1.8e19)")]
+    TooMany,
+    /// Not a whole non-negative number.
+    #[error("expected a whole number of steps, e.g. 1000 or 1e12")]
+    NotWhole,
+}
+
+/// `--steps`: a non-negative integer, also written as an exact float such as `1e12`.
+///
+/// # Example
+/// ```
+/// use dp_accountant::cli::{StepsError, parse_steps};
+/// assert_eq!(parse_steps("1e12"), Ok(1_000_000_000_000));
+/// assert_eq!(parse_steps("2.5"), Err(StepsError::NotWhole));
+/// assert_eq!(parse_steps("1e20"), Err(StepsError::TooMany));
+/// ```
+///
+/// # Errors
+/// [`StepsError::TooMany`] beyond `u64::MAX`; [`StepsError::NotWhole`] for anything else that
+/// is not a whole number `>= 0`.
+pub fn parse_steps(s: &str) -> Result<u64, StepsError> {
+    let s = s.trim();
+    if let Ok(n) = s.parse::<u64>() {
+        return Ok(n);
+    }
+    match s.parse::<f64>() {
+        Ok(x) if x >= 0.0 && x.fract() == 0.0 && x < 18_446_744_073_709_551_616.0 => Ok(x as u64),
+        Ok(x) if x.is_finite() && x >= 18_446_744_073_709_551_616.0 => Err(StepsError::TooMany),
+        _ => Err(StepsError::NotWhole),
+    }
+}
+
+/// Largest ledger file [`read_ledger`] reads (a ledger holds one small entry per recorded
+/// event).
+pub const MAX_LEDGER_BYTES: u64 = 64 << 20;
+
+/// Reads a ledger file as text, refusing oversized and non-UTF-8 files before parsing.
+///
+/// # Errors
+/// [`AccountantError::CorruptLedger`] naming the file, with [`LedgerFault::Unreadable`],
+/// [`LedgerFault::TooLarge`] or [`LedgerFault::NotUtf8`].
+pub fn read_ledger(path: &std::path::Path) -> Result<String, AccountantError> {
+    let corrupt = |fault: LedgerFault| AccountantError::CorruptLedger {
+        file: Some(path.display().to_string()),
+        fault,
+    };
+    let len = std::fs::metadata(path)
+        .map_err(|e| corrupt(LedgerFault::Unreadable(e.into())))?
+        .len();
+    if len > MAX_LEDGER_BYTES {
+        return Err(corrupt(LedgerFault::TooLarge {
+            bytes: len,
+            limit: MAX_LEDGER_BYTES,
+        }));
+    }
+    let bytes = std::fs::read(path).map_err(|e| corrupt(LedgerFault::Unreadable(e.into())))?;
+    String::from_utf8(bytes).map_err(|e| {
+        corrupt(LedgerFault::NotUtf8 {
+            valid_up_to: e.utf8_error().valid_up_to(),
+        })
+    })
+}
+
 /// The per-step sampling from the CLI's optional flags.
 ///
 /// # Errors
-/// [`AccountantError::Usage`] for an inconsistent combination (a rate together with a sample
+/// [`AccountantError::InconsistentFlags`] for an inconsistent combination (a rate together with a sample
 /// size, or a sample size without a population).
 pub fn sampling_from_flags(
     sampling_rate: Option<f64>,
@@ -130,9 +199,8 @@ pub fn sampling_from_flags(
                 crate::Neighbouring::AddRemoveOne
             },
         }),
-        _ => Err(AccountantError::Usage(
-            "give either --sampling-rate, or --sample-size with --population, or neither (full batch)"
-                .to_string(),
+        _ => Err(AccountantError::InconsistentFlags(
+            "give either --sampling-rate, or --sample-size with --population, or neither (full batch)",
         )),
     }
 }
@@ -172,7 +240,7 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             let r = epsilon_for_event(&event, *delta, config)?;
             let mut json = json!({
                 "epsilon": num(r.epsilon), "delta": num(r.delta),
-                "method": r.method, "accountant": config.accountant.name(),
+                "method": r.method, "accountant": config.accountant().name(),
                 "noise_multiplier": noise_multiplier, "steps": steps,
                 "sampling": sampling_json(sampling), "crate_version": version,
             });
@@ -204,7 +272,7 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             let r = delta_for_event(&event, *epsilon, config)?;
             let mut json = json!({
                 "delta": num(r.delta), "epsilon": num(r.epsilon), "method": r.method,
-                "accountant": config.accountant.name(), "noise_multiplier": noise_multiplier,
+                "accountant": config.accountant().name(), "noise_multiplier": noise_multiplier,
                 "steps": steps, "sampling": sampling_json(sampling), "crate_version": version,
             });
             put(&mut json, "order", r.order);
@@ -234,7 +302,7 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             let mut json = json!({
                 "noise_multiplier": num(c.noise_multiplier), "epsilon": num(c.epsilon),
                 "delta": delta, "target_epsilon": epsilon, "method": c.method,
-                "tolerance": c.tolerance, "accountant": config.accountant.name(), "steps": steps,
+                "tolerance": c.tolerance, "accountant": config.accountant().name(), "steps": steps,
                 "sampling": sampling_json(sampling), "crate_version": version,
             });
             put(&mut json, "order", c.order);
@@ -282,17 +350,12 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             source,
             delta,
         } => {
-            let ledger = Accountant::from_json(ledger_json).map_err(|e| match e {
-                AccountantError::CorruptLedger(m) => {
-                    AccountantError::CorruptLedger(format!("{source}: {m}"))
-                }
-                other => other,
-            })?;
+            let ledger = Accountant::from_json(ledger_json).map_err(|e| e.in_file(source))?;
             let r = ledger.epsilon_report(*delta)?;
             let hash = ledger.content_hash()?;
             let mut json = json!({
                 "epsilon": num(r.epsilon), "delta": num(r.delta),
-                "method": r.method, "accountant": ledger.config().accountant.name(),
+                "method": r.method, "accountant": ledger.config().accountant().name(),
                 "entries": ledger.len(), "content_hash": hash,
                 "written_by": ledger.written_by().unwrap_or("unknown"),
                 "crate_version": version, "ledger": source,
@@ -530,6 +593,9 @@ mod tests {
             source: "x".into(),
             delta: 1e-5,
         });
-        assert!(matches!(corrupt, Err(AccountantError::CorruptLedger(_))));
+        assert!(matches!(
+            corrupt,
+            Err(AccountantError::CorruptLedger { .. })
+        ));
     }
 }

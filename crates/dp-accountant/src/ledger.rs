@@ -13,7 +13,7 @@ use crate::accounting::{delta_for_event, epsilon_checked};
 use crate::answer::{AccountantConfig, AccountantKind, DeltaReport, EpsilonReport};
 use crate::budget::Budget;
 use crate::conversion::Conversion;
-use crate::error::{AccountantError, check_delta};
+use crate::error::{AccountantError, LedgerFault, check_delta};
 use crate::events::{Neighbouring, PrivacyEvent};
 use crate::orders::Orders;
 use crate::rdp::convert::epsilon_valid;
@@ -221,7 +221,7 @@ impl Accountant {
     /// # Errors
     /// Any error of [`Orders::validate`].
     pub fn with_config(config: AccountantConfig) -> Result<Self, AccountantError> {
-        config.orders.validate()?;
+        config.orders().validate()?;
         Ok(Self {
             config,
             entries: Vec::new(),
@@ -467,11 +467,11 @@ impl Accountant {
         let Some(last) = self.entries.last() else {
             return self.epsilon(delta);
         };
-        if !self.config.accountant.uses_rdp_shortcuts() {
+        if !self.config.accountant().uses_rdp_shortcuts() {
             // the papers' accountants are closed forms over the distinct events: the exact answer
             return self.epsilon(delta);
         }
-        if self.config.accountant == AccountantKind::Pld {
+        if self.config.accountant() == AccountantKind::Pld {
             if let Some(eps) = self.certified(bits, None) {
                 return Ok(eps);
             }
@@ -496,7 +496,7 @@ impl Accountant {
                 t.order,
                 rdp,
                 delta.ln(),
-                self.config.conversion,
+                self.config.conversion(),
             ));
         }
         let report = self.epsilon_report(delta)?;
@@ -596,7 +596,7 @@ impl Accountant {
     }
 
     fn check_compatible(&self, event: &PrivacyEvent) -> Result<(), AccountantError> {
-        if self.config.accountant == AccountantKind::Pld && contains_fixed_size(event) {
+        if self.config.accountant() == AccountantKind::Pld && contains_fixed_size(event) {
             return Err(AccountantError::Unsupported(
                 "the PLD accountant does not cover fixed-size (replace-one) sampling; use RDP",
             ));
@@ -636,7 +636,7 @@ impl Accountant {
         self.check_compatible(event)?;
         let extra = Some(Extra { event, copies: 1 });
         let delta = budget.delta();
-        if !self.config.accountant.uses_rdp_shortcuts() {
+        if !self.config.accountant().uses_rdp_shortcuts() {
             // never decided by an RDP bound: these accountants are looser than RDP, and the
             // ledger must refuse what its own accountant's answer would put over the budget
             let all = self.state.composed(extra)?;
@@ -649,13 +649,13 @@ impl Accountant {
                 order,
                 rdp,
                 delta.ln(),
-                self.config.conversion,
+                self.config.conversion(),
             );
             if eps <= budget.epsilon() {
                 return Ok(eps);
             }
         }
-        if self.config.accountant == AccountantKind::Pld {
+        if self.config.accountant() == AccountantKind::Pld {
             if self.order_hint.get().is_none() {
                 let all = self.state.composed(extra)?;
                 let report = epsilon_valid(&all, delta, &self.config);
@@ -701,9 +701,9 @@ impl Accountant {
                 .written_by
                 .as_deref()
                 .unwrap_or(env!("CARGO_PKG_VERSION")),
-            conversion: self.config.conversion,
-            orders: &self.config.orders,
-            accountant: self.config.accountant,
+            conversion: self.config.conversion(),
+            orders: self.config.orders(),
+            accountant: self.config.accountant(),
             entries: &self.entries,
         }
     }
@@ -728,7 +728,7 @@ impl Accountant {
             body,
             content_hash: &content_hash,
         })
-        .map_err(|e| AccountantError::Serialise(e.to_string()))
+        .map_err(|e| AccountantError::Serialise(e.into()))
     }
 
     /// Reads a ledger back, checking the format, the content hash, the configuration and every
@@ -738,29 +738,29 @@ impl Accountant {
     /// [`AccountantError::CorruptLedger`] for bad JSON, an unknown format, a hash mismatch, or
     /// invalid or mixed-relation events.
     pub fn from_json(json: &str) -> Result<Self, AccountantError> {
-        let corrupt = |m: String| AccountantError::CorruptLedger(m);
+        let corrupt = AccountantError::corrupt;
         let file: LedgerFile =
-            serde_json::from_str(json).map_err(|e| corrupt(format!("not a ledger: {e}")))?;
+            serde_json::from_str(json).map_err(|e| corrupt(LedgerFault::NotJson(e.into())))?;
         if file.body.format != LEDGER_FORMAT {
-            return Err(corrupt(format!("unknown format {:?}", file.body.format)));
+            return Err(corrupt(LedgerFault::UnknownFormat {
+                found: file.body.format.chars().take(80).collect(),
+            }));
         }
         let expected = hash_body(&file.body.as_ref())?;
         if expected != file.content_hash {
-            return Err(corrupt(format!(
-                "content hash mismatch: file says {}, content is {expected}",
-                file.content_hash
-            )));
+            return Err(corrupt(LedgerFault::HashMismatch {
+                stated: file.content_hash.chars().take(80).collect(),
+                computed: expected,
+            }));
         }
-        file.body
-            .orders
-            .validate()
-            .map_err(|e| corrupt(format!("orders: {e}")))?;
+        let config = AccountantConfig::builder()
+            .orders(file.body.orders)
+            .conversion(file.body.conversion)
+            .accountant(file.body.accountant)
+            .build()
+            .map_err(|e| corrupt(LedgerFault::InvalidConfig(Box::new(e))))?;
         let mut ledger = Accountant {
-            config: AccountantConfig {
-                orders: file.body.orders,
-                conversion: file.body.conversion,
-                accountant: file.body.accountant,
-            },
+            config,
             entries: Vec::with_capacity(file.body.entries.len()),
             written_by: Some(file.body.crate_version),
             order_hint: Cell::new(None),
@@ -768,9 +768,12 @@ impl Accountant {
             caches: RefCell::default(),
         };
         for (i, entry) in file.body.entries.into_iter().enumerate() {
-            ledger
-                .record_entry(entry)
-                .map_err(|e| corrupt(format!("entry {i}: {e}")))?;
+            ledger.record_entry(entry).map_err(|e| {
+                corrupt(LedgerFault::InvalidEntry {
+                    index: i,
+                    error: Box::new(e),
+                })
+            })?;
         }
         Ok(ledger)
     }
@@ -786,8 +789,7 @@ fn contains_fixed_size(event: &PrivacyEvent) -> bool {
 }
 
 fn hash_body(body: &LedgerBodyRef<'_>) -> Result<String, AccountantError> {
-    let canonical =
-        serde_json::to_vec(body).map_err(|e| AccountantError::Serialise(e.to_string()))?;
+    let canonical = serde_json::to_vec(body).map_err(|e| AccountantError::Serialise(e.into()))?;
     let digest = Sha256::digest(&canonical);
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     Ok(format!("sha256:{hex}"))
@@ -1016,10 +1018,25 @@ mod tests {
         };
         let content_hash = hash_body(&body.as_ref()).unwrap();
         let json = serde_json::to_string(&LedgerFile { body, content_hash }).unwrap();
-        assert!(matches!(
-            Accountant::from_json(&json),
-            Err(AccountantError::CorruptLedger(_))
-        ));
+        let e = Accountant::from_json(&json).unwrap_err();
+        match &e {
+            AccountantError::CorruptLedger {
+                file: None,
+                fault: LedgerFault::InvalidEntry { index: 0, error },
+            } => assert!(matches!(
+                **error,
+                AccountantError::InvalidParameter {
+                    name: "noise_multiplier",
+                    ..
+                }
+            )),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            e.to_string()
+                .starts_with("corrupt ledger: entry 0: invalid parameter `noise_multiplier` = -1"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1034,9 +1051,20 @@ mod tests {
         };
         let content_hash = hash_body(&body.as_ref()).unwrap();
         let json = serde_json::to_string(&LedgerFile { body, content_hash }).unwrap();
-        assert!(matches!(
-            Accountant::from_json(&json),
-            Err(AccountantError::CorruptLedger(_))
-        ));
+        let e = Accountant::from_json(&json).unwrap_err();
+        match &e {
+            AccountantError::CorruptLedger {
+                file: None,
+                fault: LedgerFault::InvalidConfig(error),
+            } => assert!(matches!(
+                **error,
+                AccountantError::InvalidParameter { name: "order", .. }
+            )),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            e.to_string(),
+            "corrupt ledger: configuration: invalid parameter `order` = 0.5: a Rényi order must be finite and > 1"
+        );
     }
 }

@@ -47,11 +47,13 @@ mod running;
 pub mod zcdp;
 
 pub use accounting::{delta_for_event, epsilon_for_event};
-pub use answer::{AccountantConfig, AccountantKind, DeltaReport, EpsilonReport};
+pub use answer::{
+    AccountantConfig, AccountantConfigBuilder, AccountantKind, DeltaReport, EpsilonReport,
+};
 pub use budget::Budget;
 pub use calibrate::{Calibration, Sampling, StepsReport, calibrate_noise_multiplier, max_steps};
 pub use conversion::Conversion;
-pub use error::AccountantError;
+pub use error::{AccountantError, LedgerFault, SharedError, Unreachable};
 pub use events::{Neighbouring, PrivacyEvent};
 pub use ledger::{Accountant, LEDGER_FORMAT, LedgerEntry};
 pub use orders::{Orders, dp_accounting_default_orders};

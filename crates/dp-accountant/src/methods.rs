@@ -208,7 +208,7 @@ pub(crate) fn epsilon(
     };
     let steps = steps(event);
     let n: f64 = steps.iter().map(|s| s.count).sum();
-    match config.accountant {
+    match config.accountant() {
         AccountantKind::Rdp | AccountantKind::Pld => Err(AccountantError::Unsupported(
             "not one of the papers' accountants",
         )),
@@ -246,14 +246,14 @@ pub(crate) fn delta(
     let steps = steps(event);
     let n: f64 = steps.iter().map(|s| s.count).sum();
     let own = |d: f64| -> Result<f64, AccountantError> {
-        match config.accountant {
+        match config.accountant() {
             AccountantKind::Zcdp if n <= MAX_STEPS => zcdp_000(&steps, d),
             AccountantKind::Zcdp => Ok(f64::INFINITY),
             _ => Ok(self::epsilon(event, d, config)?.epsilon),
         }
     };
     let mut delta = smallest_delta(|d| Ok(own(d)? <= epsilon))?;
-    if config.accountant == AccountantKind::Zcdp {
+    if config.accountant() == AccountantKind::Zcdp {
         let rdp_config = config.clone().with_accountant(AccountantKind::Rdp);
         delta = delta.max(crate::rdp::convert::delta_valid(event, epsilon, &rdp_config).delta);
     }

@@ -129,7 +129,7 @@ fn pld_ledger_round_trips_and_replays_bit_for_bit() {
     assert!(json.contains("\"accountant\": \"pld\""), "{json}");
     assert!(!rdp_ledger.to_json().unwrap().contains("\"accountant\""));
     let back = Accountant::from_json(&json).unwrap();
-    assert_eq!(back.config().accountant, AccountantKind::Pld);
+    assert_eq!(back.config().accountant(), AccountantKind::Pld);
     let again = back.epsilon_report(1e-5).unwrap();
     assert_eq!(again.epsilon.to_bits(), spent.epsilon.to_bits());
     assert_eq!(again.epsilon_lower, spent.epsilon_lower);
@@ -152,7 +152,7 @@ fn pld_ledger_round_trips_and_replays_bit_for_bit() {
     let tampered = json.replace("\"accountant\": \"pld\",", "");
     assert!(matches!(
         Accountant::from_json(&tampered),
-        Err(AccountantError::CorruptLedger(_))
+        Err(AccountantError::CorruptLedger { .. })
     ));
     // fixed-size events are refused by a PLD ledger (typed, ledger unchanged)
     let before = ledger.len();

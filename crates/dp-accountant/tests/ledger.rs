@@ -134,7 +134,7 @@ fn corrupt_ledgers_are_typed_errors() {
     let tampered = json.replacen("1.3", "13.0", 1);
     assert!(matches!(
         Accountant::from_json(&tampered),
-        Err(AccountantError::CorruptLedger(_))
+        Err(AccountantError::CorruptLedger { .. })
     ));
     for bad in [
         "",
@@ -147,7 +147,7 @@ fn corrupt_ledgers_are_typed_errors() {
         assert!(
             matches!(
                 Accountant::from_json(bad),
-                Err(AccountantError::CorruptLedger(_))
+                Err(AccountantError::CorruptLedger { .. })
             ),
             "{bad:.40}"
         );
@@ -171,14 +171,13 @@ fn bad_queries_are_typed_errors() {
         ));
     }
     assert!(Budget::new(f64::NAN, 1e-5).is_err());
-    assert!(
-        Accountant::with_config(AccountantConfig {
-            orders: Orders::Custom(vec![]),
-            conversion: Conversion::Classic,
-            accountant: Default::default(),
-        })
-        .is_err()
-    );
+    assert!(matches!(
+        AccountantConfig::builder()
+            .orders(Orders::Custom(vec![]))
+            .conversion(Conversion::Classic)
+            .build(),
+        Err(AccountantError::Empty(_))
+    ));
 }
 
 /// Calibrated noise multipliers are arbitrary doubles. serde_json's default float parser is only

@@ -39,25 +39,52 @@ fn bad_input_is_a_typed_error() {
         pld::epsilon(&fixed, 1e-5, &cfg),
         Err(AccountantError::Unsupported(_))
     ));
-    for bad in [
-        PldConfig {
-            value_discretization_interval: Some(0.0),
-            ..PldConfig::default()
-        },
-        PldConfig {
-            value_discretization_interval: Some(f64::NAN),
-            ..PldConfig::default()
-        },
-        PldConfig {
-            tail_mass_truncation: 0.5,
-            ..PldConfig::default()
-        },
-        PldConfig {
-            max_fft_len: 8,
-            ..PldConfig::default()
-        },
+    let default = PldConfig::default;
+    for (bad, name) in [
+        (
+            default().with_value_discretization_interval(Some(0.0)),
+            "value_discretization_interval",
+        ),
+        (
+            default().with_value_discretization_interval(Some(f64::NAN)),
+            "value_discretization_interval",
+        ),
+        (
+            default().with_tail_mass_truncation(0.5),
+            "tail_mass_truncation",
+        ),
+        (
+            default().with_tail_mass_truncation(-1e-20),
+            "tail_mass_truncation",
+        ),
+        (default().with_max_fft_len(8), "max_fft_len"),
+        (
+            PldConfig::new(None, f64::NAN, 1 << 20),
+            "tail_mass_truncation",
+        ),
     ] {
-        assert!(PldAccountant::new(&ev, &bad).is_err());
+        match bad {
+            Err(AccountantError::InvalidParameter { name: got, .. }) => assert_eq!(got, name),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    // a deserialised configuration is checked too, and the JSON form is the fields'
+    let json = serde_json::to_string(&PldConfig::default()).unwrap();
+    assert_eq!(
+        json,
+        r#"{"value_discretization_interval":null,"tail_mass_truncation":1e-15,"max_fft_len":1048576}"#
+    );
+    assert_eq!(
+        serde_json::from_str::<PldConfig>(&json).unwrap(),
+        PldConfig::default()
+    );
+    for bad in [
+        r#"{"value_discretization_interval":-1.0,"tail_mass_truncation":1e-15,"max_fft_len":1048576}"#,
+        r#"{"value_discretization_interval":null,"tail_mass_truncation":0.5,"max_fft_len":1048576}"#,
+        r#"{"value_discretization_interval":null,"tail_mass_truncation":1e-15,"max_fft_len":8}"#,
+    ] {
+        let e = serde_json::from_str::<PldConfig>(bad).unwrap_err();
+        assert!(e.to_string().contains("invalid parameter"), "{e}");
     }
     let overflow = psg(1.0, 0.1, u64::MAX).self_composed(2).unwrap();
     assert!(PldAccountant::new(&overflow, &cfg).is_err());
@@ -103,10 +130,9 @@ fn numeric_gaussian_brackets_the_analytic_value() {
 
 #[test]
 fn composition_equals_self_composition() {
-    let cfg = PldConfig {
-        value_discretization_interval: Some(1e-3),
-        ..PldConfig::default()
-    };
+    let cfg = PldConfig::default()
+        .with_value_discretization_interval(Some(1e-3))
+        .unwrap();
     let step = PrivacyEvent::poisson_subsampled_gaussian(1.0, 0.02).unwrap();
     let a = pld::epsilon(&step.clone().self_composed(6).unwrap(), 1e-5, &cfg).unwrap();
     let three = step.self_composed(3).unwrap();
@@ -124,10 +150,7 @@ fn composition_equals_self_composition() {
 fn memory_cap_coarsens_the_grid_and_keeps_bounds_valid() {
     // Tiny noise and many steps: the loss spreads over thousands of units.
     let ev = psg(0.2, 0.5, 1000);
-    let cfg = PldConfig {
-        max_fft_len: 1 << 14,
-        ..PldConfig::default()
-    };
+    let cfg = PldConfig::default().with_max_fft_len(1 << 14).unwrap();
     let acc = PldAccountant::new(&ev, &cfg).unwrap();
     let h = acc.value_discretization_interval().unwrap();
     assert!(h > 1e-3, "grid should have coarsened, got {h}");
@@ -137,10 +160,7 @@ fn memory_cap_coarsens_the_grid_and_keeps_bounds_valid() {
     let fine = pld::epsilon(
         &ev,
         1e-6,
-        &PldConfig {
-            max_fft_len: 1 << 17,
-            ..PldConfig::default()
-        },
+        &PldConfig::default().with_max_fft_len(1 << 17).unwrap(),
     )
     .unwrap();
     assert!(

@@ -16,11 +16,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         other => return Err(format!("unknown relation `{other}`").into()),
     };
     let scale: f64 = arg(3, "1.0").parse()?;
-    let config = AuditConfig {
-        runs: arg(4, "200000").parse()?,
-        alpha: 1e-3,
-        ..AuditConfig::default()
-    };
+    let config = AuditConfig::default()
+        .with_runs(arg(4, "200000").parse()?)?
+        .with_alpha(1e-3)?;
     let start = std::time::Instant::now();
     let report = audit_wall(&wall, scale, &config)?;
     println!(

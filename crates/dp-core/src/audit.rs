@@ -33,15 +33,108 @@ use crate::sampling::SamplingScheme;
 use crate::wall::{PrivacyWall, ReleaseSpec, VectorBlock};
 
 /// How much auditing to do.
+///
+/// Valid by construction: the fields are private, [`AuditConfig::new`] and the `with_*` setters
+/// check them (at least [`MIN_AUDIT_RUNS`] runs, `alpha` in `(0, 1)`), and a deserialised
+/// configuration is checked the same way (an invalid one is a deserialisation error). The JSON
+/// form is `{"runs": 1000000, "alpha": 0.05, "seed": 658711}`.
+///
+/// # Example
+/// ```
+/// use dp_core::audit::AuditConfig;
+/// let config = AuditConfig::default().with_runs(20_000)?.with_alpha(1e-3)?;
+/// assert_eq!((config.runs(), config.alpha()), (20_000, 1e-3));
+/// assert!(AuditConfig::default().with_runs(0).is_err());
+/// assert!(AuditConfig::new(10_000, 1.5, 7).is_err());
+/// assert!(serde_json::from_str::<AuditConfig>(r#"{"runs": 0, "alpha": 0.05, "seed": 1}"#).is_err());
+/// # Ok::<(), dp_core::CoreError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "AuditConfigData", into = "AuditConfigData")]
 pub struct AuditConfig {
+    runs: u64,
+    alpha: f64,
+    seed: u64,
+}
+
+/// Fewest runs per dataset an audit accepts.
+pub const MIN_AUDIT_RUNS: u64 = 100;
+
+/// The serialised form of [`AuditConfig`] (unchecked; checked by `TryFrom`).
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct AuditConfigData {
+    runs: u64,
+    alpha: f64,
+    seed: u64,
+}
+
+impl TryFrom<AuditConfigData> for AuditConfig {
+    type Error = CoreError;
+
+    fn try_from(d: AuditConfigData) -> Result<Self, CoreError> {
+        AuditConfig::new(d.runs, d.alpha, d.seed)
+    }
+}
+
+impl From<AuditConfig> for AuditConfigData {
+    fn from(c: AuditConfig) -> Self {
+        Self {
+            runs: c.runs,
+            alpha: c.alpha,
+            seed: c.seed,
+        }
+    }
+}
+
+impl AuditConfig {
+    /// A checked configuration.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] for fewer than [`MIN_AUDIT_RUNS`] runs (`0` included) or
+    /// `alpha` outside `(0, 1)`.
+    pub fn new(runs: u64, alpha: f64, seed: u64) -> Result<Self, CoreError> {
+        let config = Self { runs, alpha, seed };
+        check_runs(&config)?;
+        Ok(config)
+    }
+
     /// Runs of the mechanism on each of the two datasets (default `1_000_000`).
-    pub runs: u64,
+    pub fn runs(&self) -> u64 {
+        self.runs
+    }
+
     /// Probability that the reported lower bound is wrong (default `0.05`), shared by
     /// Bonferroni over every threshold and tail.
-    pub alpha: f64,
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
     /// Seed of the audit's RNG (the audit is a reproducible experiment; default `0xA0D17`).
-    pub seed: u64,
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The same configuration with another number of runs.
+    ///
+    /// # Errors
+    /// As [`AuditConfig::new`].
+    pub fn with_runs(self, runs: u64) -> Result<Self, CoreError> {
+        Self::new(runs, self.alpha, self.seed)
+    }
+
+    /// The same configuration with another error probability.
+    ///
+    /// # Errors
+    /// As [`AuditConfig::new`].
+    pub fn with_alpha(self, alpha: f64) -> Result<Self, CoreError> {
+        Self::new(self.runs, alpha, self.seed)
+    }
+
+    /// The same configuration with another seed (any seed is valid).
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
 }
 
 impl Default for AuditConfig {
@@ -217,14 +310,7 @@ pub fn threshold_audit<M>(
 where
     M: FnMut(bool, &mut ChaCha20Rng) -> f64,
 {
-    if config.runs < 100 {
-        return Err(CoreError::InvalidParameter {
-            name: "runs",
-            value: config.runs as f64,
-            reason: "an audit needs at least 100 runs",
-        });
-    }
-    check_delta("alpha", config.alpha)?;
+    check_runs(config)?;
     check_delta("delta", delta)?;
     check_positive("claimed epsilon", claimed_epsilon)?;
     if thresholds.is_empty() {
@@ -309,7 +395,7 @@ fn threshold_bound(
 /// # Example
 /// ```
 /// use dp_core::audit::{AuditConfig, AuditedMechanism, audit};
-/// let config = AuditConfig { runs: 20_000, ..AuditConfig::default() };
+/// let config = AuditConfig::default().with_runs(20_000)?;
 /// let report = audit(AuditedMechanism::Gaussian { noise_multiplier: 2.0 }, 1e-5, &config)?;
 /// assert!(!report.refutes_claim());
 /// # Ok::<(), dp_core::CoreError>(())
@@ -830,7 +916,7 @@ fn normal_quantile(p: f64) -> f64 {
 /// # Example
 /// ```
 /// use dp_core::audit::{AuditConfig, AuditedWall, audit_wall};
-/// let config = AuditConfig { runs: 20_000, alpha: 1e-3, ..AuditConfig::default() };
+/// let config = AuditConfig::new(20_000, 1e-3, 0xA0D17)?;
 /// let wall = AuditedWall::add_remove_gaussian(1.0)?;
 /// assert!(!audit_wall(&wall, 1.0, &config)?.refutes_claim());
 /// assert!(audit_wall(&wall, std::f64::consts::FRAC_1_SQRT_2, &config)?.refutes_claim());
@@ -915,7 +1001,7 @@ fn claim_accountant(event: &PrivacyEvent) -> (AccountantConfig, String) {
 }
 
 fn check_runs(config: &AuditConfig) -> Result<(), CoreError> {
-    if config.runs < 100 {
+    if config.runs < MIN_AUDIT_RUNS {
         return Err(CoreError::InvalidParameter {
             name: "runs",
             value: config.runs as f64,
@@ -943,14 +1029,37 @@ mod tests {
 
     #[test]
     fn refuses_bad_configuration() {
-        let tiny = AuditConfig {
-            runs: 10,
-            ..AuditConfig::default()
-        };
+        for (bad, name) in [
+            (AuditConfig::new(0, 0.05, 1), "runs"),
+            (AuditConfig::default().with_runs(10), "runs"),
+            (AuditConfig::default().with_alpha(0.0), "alpha"),
+            (AuditConfig::default().with_alpha(1.0), "alpha"),
+            (AuditConfig::default().with_alpha(f64::NAN), "alpha"),
+        ] {
+            match bad {
+                Err(CoreError::InvalidParameter { name: got, .. }) => assert_eq!(got, name),
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        let ok = AuditConfig::new(100, 0.5, 3).unwrap().with_seed(4);
+        assert_eq!((ok.runs(), ok.alpha(), ok.seed()), (100, 0.5, 4));
+        // the JSON form is the fields', and a deserialised configuration is checked
+        let json = serde_json::to_string(&AuditConfig::default()).unwrap();
+        assert_eq!(json, r#"{"runs":1000000,"alpha":0.05,"seed":658711}"#);
+        assert_eq!(
+            serde_json::from_str::<AuditConfig>(&json).unwrap(),
+            AuditConfig::default()
+        );
+        for bad in [
+            r#"{"runs":0,"alpha":0.05,"seed":1}"#,
+            r#"{"runs":1000,"alpha":2.0,"seed":1}"#,
+        ] {
+            let e = serde_json::from_str::<AuditConfig>(bad).unwrap_err();
+            assert!(e.to_string().contains("invalid parameter"), "{e}");
+        }
         let m = AuditedMechanism::Gaussian {
             noise_multiplier: 1.0,
         };
-        assert!(audit(m, 1e-5, &tiny).is_err());
         assert!(audit(m, 0.0, &AuditConfig::default()).is_err());
         assert!(audit_with_noise_scale(m, 0.0, 1e-5, &AuditConfig::default()).is_err());
     }

@@ -36,11 +36,10 @@ fn walls() -> Vec<AuditedWall> {
 }
 
 fn config(runs: u64) -> AuditConfig {
-    AuditConfig {
-        runs,
-        alpha: 1e-3,
-        ..AuditConfig::default()
-    }
+    AuditConfig::default()
+        .with_runs(runs)
+        .and_then(|c| c.with_alpha(1e-3))
+        .expect("a valid audit configuration")
 }
 
 fn check(wall: &AuditedWall, config: &AuditConfig) {
@@ -54,7 +53,7 @@ fn check(wall: &AuditedWall, config: &AuditConfig) {
     if let Some(mu) = honest.claimed_mu {
         // Power: the lower bound is close to the truth for a correct full-batch wall (its
         // margin shrinks like 1/sqrt(runs): about 0.07 mu at 2 x 10^4 runs, 0.025 at 2 x 10^5).
-        let tight = if config.runs >= 200_000 { 0.95 } else { 0.9 };
+        let tight = if config.runs() >= 200_000 { 0.95 } else { 0.9 };
         assert!(
             honest.mu_lower_bound > tight * mu,
             "{}: no power",

@@ -76,7 +76,7 @@ fn every_accountant_calibrates_records_and_replays_the_fit() {
             assert_eq!(json["accountant"], kind.name());
         }
         let ledger = Accountant::from_json(&json["ledger"].to_string()).unwrap();
-        assert_eq!(ledger.config().accountant, kind);
+        assert_eq!(ledger.config().accountant(), kind);
         assert_eq!(ledger.epsilon(1e-5).unwrap(), eps);
         let back: vips_models::engine::PrivacySummary = serde_json::from_value(json).unwrap();
         assert_eq!(back.accountant, kind);

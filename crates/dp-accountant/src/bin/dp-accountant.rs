@@ -16,7 +16,8 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use dp_accountant::cli::{
-    CliCommand, config_from_flags, describe_error, execute, sampling_from_flags,
+    CliCommand, config_from_flags, describe_error, execute, parse_steps, read_ledger,
+    sampling_from_flags,
 };
 
 /// Audit a differential-privacy budget (RDP accountant, or another with --accountant).
@@ -59,11 +60,10 @@ impl Common {
         };
         // flags that would be silently ignored are refused
         if !matches!(kind, K::Rdp | K::Zcdp) && (self.orders.is_some() || self.classic) {
-            return Err(usage(&format!(
-                "--orders and --classic have no effect with --accountant {} (they configure \
-                 the RDP accountant)",
-                kind.name()
-            )));
+            return Err(dp_accountant::AccountantError::IgnoredFlags {
+                flags: "--orders and --classic",
+                accountant: kind,
+            });
         }
         let orders = self.orders.as_deref().unwrap_or("continuous");
         Ok(config_from_flags(orders, self.classic)?.with_accountant(kind))
@@ -177,26 +177,6 @@ enum Command {
     },
 }
 
-/// A usage error (a flag combination) as the crate's error type.
-fn usage(message: &str) -> dp_accountant::AccountantError {
-    dp_accountant::AccountantError::Usage(message.to_string())
-}
-
-/// `--steps`: a non-negative integer, also written as an exact float such as `1e12`.
-fn parse_steps(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    if let Ok(n) = s.parse::<u64>() {
-        return Ok(n);
-    }
-    match s.parse::<f64>() {
-        Ok(x) if x >= 0.0 && x.fract() == 0.0 && x < 18_446_744_073_709_551_616.0 => Ok(x as u64),
-        Ok(x) if x.is_finite() && x >= 18_446_744_073_709_551_616.0 => {
-            Err("more steps than a 64-bit counter holds (at most 1.8e19)".to_string())
-        }
-        _ => Err("expected a whole number of steps, e.g. 1000 or 1e12".to_string()),
-    }
-}
-
 /// Longest run of non-space characters echoed back in an error message.
 const MAX_ECHO: usize = 80;
 
@@ -233,7 +213,7 @@ fn fail(message: impl std::fmt::Display) -> ! {
 fn to_command(cli: Cli) -> Result<(CliCommand, bool), dp_accountant::AccountantError> {
     let sampling = |s: &SamplingArgs| {
         if s.replace_one && (s.sampling_rate.is_some() || s.sample_size.is_some()) {
-            return Err(usage(
+            return Err(dp_accountant::AccountantError::InconsistentFlags(
                 "--replace-one has no effect with a sampling flag (Poisson sampling is \
                  add/remove-one, fixed-size batches are replace-one): give it only for a full batch",
             ));
@@ -302,30 +282,6 @@ fn to_command(cli: Cli) -> Result<(CliCommand, bool), dp_accountant::AccountantE
                 json,
             )
         }
-    })
-}
-
-/// Largest ledger file read (a ledger holds one small entry per recorded event).
-const MAX_LEDGER_BYTES: u64 = 64 << 20;
-
-fn read_ledger(path: &std::path::Path) -> Result<String, dp_accountant::AccountantError> {
-    let corrupt = |m: String| {
-        dp_accountant::AccountantError::CorruptLedger(format!("{}: {m}", path.display()))
-    };
-    let len = std::fs::metadata(path)
-        .map_err(|e| corrupt(format!("cannot read: {e}")))?
-        .len();
-    if len > MAX_LEDGER_BYTES {
-        return Err(corrupt(format!(
-            "{len} bytes is more than a ledger may hold ({MAX_LEDGER_BYTES})"
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|e| corrupt(format!("cannot read: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| {
-        corrupt(format!(
-            "not UTF-8 text (byte {})",
-            e.utf8_error().valid_up_to()
-        ))
     })
 }
 

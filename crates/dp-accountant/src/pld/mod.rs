@@ -85,17 +85,60 @@ const AUTO_WINDOW_LEN: usize = 1 << 18;
 const OPTIMISTIC_COARSENING: f64 = 2.0;
 
 /// Settings of the PLD accountant.
+///
+/// Valid by construction: the fields are private, [`PldConfig::new`] and the `with_*` setters
+/// check them, and a deserialised configuration is checked the same way (an invalid one is a
+/// deserialisation error). The JSON form is
+/// `{"value_discretization_interval": null, "tail_mass_truncation": 1e-15, "max_fft_len": 1048576}`.
+///
+/// # Example
+/// ```
+/// use dp_accountant::pld::PldConfig;
+/// let config = PldConfig::default()
+///     .with_value_discretization_interval(Some(1e-4))?
+///     .with_max_fft_len(1 << 16)?;
+/// assert_eq!(config.max_fft_len(), 1 << 16);
+/// assert!(PldConfig::default().with_tail_mass_truncation(0.5).is_err());
+/// let bad = r#"{"value_discretization_interval": null, "tail_mass_truncation": 1e-15, "max_fft_len": 8}"#;
+/// assert!(serde_json::from_str::<PldConfig>(bad).is_err());
+/// # Ok::<(), dp_accountant::AccountantError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "PldConfigData", into = "PldConfigData")]
 pub struct PldConfig {
-    /// Grid spacing of the privacy loss; `None` chooses it from the number of compositions
-    /// (see [`PldConfig::auto_interval`]). The grid only ever gets coarser than this, when the
-    /// memory cap requires it.
-    pub value_discretization_interval: Option<f64>,
-    /// Mass cut from the tails after each convolution (half each side): pessimistically it is
-    /// added to `delta`.
-    pub tail_mass_truncation: f64,
-    /// Longest FFT allowed: the memory cap (about 80 bytes per unit).
-    pub max_fft_len: usize,
+    value_discretization_interval: Option<f64>,
+    tail_mass_truncation: f64,
+    max_fft_len: usize,
+}
+
+/// The serialised form of [`PldConfig`] (unchecked; checked by `TryFrom`).
+#[derive(Clone, Serialize, Deserialize)]
+struct PldConfigData {
+    value_discretization_interval: Option<f64>,
+    tail_mass_truncation: f64,
+    max_fft_len: usize,
+}
+
+impl TryFrom<PldConfigData> for PldConfig {
+    type Error = AccountantError;
+
+    fn try_from(d: PldConfigData) -> Result<Self, AccountantError> {
+        PldConfig::new(
+            d.value_discretization_interval,
+            d.tail_mass_truncation,
+            d.max_fft_len,
+        )
+    }
+}
+
+impl From<PldConfig> for PldConfigData {
+    fn from(c: PldConfig) -> Self {
+        Self {
+            value_discretization_interval: c.value_discretization_interval,
+            tail_mass_truncation: c.tail_mass_truncation,
+            max_fft_len: c.max_fft_len,
+        }
+    }
 }
 
 impl Default for PldConfig {
@@ -109,6 +152,78 @@ impl Default for PldConfig {
 }
 
 impl PldConfig {
+    /// A checked configuration.
+    ///
+    /// # Errors
+    /// [`AccountantError::InvalidParameter`] for an interval that is not finite and `> 0`, a
+    /// tail mass outside `[0, 1e-3)`, or `max_fft_len < 1024`.
+    pub fn new(
+        value_discretization_interval: Option<f64>,
+        tail_mass_truncation: f64,
+        max_fft_len: usize,
+    ) -> Result<Self, AccountantError> {
+        let config = Self {
+            value_discretization_interval,
+            tail_mass_truncation,
+            max_fft_len,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Grid spacing of the privacy loss; `None` chooses it from the number of compositions
+    /// (see [`PldConfig::auto_interval`]). The grid only ever gets coarser than this, when the
+    /// memory cap requires it.
+    pub fn value_discretization_interval(&self) -> Option<f64> {
+        self.value_discretization_interval
+    }
+
+    /// Mass cut from the tails after each convolution (half each side): pessimistically it is
+    /// added to `delta`.
+    pub fn tail_mass_truncation(&self) -> f64 {
+        self.tail_mass_truncation
+    }
+
+    /// Longest FFT allowed: the memory cap (about 80 bytes per unit).
+    pub fn max_fft_len(&self) -> usize {
+        self.max_fft_len
+    }
+
+    /// The same configuration with another grid spacing (`None`: automatic).
+    ///
+    /// # Errors
+    /// [`AccountantError::InvalidParameter`] for an interval that is not finite and `> 0`.
+    pub fn with_value_discretization_interval(
+        self,
+        interval: Option<f64>,
+    ) -> Result<Self, AccountantError> {
+        Self::new(interval, self.tail_mass_truncation, self.max_fft_len)
+    }
+
+    /// The same configuration with another tail mass.
+    ///
+    /// # Errors
+    /// [`AccountantError::InvalidParameter`] for a tail mass outside `[0, 1e-3)`.
+    pub fn with_tail_mass_truncation(self, tail_mass: f64) -> Result<Self, AccountantError> {
+        Self::new(
+            self.value_discretization_interval,
+            tail_mass,
+            self.max_fft_len,
+        )
+    }
+
+    /// The same configuration with another memory cap.
+    ///
+    /// # Errors
+    /// [`AccountantError::InvalidParameter`] for `max_fft_len < 1024`.
+    pub fn with_max_fft_len(self, max_fft_len: usize) -> Result<Self, AccountantError> {
+        Self::new(
+            self.value_discretization_interval,
+            self.tail_mass_truncation,
+            max_fft_len,
+        )
+    }
+
     /// The automatic grid spacing for `compositions` mechanism runs whose summed privacy loss
     /// has standard deviation `loss_std`: `clamp(sqrt(6.4e-4 * loss_std / compositions), 1e-9,
     /// 1e-3)`.

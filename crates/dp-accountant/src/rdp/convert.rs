@@ -14,11 +14,11 @@ pub(crate) fn delta_valid(
 ) -> DeltaReport {
     let evaluator = std::cell::RefCell::new(RdpEvaluator::new(event));
     let rdp = |a: f64| evaluator.borrow_mut().eval(a);
-    let opt = match config.orders.grid() {
-        None => optimize::ln_delta_continuous(&rdp, epsilon, config.conversion),
+    let opt = match config.orders().grid() {
+        None => optimize::ln_delta_continuous(&rdp, epsilon, config.conversion()),
         Some(grid) => {
             let curve = crate::rdp::curve_valid(event, &grid);
-            optimize::ln_delta_grid(&curve, &grid, epsilon, config.conversion)
+            optimize::ln_delta_grid(&curve, &grid, epsilon, config.conversion())
         }
     };
     DeltaReport {
@@ -44,11 +44,11 @@ pub(crate) fn epsilon_valid(
     let evaluator = std::cell::RefCell::new(RdpEvaluator::new(event));
     let rdp = |a: f64| evaluator.borrow_mut().eval(a);
     let ln_delta = delta.ln();
-    let Optimum { value, order } = match config.orders.grid() {
-        None => optimize::epsilon_continuous(&rdp, ln_delta, config.conversion),
+    let Optimum { value, order } = match config.orders().grid() {
+        None => optimize::epsilon_continuous(&rdp, ln_delta, config.conversion()),
         Some(grid) => {
             let curve = crate::rdp::curve_valid(event, &grid);
-            optimize::epsilon_grid(&curve, &grid, ln_delta, config.conversion)
+            optimize::epsilon_grid(&curve, &grid, ln_delta, config.conversion())
         }
     };
     EpsilonReport {
