@@ -9,7 +9,6 @@
 //!   Alg. 1), evaluated in log space, valid for every `eps > 0`;
 //! - a noise multiplier `sigma` chosen by the accountant for a whole run: `s = sigma D`.
 
-use nalgebra::{Dim, Matrix, StorageMut};
 use rand::{Rng, RngExt};
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
@@ -159,16 +158,17 @@ pub(crate) fn fill_standard_normal<R: Rng + ?Sized>(out: &mut [f64], rng: &mut R
 
 /// A calibrated Gaussian mechanism: noise std `std` for a query of L2 sensitivity `sensitivity`.
 ///
+/// Public for calibration only (the std, the multiplier, the accountant event): adding the
+/// noise is crate-private, because private records are released only through the privacy wall
+/// ([`crate::PrivacyWall::release`], [`crate::wall::partition::select_partitions`]).
+///
 /// # Example
 /// ```
+/// use dp_accountant::Neighbouring;
 /// use dp_core::GaussianMechanism;
-/// use nalgebra::DVector;
-/// use rand::{SeedableRng, rngs::ChaCha20Rng};
 /// let mech = GaussianMechanism::analytic(1.0, 1e-5, 0.5)?;
-/// let mut v = DVector::from_vec(vec![1.0, 2.0, 3.0]);
-/// let mut rng = ChaCha20Rng::seed_from_u64(7); // a seed on purpose, for the example
-/// mech.add_noise_to(&mut v, &mut rng)?;
 /// assert!(mech.noise_multiplier() > 3.0);
+/// let _event = mech.event(Neighbouring::AddRemoveOne)?;
 /// # Ok::<(), dp_core::CoreError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -250,47 +250,23 @@ impl GaussianMechanism {
         )?)
     }
 
-    /// Adds iid `N(0, std^2)` noise to every entry of `values`, in place.
+    /// Adds iid `N(0, std^2)` noise to every entry of `values`, in place (crate-private: the
+    /// wall's partition selection draws its noise through it).
     ///
     /// # Privacy
     /// `values` must be a query answer whose L2 sensitivity is at most [`Self::sensitivity`];
-    /// the caller owns that claim (the privacy wall enforces it by clipping). Use a CSPRNG
-    /// (e.g. `ChaCha20Rng` from OS entropy) unless reproducibility is wanted on purpose.
+    /// the caller owns that claim (the wall enforces it by bounding contributions). Use a
+    /// CSPRNG (e.g. `ChaCha20Rng` from OS entropy) unless reproducibility is wanted on purpose.
     ///
     /// # Errors
     /// [`CoreError::NonFinite`] if `values` holds NaN or an infinity (nothing is changed).
-    pub fn add_noise<R: Rng + ?Sized>(
+    pub(crate) fn add_noise<R: Rng + ?Sized>(
         &self,
         values: &mut [f64],
         rng: &mut R,
     ) -> Result<(), CoreError> {
         crate::error::check_finite("values to noise", values)?;
         for v in values.iter_mut() {
-            let z: f64 = rng.sample(StandardNormal);
-            *v += self.std * z;
-        }
-        Ok(())
-    }
-
-    /// Adds iid `N(0, std^2)` noise to every entry of a nalgebra vector or matrix, in place.
-    ///
-    /// # Errors
-    /// [`CoreError::NonFinite`] if it holds NaN or an infinity (nothing is changed).
-    pub fn add_noise_to<R, Rows, Cols, S>(
-        &self,
-        matrix: &mut Matrix<f64, Rows, Cols, S>,
-        rng: &mut R,
-    ) -> Result<(), CoreError>
-    where
-        R: Rng + ?Sized,
-        Rows: Dim,
-        Cols: Dim,
-        S: StorageMut<f64, Rows, Cols>,
-    {
-        if !matrix.iter().all(|v| v.is_finite()) {
-            return Err(CoreError::NonFinite("matrix to noise"));
-        }
-        for v in matrix.iter_mut() {
             let z: f64 = rng.sample(StandardNormal);
             *v += self.std * z;
         }

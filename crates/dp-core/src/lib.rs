@@ -10,6 +10,8 @@
 //! noise calibrated to the sum's sensitivity (several blocks in one release by the
 //! rescale-noise-rescale construction of VIPS 003 Eq. 63), divides by the public expected batch
 //! size, records the release in the accountant's ledger and refuses releases past the budget.
+//! To learn which keys (words, categories) occur in the records, they hand the records to
+//! [`select_partitions`] (the wall's partition selection, [`wall::partition`]).
 //!
 //! # Example: Bayesian logistic regression's two statistics in one release
 //! ```
@@ -71,6 +73,9 @@ pub use gaussian::{
 };
 pub use rng::RngPolicy;
 pub use sampling::SamplingScheme;
+pub use wall::partition::{
+    PartitionRelease, PartitionSelection, SelectedPartitions, select_partitions,
+};
 pub use wall::{
     BlockGroup, BlockHandle, BlockShape, BlockSpec, BlockValue, ContributionBuffer, EntryHandle,
     GroupSpec, MatrixBlock, MatrixHandle, NoiseSetting, PrivacyWall, Release, ReleaseRecord,

@@ -262,3 +262,49 @@ fn a_documents_unique_words_are_revealed_at_most_at_the_threshold_delta() {
     let p_any = 1.0 - (1.0 - s.count_one_keep_probability()).powi(k as i32);
     assert!(r >= limits(n, p_any, Z).0, "{r} of {n}");
 }
+
+/// Issue 18: the selection moved into dp-core's wall; seeded selections are the same as before.
+/// The lists were produced by the implementation in this crate before the move.
+#[test]
+fn seeded_selections_are_unchanged_by_the_move_into_dp_core() {
+    let docs: Vec<Vec<String>> = (0..300usize)
+        .map(|d| {
+            let mut doc: Vec<String> = (0..60usize)
+                .filter(|j| d % (j + 1) == 0 || (d * 7 + j) % 11 == 0)
+                .map(|j| format!("w{j}"))
+                .collect();
+            doc.push(format!("u{d}"));
+            doc
+        })
+        .collect();
+    let s = PartitionSelection::calibrate(2.0, 1e-3, 8).unwrap();
+    assert_eq!(
+        (s.threshold(), s.sigma()),
+        (19.42344584240355, 4.802708679023223)
+    );
+    let golden = [
+        (
+            1,
+            "w0 w1 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w2 w20 w21 w22 w23 w24 w25 w26 w27 \
+             w28 w29 w3 w30 w31 w32 w36 w37 w38 w4 w40 w42 w46 w48 w5 w6 w7 w8 w9",
+        ),
+        (
+            2,
+            "w0 w1 w10 w11 w12 w13 w14 w15 w16 w18 w19 w2 w20 w21 w22 w24 w25 w26 w27 w28 w29 \
+             w3 w30 w31 w32 w33 w35 w36 w37 w4 w40 w41 w45 w46 w5 w53 w57 w6 w7 w8 w9",
+        ),
+        (
+            3,
+            "w0 w1 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w2 w20 w21 w22 w23 w24 w25 w26 w27 \
+             w28 w29 w3 w30 w32 w34 w36 w38 w4 w40 w41 w42 w46 w5 w50 w54 w58 w6 w7 w8 w9",
+        ),
+    ];
+    for (seed, expected) in golden {
+        let mut ledger = Accountant::new();
+        let (vocab, report) =
+            select_vocabulary(&docs, &s, RngPolicy::Seeded { seed }, &mut ledger).unwrap();
+        assert_eq!(vocab.words().join(" "), expected, "seed {seed}");
+        assert_eq!(report.ledger_label, ledger.entries()[0].label);
+        assert!(ledger.entries()[0].notes["sensitivity"].contains("add/remove-one document"));
+    }
+}

@@ -1,5 +1,9 @@
 //! The privacy wall: the only way information about the records gets out.
 //!
+//! Two releases live here: [`PrivacyWall::release`] (noised sums of per-record statistics,
+//! below) and [`partition::select_partitions`] (which keys occur in the records, by Gaussian
+//! thresholding with a contribution bound enforced here).
+//!
 //! A [`PrivacyWall`] owns the sensitive records, a total [`Budget`], an accountant ledger, the
 //! sampling scheme and the noise RNG. Its one release operation
 //! ([`PrivacyWall::release`]):
@@ -54,6 +58,7 @@
 mod accumulate;
 mod buffer;
 mod calibrate;
+pub mod partition;
 mod planned;
 mod release;
 mod spec;

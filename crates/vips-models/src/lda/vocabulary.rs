@@ -2,9 +2,13 @@
 //! the training text by Gaussian-thresholding partition selection.
 //!
 //! # Private selection (Gopi et al. 2020; Google's differential-privacy library)
-//! 1. **Contribution bound.** Each document contributes each distinct word at most once, and at
-//!    most `k` distinct words (`k` = [`PartitionSelection::max_words_per_doc`], public): the first
-//!    `k` distinct words in reading order. This depends on the document only.
+//! The mechanism is dp-core's ([`dp_core::wall::partition`], the privacy wall's crate, the one
+//! place private records are released); this module is its LDA wrapper: a document is a record,
+//! its tokens are its keys, in reading order.
+//! 1. **Contribution bound** (enforced by dp-core). Each document contributes each distinct word
+//!    at most once, and at most `k` distinct words (`k` =
+//!    [`PartitionSelection::max_words_per_doc`], public): the first `k` distinct words in
+//!    reading order. This depends on the document only.
 //! 2. **Counts.** `c(w)` = number of documents contributing `w`. Under add/remove-one document
 //!    the vector `c` moves by at most 1 per word (L-inf 1) in at most `k` words: L2 `sqrt(k)`.
 //! 3. **Noise and threshold.** Keep `w` iff `c(w) + N(0, sigma^2) > T`, over the words with
@@ -43,26 +47,21 @@
 //! which other words occur (this couples neighbouring corpora exactly under a fixed seed). The
 //! returned vocabulary is sorted (byte order), so its order reveals nothing beyond the set.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use dp_accountant::calibrate::{Sampling, calibrate_noise_multiplier};
-use dp_accountant::{
-    Accountant, AccountantConfig, AccountantError, Budget, Neighbouring, PrivacyEvent,
-};
-use dp_core::RngPolicy;
-use rand::rngs::{ChaCha20Rng, SysRng};
-use rand::{Rng, RngExt, SeedableRng};
-use rand_distr::StandardNormal;
+use dp_accountant::{Accountant, AccountantError, PrivacyEvent};
+use dp_core::wall::partition::{self, PartitionRelease};
+use dp_core::{CoreError, RngPolicy};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::limits::{MAX_INPUT_BYTES, MAX_LINE_BYTES};
 
-/// Domain separator of the per-word noise streams.
+/// Domain separator of the per-word noise streams (unchanged since before the selection moved
+/// into dp-core, so seeded selections are the same).
 const DOMAIN: &[u8] = b"vips-models/lda/vocabulary/gaussian-partition-selection/v1";
 
 /// Most words a vocabulary may hold (word ids are `u32`).
@@ -153,6 +152,34 @@ pub enum VocabularyError {
     /// The operating system could not provide entropy for the noise key (nothing was released).
     #[error("no OS entropy for the vocabulary noise: {0}")]
     Entropy(#[source] rand::rngs::SysError),
+    /// dp-core's partition selection failed otherwise (nothing was released).
+    #[error("private vocabulary selection: {0}")]
+    Core(#[source] CoreError),
+}
+
+/// dp-core's errors in the vocabulary's terms: a bad setting names the LDA parameter, the
+/// accountant's and the entropy source's errors keep their variants.
+impl From<CoreError> for VocabularyError {
+    fn from(e: CoreError) -> Self {
+        match e {
+            CoreError::InvalidParameter {
+                name,
+                value,
+                reason,
+            } => Self::InvalidParameter {
+                name: if name == "max_keys_per_record" {
+                    "max_words_per_doc"
+                } else {
+                    name
+                },
+                value,
+                reason,
+            },
+            CoreError::Accountant(e) => Self::Accountant(e),
+            CoreError::Entropy(e) => Self::Entropy(e),
+            other => Self::Core(other),
+        }
+    }
 }
 
 fn cut(s: &str) -> String {
@@ -345,23 +372,13 @@ fn check_word(w: &str, path: &Path, line: usize) -> Result<(), VocabularyError> 
 }
 
 /// The per-document contribution bound: each document's first `max_words_per_doc` distinct
-/// tokens (in reading order), each once.
+/// tokens (in reading order), each once ([`dp_core::wall::partition::bounded_keys`], the bound
+/// the selection enforces).
 ///
 /// # Privacy
 /// A function of the one document only (a per-record transform).
 pub fn bounded_words<S: AsRef<str>>(doc: &[S], max_words_per_doc: usize) -> Vec<&str> {
-    let mut seen: HashSet<&str> = HashSet::new();
-    let mut out = Vec::new();
-    for t in doc {
-        if out.len() >= max_words_per_doc {
-            break;
-        }
-        let t = t.as_ref();
-        if seen.insert(t) {
-            out.push(t);
-        }
-    }
-    out
+    partition::bounded_keys(doc.iter().map(AsRef::as_ref), max_words_per_doc)
 }
 
 /// The contribution-bounded document counts `c(w)` (how many documents contribute `w`, each
@@ -381,19 +398,24 @@ pub fn contribution_counts<S: AsRef<str>>(
     docs: &[Vec<S>],
     max_words_per_doc: usize,
 ) -> BTreeMap<String, u64> {
-    let mut counts: HashMap<&str, u64> = HashMap::new();
-    for doc in docs {
-        for w in bounded_words(doc, max_words_per_doc) {
-            *counts.entry(w).or_insert(0) += 1;
-        }
-    }
-    counts
+    partition::contribution_counts(docs, |d| doc_words(d), max_words_per_doc)
         .into_iter()
         .map(|(w, c)| (w.to_string(), c))
         .collect()
 }
 
-/// The calibrated Gaussian-thresholding partition selection (see the [module docs](self)).
+/// A document's tokens as the selection's keys (reading order).
+fn doc_words<S: AsRef<str>>(doc: &[S]) -> impl Iterator<Item = &str> {
+    doc.iter().map(AsRef::as_ref)
+}
+
+/// The calibrated Gaussian-thresholding partition selection for a vocabulary: dp-core's
+/// [`partition::PartitionSelection`] with `k` = the cap on distinct words per document (see
+/// the [module docs](self)).
+///
+/// Serialises with the fields it always had; deserialising recalibrates from `epsilon`, `delta`
+/// and `max_words_per_doc` and refuses a value whose other fields disagree, so every value is a
+/// calibrated selection.
 ///
 /// # Example
 /// ```
@@ -406,7 +428,12 @@ pub fn contribution_counts<S: AsRef<str>>(
 /// # Ok::<(), vips_models::lda::VocabularyError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PartitionSelection {
+#[serde(try_from = "SelectionRepr", into = "SelectionRepr")]
+pub struct PartitionSelection(partition::PartitionSelection);
+
+/// The serialised form of a [`PartitionSelection`] (the field names of before issue 18).
+#[derive(Serialize, Deserialize)]
+struct SelectionRepr {
     epsilon: f64,
     delta: f64,
     max_words_per_doc: usize,
@@ -418,9 +445,51 @@ pub struct PartitionSelection {
     threshold: f64,
 }
 
+impl From<PartitionSelection> for SelectionRepr {
+    fn from(s: PartitionSelection) -> Self {
+        let s = s.0;
+        Self {
+            epsilon: s.epsilon(),
+            delta: s.delta(),
+            max_words_per_doc: s.max_keys_per_record(),
+            noise_delta: s.noise_delta(),
+            threshold_delta: s.threshold_delta(),
+            per_word_delta: s.per_key_delta(),
+            noise_multiplier: s.noise_multiplier(),
+            sigma: s.sigma(),
+            threshold: s.threshold(),
+        }
+    }
+}
+
+impl TryFrom<SelectionRepr> for PartitionSelection {
+    type Error = VocabularyError;
+    fn try_from(r: SelectionRepr) -> Result<Self, VocabularyError> {
+        let s = Self::calibrate(r.epsilon, r.delta, r.max_words_per_doc)?;
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+        for (name, stored, calibrated) in [
+            ("noise_delta", r.noise_delta, s.noise_delta()),
+            ("threshold_delta", r.threshold_delta, s.threshold_delta()),
+            ("per_word_delta", r.per_word_delta, s.per_word_delta()),
+            ("noise_multiplier", r.noise_multiplier, s.noise_multiplier()),
+            ("sigma", r.sigma, s.sigma()),
+            ("threshold", r.threshold, s.threshold()),
+        ] {
+            if !close(stored, calibrated) {
+                return Err(VocabularyError::InvalidParameter {
+                    name,
+                    value: stored,
+                    reason: "disagrees with the calibration of (epsilon, delta, max_words_per_doc)",
+                });
+            }
+        }
+        Ok(s)
+    }
+}
+
 impl PartitionSelection {
     /// Calibrates the selection for `(epsilon, delta)` and a public cap of `max_words_per_doc`
-    /// distinct words per document.
+    /// distinct words per document ([`partition::PartitionSelection::calibrate`]).
     ///
     /// # Errors
     /// [`VocabularyError::InvalidParameter`] for `epsilon` not finite and positive, `delta`
@@ -431,91 +500,58 @@ impl PartitionSelection {
         delta: f64,
         max_words_per_doc: usize,
     ) -> Result<Self, VocabularyError> {
-        let bad = |name, value, reason| {
-            Err(VocabularyError::InvalidParameter {
-                name,
-                value,
-                reason,
-            })
-        };
-        if !(epsilon > 0.0 && epsilon.is_finite()) {
-            return bad("epsilon", epsilon, "must be finite and > 0");
-        }
-        if !(delta > 0.0 && delta < 1.0) {
-            return bad("delta", delta, "must lie in (0, 1)");
-        }
-        if max_words_per_doc == 0 {
-            return bad("max_words_per_doc", 0.0, "must be >= 1");
-        }
-        let threshold_delta = delta / 2.0;
-        let noise_delta = delta - threshold_delta;
-        let calibration = calibrate_noise_multiplier(
-            Sampling::FullBatch {
-                neighbouring: Neighbouring::AddRemoveOne,
-            },
-            1,
-            &Budget::new(epsilon, noise_delta)?,
-            &AccountantConfig::default(),
-        )?;
-        let noise_multiplier = calibration.noise_multiplier;
-        let sigma = noise_multiplier * (max_words_per_doc as f64).sqrt();
-        // 1 - (1 - delta_thr)^(1/k), computed without cancellation.
-        let per_word_delta = -((-threshold_delta).ln_1p() / max_words_per_doc as f64).exp_m1();
-        let threshold = 1.0 + sigma * upper_quantile(per_word_delta);
-        Ok(Self {
+        Ok(Self(partition::PartitionSelection::calibrate(
             epsilon,
             delta,
             max_words_per_doc,
-            noise_delta,
-            threshold_delta,
-            per_word_delta,
-            noise_multiplier,
-            sigma,
-            threshold,
-        })
+        )?))
     }
 
+    /// dp-core's selection.
+    pub fn as_core(&self) -> &partition::PartitionSelection {
+        &self.0
+    }
     /// The selection's epsilon.
     pub fn epsilon(&self) -> f64 {
-        self.epsilon
+        self.0.epsilon()
     }
     /// The selection's total delta (`noise_delta + threshold_delta`).
     pub fn delta(&self) -> f64 {
-        self.delta
+        self.0.delta()
     }
     /// The public cap `k` on distinct words per document.
     pub fn max_words_per_doc(&self) -> usize {
-        self.max_words_per_doc
+        self.0.max_keys_per_record()
     }
     /// The Gaussian mechanism's delta (half of `delta`).
     pub fn noise_delta(&self) -> f64 {
-        self.noise_delta
+        self.0.noise_delta()
     }
     /// The threshold's delta (half of `delta`): the probability bound that any word of a
     /// document whose words occur nowhere else is selected.
     pub fn threshold_delta(&self) -> f64 {
-        self.threshold_delta
+        self.0.threshold_delta()
     }
     /// The per-word share `1 - (1 - threshold_delta)^(1/k)`.
     pub fn per_word_delta(&self) -> f64 {
-        self.per_word_delta
+        self.0.per_key_delta()
     }
     /// Noise std divided by the L2 sensitivity `sqrt(k)`.
     pub fn noise_multiplier(&self) -> f64 {
-        self.noise_multiplier
+        self.0.noise_multiplier()
     }
     /// The noise standard deviation `sigma`.
     pub fn sigma(&self) -> f64 {
-        self.sigma
+        self.0.sigma()
     }
     /// The threshold `T`: a word is kept iff its noisy count exceeds it.
     pub fn threshold(&self) -> f64 {
-        self.threshold
+        self.0.threshold()
     }
     /// `P[1 + N(0, sigma^2) > T]`, the probability that a word with count 1 is kept (at most
     /// [`PartitionSelection::per_word_delta`]).
     pub fn count_one_keep_probability(&self) -> f64 {
-        dp_accountant::normal::normal_sf((self.threshold - 1.0) / self.sigma)
+        self.0.count_one_keep_probability()
     }
     /// The event recorded for the count part: a Gaussian mechanism with
     /// [`PartitionSelection::noise_multiplier`] under add/remove-one.
@@ -523,71 +559,11 @@ impl PartitionSelection {
     /// # Errors
     /// Never for a calibrated selection.
     pub fn event(&self) -> Result<PrivacyEvent, VocabularyError> {
-        Ok(PrivacyEvent::gaussian(
-            self.noise_multiplier,
-            Neighbouring::AddRemoveOne,
-        )?)
+        Ok(self.0.event()?)
     }
     /// Whether a word with noisy count `noisy` is kept.
     pub fn keeps(&self, noisy: f64) -> bool {
-        noisy > self.threshold
-    }
-}
-
-/// The smallest `z` (within 1e-12 relative, rounded up) with `P[N(0,1) > z] <= p`.
-fn upper_quantile(p: f64) -> f64 {
-    use dp_accountant::normal::normal_sf;
-    let (mut lo, mut hi) = (-40.0f64, 40.0f64);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if normal_sf(mid) <= p {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-        if hi - lo <= 1e-12 * hi.abs().max(1.0) {
-            break;
-        }
-    }
-    hi
-}
-
-/// The noise key: 32 bytes from OS entropy, or derived from a seed given on purpose.
-struct NoiseKey {
-    bytes: [u8; 32],
-}
-
-impl NoiseKey {
-    fn new(policy: RngPolicy) -> Result<Self, VocabularyError> {
-        match policy {
-            RngPolicy::OsEntropy => {
-                let mut rng =
-                    ChaCha20Rng::try_from_rng(&mut SysRng).map_err(VocabularyError::Entropy)?;
-                let mut bytes = [0u8; 32];
-                rng.fill_bytes(&mut bytes);
-                Ok(Self { bytes })
-            }
-            RngPolicy::Seeded { seed } => {
-                let mut h = Sha256::new();
-                h.update(DOMAIN);
-                h.update(b"/seed");
-                h.update(seed.to_le_bytes());
-                Ok(Self {
-                    bytes: h.finalize().into(),
-                })
-            }
-        }
-    }
-
-    /// One standard-normal draw for `word` from its own ChaCha20 stream.
-    fn standard_normal(&self, word: &str) -> f64 {
-        let mut h = Sha256::new();
-        h.update(DOMAIN);
-        h.update(self.bytes);
-        h.update((word.len() as u64).to_le_bytes());
-        h.update(word.as_bytes());
-        let mut rng = ChaCha20Rng::from_seed(h.finalize().into());
-        rng.sample(StandardNormal)
+        self.0.keeps(noisy)
     }
 }
 
@@ -628,8 +604,8 @@ impl VocabularyReport {
     /// ```
     pub fn compose_with_fit(&self, epsilon_fit: f64, delta_fit: f64) -> (f64, f64) {
         (
-            self.selection.epsilon + epsilon_fit,
-            self.selection.delta + delta_fit,
+            self.selection.epsilon() + epsilon_fit,
+            self.selection.delta() + delta_fit,
         )
     }
 }
@@ -637,9 +613,11 @@ impl VocabularyReport {
 /// The ledger label of a vocabulary selection.
 pub const LEDGER_LABEL: &str = "lda vocabulary: Gaussian partition selection";
 
-/// Selects a vocabulary privately from tokenised documents (one `Vec` of tokens per document):
-/// records the release in `ledger` first, then keeps the words whose noisy contribution-bounded
-/// count exceeds the threshold. The result is sorted (byte order).
+/// Selects a vocabulary privately from tokenised documents (one `Vec` of tokens per document)
+/// through dp-core's wall ([`dp_core::wall::partition::select_partitions`], the documents'
+/// tokens as keys, at most `selection.max_words_per_doc()` distinct ones per document): the
+/// release is recorded in `ledger` first, then the words whose noisy contribution-bounded count
+/// exceeds the threshold are kept. The result is sorted (byte order).
 ///
 /// # Example
 /// ```
@@ -673,54 +651,23 @@ pub fn select_vocabulary<S: AsRef<str>>(
     policy: RngPolicy,
     ledger: &mut Accountant,
 ) -> Result<(Vocabulary, VocabularyReport), VocabularyError> {
-    let key = NoiseKey::new(policy)?;
-    let event = selection.event()?;
-    let k = selection.max_words_per_doc;
-    let mut notes = BTreeMap::new();
-    notes.insert(
-        "mechanism".into(),
-        "Gaussian-thresholding partition selection (Gopi et al. 2020)".into(),
-    );
-    notes.insert(
-        "sensitivity".into(),
-        format!(
-            "L2 sqrt({k}) = {}, L-inf 1 (add/remove-one document)",
-            (k as f64).sqrt()
-        ),
-    );
-    notes.insert("noise_std".into(), format!("{}", selection.sigma));
-    notes.insert("threshold".into(), format!("{}", selection.threshold));
-    notes.insert("epsilon".into(), format!("{}", selection.epsilon));
-    notes.insert("delta".into(), format!("{}", selection.delta));
-    notes.insert("noise_delta".into(), format!("{}", selection.noise_delta));
-    notes.insert(
-        "extra_delta_not_in_event".into(),
-        format!(
-            "{} (threshold delta: add it to the delta of any answer that includes this entry)",
-            selection.threshold_delta
-        ),
-    );
-    notes.insert(
-        "composition".into(),
-        "basic composition with the fit: (eps_vocab + eps_fit, delta_vocab + delta_fit)".into(),
-    );
-    notes.insert("rng".into(), policy.describe());
-    ledger.record_with_notes(LEDGER_LABEL, event, notes)?;
-
-    let counts = contribution_counts(docs, k);
-    let words: Vec<String> = counts
-        .into_iter()
-        .filter(|(w, c)| selection.keeps(*c as f64 + selection.sigma * key.standard_normal(w)))
-        .map(|(w, _)| w)
-        .collect();
-    let vocab = Vocabulary::from_words(words)?;
+    let release = PartitionRelease::new(LEDGER_LABEL, DOMAIN).record_name("document");
+    let selected = partition::select_partitions(
+        docs,
+        |d| doc_words(d),
+        selection.as_core(),
+        policy,
+        ledger,
+        &release,
+    )?;
+    let vocab = Vocabulary::from_words(selected.keys.into_iter().map(str::to_string).collect())?;
     let report = VocabularyReport {
         size: vocab.len(),
         mechanism: "Gaussian-thresholding partition selection".into(),
         selection: selection.clone(),
-        rng: policy.describe(),
-        seeded: policy.is_seeded(),
-        ledger_label: LEDGER_LABEL.into(),
+        rng: selected.rng,
+        seeded: selected.seeded,
+        ledger_label: selected.ledger_label,
     };
     Ok((vocab, report))
 }
@@ -730,19 +677,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn quantile_inverts_the_tail() {
-        for p in [0.5, 0.1, 1e-3, 1e-9, 1e-15] {
-            let z = upper_quantile(p);
-            let sf = dp_accountant::normal::normal_sf(z);
-            assert!(sf <= p && sf > p * (1.0 - 1e-9), "p {p} z {z} sf {sf}");
-        }
+    fn a_selection_round_trips_with_its_old_field_names() {
+        let s = PartitionSelection::calibrate(1.0, 1e-5, 7).unwrap();
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["max_words_per_doc"], 7);
+        assert!(json["per_word_delta"].as_f64().unwrap() > 0.0);
+        let back: PartitionSelection = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back, s);
+        // A tampered threshold is refused: every selection is a calibrated one.
+        let mut bad = json;
+        bad["threshold"] = serde_json::json!(0.5);
+        assert!(serde_json::from_value::<PartitionSelection>(bad).is_err());
     }
 
     #[test]
-    fn threshold_matches_the_union_bound() {
-        let s = PartitionSelection::calibrate(1.0, 1e-5, 7).unwrap();
-        let p = s.count_one_keep_probability();
-        let any = 1.0 - (1.0 - p).powi(7);
-        assert!(any <= s.threshold_delta() && any > 0.99 * s.threshold_delta());
+    fn bad_settings_name_the_lda_parameter() {
+        let e = PartitionSelection::calibrate(1.0, 1e-6, 0).unwrap_err();
+        assert!(matches!(
+            e,
+            VocabularyError::InvalidParameter {
+                name: "max_words_per_doc",
+                ..
+            }
+        ));
     }
 }
