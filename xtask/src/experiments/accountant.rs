@@ -1,4 +1,4 @@
-//! Accountant comparison (000 Fig. 2; 003 Sec. 3.2): epsilon against iterations for one
+//! Accountant comparison (003 Sec. 3.2; 000 Sec. 3 and Table 1): epsilon against iterations for one
 //! Poisson-subsampled Gaussian mechanism under RDP, the moments accountant, advanced and linear
 //! composition of per-step `(eps, delta)` guarantees amplified by subsampling (000 Thm 1).
 
@@ -84,7 +84,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
     let modern = epsilon_for_event(&step.clone().self_composed(20)?, DELTA, &continuous)?;
     let mut section = Section::new(
         "accountant",
-        "Accountant comparison: epsilon against iterations (000 Fig. 2)",
+        "Accountant comparison: epsilon against iterations (no paper figure; the accountants of 003 Sec. 3.2 and 000 Sec. 3)",
         "cargo xtask bench --quick --only accountant --no-criterion",
     );
     section.data = "none (pure arithmetic)".into();

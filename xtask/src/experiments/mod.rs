@@ -5,6 +5,7 @@ pub mod blr;
 pub mod dpsep;
 pub mod dpsep_defaults;
 pub mod lda;
+pub mod papers_lda;
 pub mod regression;
 pub mod sampler;
 pub mod sbn;
@@ -39,6 +40,11 @@ pub fn all() -> Vec<Experiment> {
             name: "lda",
             about: "private LDA: held-out perplexity against epsilon",
             run: lda::run,
+        },
+        Experiment {
+            name: "papers_lda",
+            about: "issue 22: the papers' LDA figures (003 Fig. 2, 3, Table 1; 000 Fig. 2, 3, Table 2; 004; 001)",
+            run: papers_lda::run,
         },
         Experiment {
             name: "blr",
