@@ -224,6 +224,12 @@ fn ledger_records_the_fixed_size_event_and_replays_bit_for_bit() {
             .map(String::as_str),
         Some("ReplaceOne")
     );
+    // the wall's notes state the replace-one sensitivity of the normalised release, 2 B / S
+    let blocks = ledger.entries()[0].notes.get("blocks").unwrap();
+    assert!(
+        blocks.contains(&format!("sensitivity {:e}", 2.0 * BOUND / S as f64)),
+        "{blocks}"
+    );
     assert_eq!(p.neighbouring, "replace_one");
     assert_eq!(result.sampling, BatchSampling::FixedSize);
     assert_eq!(p.sampling_rate, S as f64 / N as f64);
@@ -398,4 +404,122 @@ fn bad_input_and_the_public_count_under_replace_one() {
         fit(&GaussianMean, data(), &poisson, |_, _| {}),
         Err(EngineError::PopulationNotDeclared)
     ));
+}
+
+/// LDA, replace-one through the public entry points (`prepare` with a public resampling key,
+/// then `fit`): one private iteration (`rho = 1`, equal seeds: the same `S` slots and the same
+/// noise for both corpora) gives `lambda = eta + N s~`, so replacing one document by another
+/// moves `lambda` by at most `N x 2 a L / S` (the replace-one bound of the `K x V` block, `a L`
+/// per document); the pair chosen moves it by `sqrt(2) a L N / S` when drawn, past the
+/// add/remove-one bound. Only the first release is compared: later
+/// E-steps start from different topics. Over 40 noise seeds the replaced document (slot 3 of 50,
+/// drawn with probability `S/N = 0.2`) is in some batch except with probability
+/// `0.8^40 < 1.4e-4` (the false-alarm rate of the "reaches beyond `a L`" check).
+#[test]
+fn lda_replace_one_document_moves_the_release_by_at_most_twice_the_bound() {
+    use vips_models::lda::corpus::{Corpus, Document, ResamplingKey, SyntheticConfig};
+    use vips_models::lda::{Lda, LdaConfig};
+    const V: usize = 30;
+    const K: usize = 3;
+    const L: usize = 20;
+    const A: f64 = 0.5;
+    const DOCS: usize = 50;
+    const BATCH: usize = 10;
+    let model = Lda::new(
+        LdaConfig::builder(K, V)
+            .doc_length(Some(L))
+            .clip_scale(A)
+            .build()
+            .unwrap(),
+    );
+    let corpus = SyntheticConfig::builder()
+        .num_docs(DOCS)
+        .vocab_size(V)
+        .num_topics(K)
+        .doc_length(40)
+        .seed(4)
+        .build()
+        .unwrap()
+        .generate()
+        .unwrap()
+        .corpus;
+    // document 3 all on word 0, its replacement all on word 1: each statistic has norm at least
+    // L / sqrt(K) > a L, so both are clipped to a L on disjoint columns and differ by sqrt(2) a L
+    let mut docs = corpus.docs().to_vec();
+    docs[3] = Document::new(vec![(0, 40)]).unwrap();
+    let corpus = Corpus::new(docs.clone(), V).unwrap();
+    docs[3] = Document::new(vec![(1, 40)]).unwrap();
+    let neighbour = Corpus::new(docs, V).unwrap();
+    let key = ResamplingKey::public_seed(42);
+    let bound = DOCS as f64 * 2.0 * A * L as f64 / BATCH as f64;
+    let mut beyond_add_remove = 0;
+    for seed in 0..40 {
+        let svi = SviConfig::builder()
+            .expected_batch_size(BATCH as f64)
+            .population(Some(DOCS))
+            .step(StepSize::Constant { rho: 1.0 })
+            .stop(Stop::Iterations { iterations: 1 })
+            .privacy(TARGET)
+            .sampling(BatchSampling::FixedSize)
+            .noise_seed(Some(seed))
+            .init_seed(9)
+            .build()
+            .unwrap();
+        let lambda = |c: &Corpus| {
+            let docs = model.prepare(c, &key).unwrap();
+            fit(&model, docs, &svi, |_, _| {})
+                .unwrap()
+                .result
+                .global
+                .lambda()
+                .to_vec()
+        };
+        let (l0, l1) = (lambda(&corpus), lambda(&neighbour));
+        let moved = l0
+            .iter()
+            .zip(&l1)
+            .map(|(x, y)| (x - y).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        // the noise (same draws) cancels up to rounding at its scale
+        assert!(
+            moved <= bound * (1.0 + 1e-6),
+            "seed {seed}: moved {moved} > {bound}"
+        );
+        if moved > 0.5 * bound * (1.0 + 1e-6) {
+            beyond_add_remove += 1;
+        }
+    }
+    assert!(
+        beyond_add_remove > 0,
+        "the replaced document never moved a release past a L"
+    );
+}
+
+/// The noise actually drawn has the replace-one scale: with every record `0`, each `h_t` is
+/// `N / S` times one Gaussian draw of std `sigma x 2 B`. Over 400 iterations the root mean square
+/// of `h_t` over its expected std lies within `[0.8, 1.2]` except with probability below `1e-5`
+/// (`400 rms^2 / std^2 ~ chi^2_400`: the band's ends are 5.5 and 5.8 sd from its centre by
+/// Wilson-Hilferty); the add/remove-one scale (half) would give about 0.5.
+#[test]
+fn noise_has_the_replace_one_scale() {
+    let privacy = Privacy::NoiseMultiplier {
+        noise_multiplier: 1.5,
+        epsilon: 1e6,
+        delta: 1e-5,
+    };
+    let svi = builder(privacy, 400)
+        .sampling(BatchSampling::FixedSize)
+        .build()
+        .unwrap();
+    let (h, result) = run(vec![0.0; N], &svi);
+    assert_eq!(h.len(), 400);
+    let sigma = result.privacy.noise_multiplier.unwrap();
+    let std = sigma * 2.0 * BOUND * N as f64 / S as f64;
+    let rms = (h.iter().map(|x| x * x).sum::<f64>() / h.len() as f64).sqrt();
+    let ratio = rms / std;
+    assert!(
+        (0.8..=1.2).contains(&ratio),
+        "rms / replace-one std = {ratio}"
+    );
 }

@@ -109,9 +109,9 @@ impl BatchSampling {
     /// dp-core's scheme for expected batch size `batch` (`S`) over `population` (`N`) records.
     ///
     /// # Errors
-    /// [`EngineError::Empty`] for `N = 0`; [`EngineError::InvalidParameter`] (`expected_batch_size`)
-    /// for `S > N`, or, under [`Self::FixedSize`], an `S` that is not a whole number `>= 1`;
-    /// [`EngineError::Wall`] for a rate dp-core refuses.
+    /// [`EngineError::Empty`] for `N = 0`; [`EngineError::InvalidParameter`]
+    /// (`expected_batch_size`) for `S > N`, or, under [`Self::FixedSize`], an `S` that is not a
+    /// whole number `>= 1`; [`EngineError::Wall`] for a rate dp-core refuses.
     pub fn scheme(&self, batch: f64, population: usize) -> Result<SamplingScheme, EngineError> {
         if population == 0 {
             return Err(EngineError::Empty("no records"));
