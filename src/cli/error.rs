@@ -15,16 +15,6 @@ pub enum CliError {
         /// Why it is refused.
         reason: String,
     },
-    /// A model the command line does not fit yet.
-    #[error(
-        "fit {model}: not yet available in dp-bayes (available: linreg, blr, lda, pbp, mog); {hint}"
-    )]
-    NotYetAvailable {
-        /// The model.
-        model: &'static str,
-        /// Where to go instead.
-        hint: &'static str,
-    },
     /// A file that cannot be used (the reason names the line).
     #[error("{path}: {reason}")]
     File {
@@ -72,6 +62,9 @@ pub enum CliError {
     /// Saved PBP model errors (newer, corrupt, foreign files; rows of the wrong width).
     #[error(transparent)]
     SavedPbp(#[from] dp_sep::pbp::saved::SavedPbpError),
+    /// Sigmoid belief network errors (settings, IDX files naming the file, images).
+    #[error(transparent)]
+    Sbn(#[from] vips_models::sbn::SbnError),
     /// Engine errors (settings, calibration, the wall).
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -106,6 +99,7 @@ impl CliError {
         match self {
             Self::Engine(EngineError::Interrupted { .. })
             | Self::Blr(BlrError::Engine(EngineError::Interrupted { .. }))
+            | Self::Sbn(vips_models::sbn::SbnError::Engine(EngineError::Interrupted { .. }))
             | Self::Linreg(LinregError::Engine(EngineError::Interrupted { .. }))
             | Self::Data(dp_sep::SepError::Interrupted { .. }) => 130,
             Self::NonFinite(_) | Self::Write { .. } | Self::Output(_) | Self::CtrlC(_) => 1,

@@ -1,11 +1,12 @@
 //! The `dp-bayes` command line: argument parsing and dispatch. One module per command
-//! ([`fit`], [`predict`], [`infer`], [`replay`]); `fit` has one module per model.
+//! ([`fit`], [`predict`], [`infer`], [`reconstruct`], [`replay`]); `fit` has one module per model.
 
 mod error;
 mod fit;
 mod infer;
 mod io;
 mod predict;
+mod reconstruct;
 mod replay;
 
 use std::io::Write;
@@ -38,6 +39,9 @@ enum Command {
     Predict(predict::PredictArgs),
     /// Topic proportions of new documents under a saved LDA model.
     Infer(infer::InferArgs),
+    /// Score new binary images under a saved sigmoid belief network (lower bound, pixel
+    /// accuracy of the reconstruction, hidden-unit posterior means).
+    Reconstruct(reconstruct::ReconstructArgs),
     /// Replay a fit's ledger.json and report its epsilon (as `dp-accountant replay`).
     Replay(replay::ReplayArgs),
 }
@@ -50,6 +54,7 @@ pub fn main() -> ExitCode {
         Command::Fit(cmd) => fit::run(cmd),
         Command::Predict(args) => predict::run(&args),
         Command::Infer(args) => infer::run(&args),
+        Command::Reconstruct(args) => reconstruct::run(&args),
         Command::Replay(args) => replay::run(&args),
     };
     match result {

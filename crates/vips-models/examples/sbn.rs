@@ -33,8 +33,8 @@ use rand::SeedableRng;
 use vips_models::engine::VipsModel;
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit};
 use vips_models::sbn::{
-    GRelease, Sbn, SbnConfig, SbnNatural, SbnStatistics, SyntheticSbn, baseline_pixel_accuracy,
-    block_snr, heldout_lower_bound, load_mnist_dir, pixel_accuracy,
+    GRelease, Sbn, SbnConfig, SbnNatural, SbnStatistics, baseline_pixel_accuracy, block_snr,
+    heldout_lower_bound, load_mnist_dir, pixel_accuracy,
 };
 
 mod common;
@@ -347,17 +347,14 @@ fn run(args: Args) -> Result<(), CliError> {
 }
 
 /// Training images of the synthetic data set (the generator's configured size: public).
-const SYNTHETIC_TRAIN: usize = 4000;
+const SYNTHETIC_TRAIN: usize = vips_models::sbn::SYNTHETIC_TRAIN;
 
+/// The library's embedded synthetic data (`vips_models::sbn::synthetic_images`).
 fn synthetic() -> (
     Vec<vips_models::sbn::BinaryImage>,
     Vec<vips_models::sbn::BinaryImage>,
     String,
 ) {
-    let truth = SyntheticSbn::random(64, 8, 11);
-    (
-        truth.sample(SYNTHETIC_TRAIN, 1),
-        truth.sample(1000, 2),
-        "synthetic".into(),
-    )
+    let (train, test) = vips_models::sbn::synthetic_images();
+    (train, test, "synthetic".into())
 }

@@ -7,6 +7,7 @@ mod lda;
 mod linreg;
 mod mog;
 mod pbp;
+mod sbn;
 mod uci;
 
 use std::path::{Path, PathBuf};
@@ -28,21 +29,14 @@ pub enum FitCommand {
     /// LDA (VIPS) on raw text (public or privately selected vocabulary) or a UCI bag-of-words
     /// folder with a declared-public vocabulary.
     Lda(lda::Args),
-    /// Sigmoid belief network: not yet available in dp-bayes.
-    Sbn(Unavailable),
+    /// Sigmoid belief network (VIPS, Pólya-Gamma augmentation) on binarised IDX images (a file
+    /// or an MNIST-style directory) or the embedded synthetic data.
+    Sbn(sbn::Args),
     /// Mixture of Gaussians (SEP / DP-SEP) on a CSV of points or synthetic data.
     Mog(mog::Args),
     /// Probabilistic backpropagation (a Bayesian ReLU network; SEP / DP-SEP) on a UCI split
     /// folder.
     Pbp(pbp::Args),
-}
-
-/// The arguments of a model that is not available yet (accepted and ignored, so that the
-/// error says what is missing rather than which flag is unknown).
-#[derive(clap::Args, Debug)]
-pub struct Unavailable {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., hide = true)]
-    rest: Vec<String>,
 }
 
 /// The flags every `fit` shares: the privacy budget and the output.
@@ -154,20 +148,11 @@ pub fn run(cmd: FitCommand) -> Result<(), CliError> {
         FitCommand::Linreg(args) => (linreg::fit(&args)?, args.common),
         FitCommand::Blr(args) => (blr::fit(&args)?, args.common),
         FitCommand::Lda(args) => (lda::fit(&args)?, args.common),
-        FitCommand::Sbn(_) => {
-            return Err(unavailable(
-                "sbn",
-                "meanwhile use the vips-models example `sbn`",
-            ));
-        }
+        FitCommand::Sbn(args) => (sbn::fit(&args)?, args.common),
         FitCommand::Mog(args) => (mog::fit(&args)?, args.common),
         FitCommand::Pbp(args) => (pbp::fit(&args)?, args.common),
     };
     finish(&fitted, &common)
-}
-
-fn unavailable(model: &'static str, hint: &'static str) -> CliError {
-    CliError::NotYetAvailable { model, hint }
 }
 
 fn path_text(p: &Path) -> String {

@@ -1,0 +1,336 @@
+//! `dp-bayes fit sbn`: a sigmoid belief network (one hidden layer, Pólya-Gamma augmentation)
+//! fitted with VIPS, private with `--epsilon`, on binarised IDX images (one file, or an
+//! MNIST-style directory) or the embedded synthetic data. Saves the posterior moments
+//! ([`SavedSbn`]) and scores the held-out images with them.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use vips_models::engine::{StepSize, Stop, SviConfig, fit as engine_fit};
+use vips_models::sbn::{
+    BinaryImage, GRelease, SYNTHETIC_HIDDEN, SYNTHETIC_TEST, SYNTHETIC_TRAIN, SavedSbn, Sbn,
+    SbnConfig, SbnError, SbnStatistics, baseline_pixel_accuracy, load_idx_images, load_mnist_dir,
+    synthetic_images,
+};
+
+use super::{Common, Fitted, count, positive};
+use crate::cli::error::{CliError, usage};
+use crate::cli::io::num;
+
+/// Arguments of `fit sbn`.
+#[derive(clap::Args, Debug)]
+#[command(allow_negative_numbers = true)]
+pub struct Args {
+    /// Training images: one IDX image file (`0x00000803`, gzip-compressed or not).
+    #[arg(long, conflicts_with_all = ["mnist", "synthetic"])]
+    idx: Option<PathBuf>,
+    /// Held-out images for the held-out bound (an IDX image file; with --idx only).
+    #[arg(long, requires = "idx")]
+    test_idx: Option<PathBuf>,
+    /// An MNIST-style directory: train-images-idx3-ubyte[.gz] for training,
+    /// t10k-images-idx3-ubyte[.gz] held out.
+    #[arg(long, conflicts_with = "synthetic")]
+    mnist: Option<PathBuf>,
+    /// The embedded synthetic data: 4000 training and 1000 held-out 8 x 8 images from a known
+    /// SBN with 8 hidden units (sizes public: the default population of a private fit).
+    #[arg(long)]
+    synthetic: bool,
+    /// Binarisation threshold: IDX pixel >= threshold is 1 (default 128; not with --synthetic).
+    #[arg(long, conflicts_with = "synthetic", value_parser = threshold)]
+    threshold: Option<u8>,
+    /// Hidden units K (default 100; 8 with --synthetic).
+    #[arg(long, value_parser = count)]
+    hidden: Option<usize>,
+    /// Expected (Poisson) batch size S, capped at the population.
+    #[arg(long, default_value_t = 400.0, value_parser = positive)]
+    batch_size: f64,
+    /// Expected passes over the training data.
+    #[arg(long, default_value_t = 1.0, value_parser = positive)]
+    passes: f64,
+    /// Allow runs of more than 10^7 iterations (refused otherwise).
+    #[arg(long)]
+    allow_long_run: bool,
+    /// SVI delay tau0 of the step size (tau0 + t)^-kappa.
+    #[arg(long, default_value_t = 1.0, value_parser = super::non_negative)]
+    tau0: f64,
+    /// SVI forgetting rate kappa, in (0.5, 1].
+    #[arg(long, default_value_t = 0.6, value_parser = positive)]
+    kappa: f64,
+    /// How G_j is released: per-unit or pooled (default: per-unit when J K^2 <= 200,000).
+    #[arg(long)]
+    g_release: Option<String>,
+    /// Released statistics: residual (six blocks) or paper (the seven of 000 Eq. 61-68).
+    #[arg(long, default_value = "residual")]
+    statistics: String,
+    /// Declared bound of the large blocks as a fraction of the worst case, in (0, 1].
+    #[arg(long, default_value_t = 0.25, value_parser = positive)]
+    clip_fraction: f64,
+    /// Held-out images scored (the first ones; each costs J K^2). Default 500.
+    #[arg(long, value_parser = count)]
+    heldout_images: Option<usize>,
+    /// Seed of the initial parameters (public randomness).
+    #[arg(long, default_value_t = 0)]
+    init_seed: u64,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// Parses `--threshold` (1 to 255).
+fn threshold(s: &str) -> Result<u8, String> {
+    match s.trim().parse::<u8>() {
+        Ok(0) => Err("must be >= 1 (0 would make every pixel 1)".into()),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!(
+            "`{}` is not a whole number in 1..=255",
+            vips_models::limits::excerpt(s)
+        )),
+    }
+}
+
+/// Images checked against the model, the error naming the file.
+fn check(model: &Sbn, images: &[BinaryImage], file: &str) -> Result<(), CliError> {
+    model.check_images(images).map_err(|e| CliError::File {
+        path: file.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// An IDX image file; every error names the file (an empty one too).
+fn load(path: &Path, bin: u8) -> Result<Vec<BinaryImage>, CliError> {
+    load_idx_images(path, bin).map_err(|e| match e {
+        SbnError::Empty(what) => CliError::File {
+            path: path_text(path),
+            reason: what.to_string(),
+        },
+        e => e.into(),
+    })
+}
+
+fn path_text(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Fits and returns the saved model and the summary parts.
+///
+/// # Privacy
+/// With `--epsilon`, every iteration is one Poisson-subsampled Gaussian release of the clipped
+/// statistics (see [`Sbn`]), accounted in the ledger under add/remove-one neighbouring at the
+/// declared `--population`. The image size `J` is read from the IDX header and treated as the
+/// public schema (as a CSV header is). The held-out scores are post-processing of the model and
+/// the held-out images; they are not covered by the guarantee for those images. Counts and
+/// timings go to the diagnostics only.
+pub fn fit(args: &Args) -> Result<Fitted, CliError> {
+    let c = &args.common;
+    let (privacy, population) = match (args.synthetic, c.epsilon, c.population) {
+        // The generator's size is public: the population of a private synthetic fit.
+        (true, Some(epsilon), None) => (
+            vips_models::engine::Privacy::Target {
+                epsilon,
+                delta: c.delta.unwrap_or(1e-5),
+            },
+            Some(SYNTHETIC_TRAIN),
+        ),
+        _ => c.privacy()?,
+    };
+    if !args.synthetic && args.idx.is_none() && args.mnist.is_none() {
+        return Err(usage(
+            "--idx",
+            "give the training images: --idx FILE, --mnist DIR or --synthetic",
+        ));
+    }
+    if args.idx.is_some() && args.test_idx.is_none() && args.heldout_images.is_some() {
+        return Err(usage(
+            "--heldout-images",
+            "has no effect without held-out images (give --test-idx FILE)",
+        ));
+    }
+    let g_release = match args.g_release.as_deref() {
+        Some("per-unit") => Some(GRelease::PerUnit),
+        Some("pooled") => Some(GRelease::Pooled),
+        Some(other) => {
+            return Err(usage(
+                "--g-release",
+                format!(
+                    "unknown `{}` (per-unit | pooled)",
+                    vips_models::limits::excerpt(other)
+                ),
+            ));
+        }
+        None => None,
+    };
+    let statistics = match args.statistics.as_str() {
+        "residual" => SbnStatistics::Residual,
+        "paper" => SbnStatistics::Paper,
+        other => {
+            return Err(usage(
+                "--statistics",
+                format!(
+                    "unknown `{}` (residual | paper)",
+                    vips_models::limits::excerpt(other)
+                ),
+            ));
+        }
+    };
+    if !(args.clip_fraction > 0.0 && args.clip_fraction <= 1.0) {
+        return Err(usage(
+            "--clip-fraction",
+            format!("must be in (0, 1], got {}", args.clip_fraction),
+        ));
+    }
+    let cancel = super::ctrl_c_token()?;
+    let start = Instant::now();
+    // 1 binarises images that are already 0/1 (the synthetic data) as they are.
+    let bin = if args.synthetic {
+        1
+    } else {
+        args.threshold.unwrap_or(128)
+    };
+    let (train, test, input, train_file, test_file) = if args.synthetic {
+        let (tr, te) = synthetic_images();
+        (
+            tr,
+            Some(te),
+            json!({"synthetic": {"train": SYNTHETIC_TRAIN, "test": SYNTHETIC_TEST}}),
+            "--synthetic".to_string(),
+            "--synthetic".to_string(),
+        )
+    } else if let Some(dir) = &args.mnist {
+        if !dir.is_dir() {
+            return Err(CliError::File {
+                path: path_text(dir),
+                reason: "not a directory (--mnist: an MNIST-style directory with \
+                         train-/t10k-images-idx3-ubyte[.gz])"
+                    .into(),
+            });
+        }
+        let (tr, te) = load_mnist_dir(dir, bin)?;
+        (
+            tr,
+            Some(te),
+            json!({"mnist": path_text(dir)}),
+            path_text(&dir.join("train-images-idx3-ubyte")),
+            path_text(&dir.join("t10k-images-idx3-ubyte")),
+        )
+    } else {
+        let file = args
+            .idx
+            .as_ref()
+            .ok_or_else(|| usage("--idx", "give --idx FILE, --mnist DIR or --synthetic"))?;
+        let tr = load(file, bin)?;
+        let te = match &args.test_idx {
+            Some(t) => Some(load(t, bin)?),
+            None => None,
+        };
+        let mut input = json!({"idx": path_text(file)});
+        if let Some(t) = &args.test_idx {
+            input["test_idx"] = json!(path_text(t));
+        }
+        (
+            tr,
+            te,
+            input,
+            path_text(file),
+            args.test_idx.as_deref().map(path_text).unwrap_or_default(),
+        )
+    };
+    let visible = train.first().map_or(0, |im| im.pixels.len());
+    let hidden = args.hidden.unwrap_or(if args.synthetic {
+        SYNTHETIC_HIDDEN
+    } else {
+        100
+    });
+    let mut cfg = SbnConfig::builder(visible, hidden)
+        .clip_fraction(args.clip_fraction)
+        .statistics(statistics);
+    if let Some(g) = g_release {
+        cfg = cfg.g_release(g);
+    }
+    let model = Sbn::new(cfg.build()?)?;
+    check(&model, &train, &train_file)?;
+    if let Some(te) = &test {
+        check(&model, te, &test_file)?;
+    }
+    let realised = train.len();
+    // S is capped at the public N (at the image count only for a non-private fit without one).
+    let cap = population.unwrap_or(realised) as f64;
+    let batch = args.batch_size.min(cap);
+    let svi = SviConfig::builder()
+        .expected_batch_size(batch)
+        .population(population)
+        .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
+        .stop(Stop::Passes {
+            passes: args.passes,
+        })
+        .privacy(privacy)
+        .accountant(c.accountant.unwrap_or_default())
+        .noise_seed(c.noise_seed)
+        .init_seed(args.init_seed)
+        .progress_bar(true)
+        .allow_long_run(args.allow_long_run)
+        .cancel(cancel)
+        .build()?;
+    let baseline = match (&test, c.diagnostics) {
+        (Some(te), true) => num(baseline_pixel_accuracy(&train, te)),
+        _ => json!("none"),
+    };
+    let fitted = engine_fit(&model, train, &svi, |_, _| {})?;
+    let (result, diag) = (fitted.result, fitted.diagnostics);
+    let saved = SavedSbn::from_fit(&model, bin, &result)?;
+    let heldout = match &test {
+        Some(te) => {
+            let scored = &te[..args.heldout_images.unwrap_or(500).min(te.len())];
+            let e = saved.evaluate(scored).map_err(|e| CliError::File {
+                path: test_file.clone(),
+                reason: e.to_string(),
+            })?;
+            json!({
+                "images": e.images,
+                "mean_lower_bound": num(e.mean_lower_bound),
+                "pixel_accuracy": num(e.pixel_accuracy),
+                "note": "the first held-out images scored by the saved model (as `dp-bayes \
+                         reconstruct` does); post-processing of the model and those images, \
+                         not covered by the guarantee for the held-out images",
+            })
+        }
+        None => json!({"note": "no held-out images (give --test-idx FILE)"}),
+    };
+    let mut diagnostics = json!({
+        "train_images": realised,
+        "realised_population": diag.realised_population,
+        "records_clipped": diag.records_clipped,
+        "baseline_pixel_accuracy": baseline,
+        "fit_seconds": num(diag.seconds),
+        "seconds": num(start.elapsed().as_secs_f64()),
+    });
+    if let Some(cpu) = diag.cpu_seconds {
+        diagnostics["cpu_seconds"] = num(cpu);
+    }
+    Ok(Fitted {
+        model: "sbn",
+        model_json: saved.to_json()?,
+        iterations: result.iterations,
+        dim: visible * hidden + visible + hidden,
+        heldout,
+        settings: json!({
+            "input": input,
+            "visible": visible,
+            "hidden": hidden,
+            "threshold": bin,
+            "g_release": Value::from(match model.config().g_release() {
+                GRelease::PerUnit => "per-unit",
+                GRelease::Pooled => "pooled",
+            }),
+            "statistics": args.statistics,
+            "clip_fraction": num(args.clip_fraction),
+            "expected_batch_size": num(result.privacy.expected_batch_size),
+            "sampling_rate": num(result.privacy.sampling_rate),
+            "passes": num(args.passes),
+            "tau0": num(args.tau0),
+            "kappa": num(args.kappa),
+            "init_seed": args.init_seed,
+        }),
+        diagnostics,
+        privacy: result.privacy,
+    })
+}
