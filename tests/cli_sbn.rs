@@ -323,6 +323,13 @@ fn bad_inputs_exit_2_naming_the_flag_or_file() {
         &["reconstruct", "--model", s(&model), "--idx", s(&wide)],
         &["wide.idx", "25 pixels", "expects 16"],
     );
+    // `predict` points at `reconstruct` for an SBN.
+    let csv = dir.join("rows.csv");
+    std::fs::write(&csv, "a\n1\n").unwrap();
+    fails_with(
+        &["predict", "--model", s(&model), "--csv", s(&csv)],
+        &["model.json", "reconstruct"],
+    );
     let text = std::fs::read_to_string(&model).unwrap();
     let write = |name: &str, t: &str| {
         let p = dir.join(name);

@@ -40,6 +40,12 @@ fn load(path: &std::path::Path) -> Result<Saved, CliError> {
         "linreg" => Ok(Saved::Linreg(SavedLinreg::from_json(&text, &name)?)),
         "blr" => Ok(Saved::Blr(SavedBlr::from_json(&text, &name)?)),
         "pbp" => Ok(Saved::Pbp(SavedPbp::from_json(&text, &name)?)),
+        "sbn" => Err(CliError::File {
+            path: name,
+            reason: "an sbn model scores images, not CSV rows: use `dp-bayes reconstruct \
+                     --model FILE --idx IMAGES`"
+                .into(),
+        }),
         other => Err(CliError::File {
             path: name,
             reason: format!(
