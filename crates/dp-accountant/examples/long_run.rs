@@ -3,14 +3,14 @@
 //! and a final (optimised) `epsilon_report` after the last release.
 //!
 //! ```text
-//! cargo run --release -p dp-accountant --example long_run -- [RELEASES] [rdp|pld] [tracked|exact|none] [POPULATION] [SIGMA]
+//! cargo run --release -p dp-accountant --example long_run -- [RELEASES] [rdp|pld|moments|zcdp|advanced|linear] [tracked|exact|none] [POPULATION] [SIGMA] [BUDGET_EPSILON]
 //! ```
 //!
 //! The per-release report is `epsilon_tracked(delta)` (`tracked`, the default: a valid bound,
 //! cheap), `epsilon(delta)` (`exact`: the optimised answer, one order optimisation per release)
 //! or nothing (`none`). Defaults: 430,000 releases (DP-SEP on the Naval data set) of a
 //! Poisson-subsampled Gaussian with `q = 1/10,000` and `sigma = 1.0`, RDP accountant, budget
-//! `(10, 1e-5)`. Prints the total wall-clock time of the loop (including the final report) and
+//! `(10, 1e-5)` (`BUDGET_EPSILON` sets its epsilon). Prints the total wall-clock time of the loop (including the final report) and
 //! the cost per release; figures are in docs/accountant.md, section 10.
 use std::time::Instant;
 
@@ -21,15 +21,16 @@ use dp_accountant::{
 fn main() -> Result<(), AccountantError> {
     let mut args = std::env::args().skip(1);
     let releases: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(430_000);
-    let kind = match args.next().as_deref() {
-        Some("pld") => AccountantKind::Pld,
-        _ => AccountantKind::Rdp,
+    let kind = match args.next() {
+        Some(name) => name.parse::<AccountantKind>()?,
+        None => AccountantKind::Rdp,
     };
     let report = args.next().unwrap_or_else(|| "tracked".to_string());
     let population: f64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(10_000.0);
     let sigma: f64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let budget_epsilon: f64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(10.0);
     let step = PrivacyEvent::poisson_subsampled_gaussian(sigma, 1.0 / population)?;
-    let budget = Budget::new(10.0, 1e-5)?;
+    let budget = Budget::new(budget_epsilon, 1e-5)?;
     let config = AccountantConfig::default().with_accountant(kind);
     let mut ledger = Accountant::with_config(config)?;
 
