@@ -3,15 +3,19 @@
 //! and a final (optimised) `epsilon_report` after the last release.
 //!
 //! ```text
-//! cargo run --release -p dp-accountant --example long_run -- [RELEASES] [rdp|pld|moments|zcdp|advanced|linear] [tracked|exact|none] [POPULATION] [SIGMA] [BUDGET_EPSILON]
+//! cargo run --release -p dp-accountant --example long_run -- [RELEASES] [ACCOUNTANT] \
+//!     [tracked|exact|none] [POPULATION] [SIGMA] [BUDGET_EPSILON]
 //! ```
+//!
+//! `ACCOUNTANT` is `rdp` (the default), `pld`, `moments`, `zcdp`, `advanced` or `linear`.
 //!
 //! The per-release report is `epsilon_tracked(delta)` (`tracked`, the default: a valid bound,
 //! cheap), `epsilon(delta)` (`exact`: the optimised answer, one order optimisation per release)
 //! or nothing (`none`). Defaults: 430,000 releases (DP-SEP on the Naval data set) of a
 //! Poisson-subsampled Gaussian with `q = 1/10,000` and `sigma = 1.0`, RDP accountant, budget
-//! `(10, 1e-5)` (`BUDGET_EPSILON` sets its epsilon). Prints the total wall-clock time of the loop (including the final report) and
-//! the cost per release; figures are in docs/accountant.md, section 10.
+//! `(10, 1e-5)` (`BUDGET_EPSILON` sets its epsilon). Prints the total wall-clock time of the
+//! loop (including the final report) and the cost per release; figures are in
+//! docs/accountant.md, section 10.
 use std::time::Instant;
 
 use dp_accountant::{
