@@ -332,17 +332,20 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     };
     let privacy = match args.epsilon {
         None => None,
-        Some(epsilon) => Some(PbpPrivacy {
-            epsilon,
-            delta: args.delta.unwrap_or(DEFAULT_DELTA),
-            noise_rng: args
-                .noise_seed
-                .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed }),
-            population: args.population.ok_or(SepError::MissingPublicInput {
-                input: "population size N",
-                flag: "--population",
-            })?,
-        }),
+        Some(epsilon) => Some(
+            PbpPrivacy::builder()
+                .budget(epsilon, args.delta.unwrap_or(DEFAULT_DELTA))
+                .rng(
+                    args.noise_seed
+                        .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed }),
+                )
+                .population(args.population.ok_or(SepError::MissingPublicInput {
+                    input: "population size N",
+                    flag: "--population",
+                })?)
+                .build()
+                .map_err(flagged("--epsilon / --delta / --population"))?,
+        ),
     };
     let ranges = declared_ranges(args, &data)?;
     let ranges_source = ranges.as_ref().map(|r| r.source().to_string());
@@ -397,7 +400,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         "test_log_likelihood": finite(out.metrics.log_likelihood),
         // The wall's sampler: Poisson with --batch-size (the one-record visiting order otherwise).
         "sampling": scheme_name(match (config.batching(), config.privacy()) {
-            (Batching::Poisson { .. }, Some(p)) => config.batching().sampling_for(p.population)?,
+            (Batching::Poisson { .. }, Some(p)) => config.batching().sampling_for(p.population())?,
             _ => sampling,
         }),
         "batch_size": match config.batching() {
@@ -407,12 +410,12 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         "scaling": ranges_source.map_or("training mean and std (non-private)".to_string(), |s| format!("declared public ranges: {s}")),
     });
     if let (Some(p), Some(report)) = (privacy, out.privacy.as_ref()) {
-        json["delta"] = p.delta.into();
+        json["delta"] = p.delta().into();
         json["population"] = report.population.into();
         json["noise_multiplier"] = finite(report.noise_multiplier);
         json["theta_noise_std"] = finite(report.theta_noise_std);
         json["epsilon_accounted"] = finite(report.epsilon);
-        json["noise_rng"] = p.noise_rng.describe().into();
+        json["noise_rng"] = p.noise_rng().describe().into();
         if let Some(settings) = private {
             json["recommended_settings"] = settings.note("private_pbp").into();
         }

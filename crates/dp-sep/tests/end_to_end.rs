@@ -89,12 +89,14 @@ fn pbp_prepared(dir: &Path) -> Prepared {
         .hidden(vec![4])
         .scaling(Scaling::Declared(ranges))
         .clip(1.0)
-        .privacy(PbpPrivacy {
-            epsilon: 1.0,
-            delta: 1e-5,
-            noise_rng: RngPolicy::Seeded { seed: 1 },
-            population: N_TRAIN,
-        })
+        .privacy(
+            PbpPrivacy::builder()
+                .budget(1.0, 1e-5)
+                .rng(RngPolicy::Seeded { seed: 1 })
+                .population(N_TRAIN)
+                .build()
+                .unwrap(),
+        )
         .build()
         .unwrap();
     prepare(&train, &config).unwrap()
@@ -224,12 +226,14 @@ fn pbp_private_run_without_declared_ranges_is_refused() {
     let (train, _test) = data.split(0).unwrap();
     let config = PbpConfig::builder()
         .clip(1.0)
-        .privacy(PbpPrivacy {
-            epsilon: 1.0,
-            delta: 1e-5,
-            noise_rng: RngPolicy::Seeded { seed: 1 },
-            population: N_TRAIN,
-        })
+        .privacy(
+            PbpPrivacy::builder()
+                .budget(1.0, 1e-5)
+                .rng(RngPolicy::Seeded { seed: 1 })
+                .population(N_TRAIN)
+                .build()
+                .unwrap(),
+        )
         .build()
         .unwrap();
     let err = prepare(&train, &config).unwrap_err();

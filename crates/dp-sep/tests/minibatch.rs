@@ -229,15 +229,17 @@ fn pbp_config_refuses_batches_without_privacy_or_above_the_population() {
         ),
         "{e}"
     );
-    let privacy = PbpPrivacy {
-        epsilon: 1.0,
-        delta: 1e-5,
-        population: 7,
-        noise_rng: RngPolicy::Seeded { seed: 1 },
+    let privacy = |population| {
+        PbpPrivacy::builder()
+            .budget(1.0, 1e-5)
+            .population(population)
+            .rng(RngPolicy::Seeded { seed: 1 })
+            .build()
+            .unwrap()
     };
     let e = PbpConfig::builder()
         .clip(1.0)
-        .privacy(privacy)
+        .privacy(privacy(7))
         .batching(b)
         .build()
         .unwrap_err();
@@ -253,10 +255,7 @@ fn pbp_config_refuses_batches_without_privacy_or_above_the_population() {
     );
     let ok = PbpConfig::builder()
         .clip(1.0)
-        .privacy(PbpPrivacy {
-            population: 8,
-            ..privacy
-        })
+        .privacy(privacy(8))
         .batching(b)
         .build()
         .unwrap();
@@ -288,4 +287,38 @@ fn batched_run_with_tiny_noise_finds_the_clusters() {
     run_dp_sep(&mut model, &mut state, &mut wall, &config).unwrap();
     let post = state.posterior();
     assert!(model.is_valid(&post));
+}
+
+#[test]
+fn pbp_privacy_builder_refuses_bad_or_missing_settings() {
+    use dp_sep::pbp::PbpPrivacy;
+    let name = |b: dp_sep::pbp::PbpPrivacyBuilder| match b.build().unwrap_err() {
+        SepError::InvalidParameter { name, .. } => name,
+        e => panic!("unexpected {e}"),
+    };
+    assert_eq!(name(PbpPrivacy::builder().population(10)), "epsilon");
+    assert_eq!(name(PbpPrivacy::builder().budget(1.0, 1e-5)), "population");
+    assert_eq!(
+        name(PbpPrivacy::builder().budget(1.0, 1e-5).population(0)),
+        "population"
+    );
+    assert_eq!(
+        name(PbpPrivacy::builder().budget(1.0, 0.0).population(10)),
+        "delta"
+    );
+    assert_eq!(
+        name(PbpPrivacy::builder().budget(f64::NAN, 1e-5).population(10)),
+        "epsilon"
+    );
+    assert_eq!(
+        name(PbpPrivacy::builder().budget(1e-9, 1e-5).population(10)),
+        "epsilon"
+    );
+    let ok = PbpPrivacy::builder()
+        .budget(2.0, 1e-6)
+        .population(10)
+        .build()
+        .unwrap();
+    assert_eq!((ok.epsilon(), ok.delta(), ok.population()), (2.0, 1e-6, 10));
+    assert_eq!(ok.noise_rng(), RngPolicy::OsEntropy);
 }

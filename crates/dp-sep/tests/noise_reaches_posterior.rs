@@ -213,12 +213,12 @@ fn pbp_private_run_reports_its_accounting() {
     let data = Dataset::new(x, y, 2).unwrap();
     let train = data.select(&(0..50).collect::<Vec<_>>()).unwrap();
     let test = data.select(&(50..60).collect::<Vec<_>>()).unwrap();
-    let privacy = PbpPrivacy {
-        epsilon: 1.0,
-        delta: 1e-5,
-        noise_rng: RngPolicy::Seeded { seed: 8 },
-        population: 50,
-    };
+    let privacy = PbpPrivacy::builder()
+        .budget(1.0, 1e-5)
+        .rng(RngPolicy::Seeded { seed: 8 })
+        .population(50)
+        .build()
+        .unwrap();
     // Declared public ranges (features in [0, 1], target in [-1, 1] by construction).
     let scaling = dp_sep::pbp::Scaling::Declared(dp_sep::data::PublicRanges::uniform(
         2,

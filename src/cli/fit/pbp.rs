@@ -206,12 +206,13 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         .noise_seed
         .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed });
     if let Privacy::Target { epsilon, delta } = privacy {
-        builder = builder.privacy(PbpPrivacy {
-            epsilon,
-            delta,
-            population: n,
-            noise_rng: rng_policy,
-        });
+        builder = builder.privacy(
+            PbpPrivacy::builder()
+                .budget(epsilon, delta)
+                .population(n)
+                .rng(rng_policy)
+                .build()?,
+        );
     }
     let config = builder.build()?;
     // Ctrl-C: the fit stops after the current epoch (SepError::Interrupted, exit 130).

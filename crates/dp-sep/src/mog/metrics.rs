@@ -2,6 +2,7 @@
 //! paired by mean location, the Frobenius norm of the paired mean differences, and the average
 //! KL divergence between paired Gaussians (the "KL proxy").
 
+use expfam::KlDivergence;
 use serde::{Deserialize, Serialize};
 
 use super::model::Moments;
@@ -20,17 +21,34 @@ pub struct MogAccuracy {
     pub pairing: Vec<usize>,
 }
 
-/// `KL(N(m0, S0) || N(m1, S1))`.
-pub fn kl_gaussian(p: &Moments, q: &Moments) -> Option<f64> {
-    let d = p.mean.len() as f64;
-    let chol_q = q.cov.clone().cholesky()?;
-    let chol_p = p.cov.clone().cholesky()?;
-    let tr = chol_q.solve(&p.cov).trace();
-    let dm = &q.mean - &p.mean;
-    let maha = dm.dot(&chol_q.solve(&dm));
-    let logdet =
-        |l: &nalgebra::DMatrix<f64>| 2.0 * l.diagonal().iter().map(|v| v.ln()).sum::<f64>();
-    Some(0.5 * (tr + maha - d + logdet(&chol_q.l()) - logdet(&chol_p.l())))
+/// `KL(N(m0, S0) || N(m1, S1))`, computed by `expfam`'s [`expfam::MvGaussian`] (clamped at 0 against
+/// rounding).
+///
+/// # Example
+/// ```
+/// use dp_sep::mog::{Moments, kl_gaussian};
+/// use nalgebra::{DMatrix, DVector};
+/// let p = Moments { mean: DVector::zeros(2), cov: DMatrix::identity(2, 2) };
+/// let q = Moments { mean: DVector::from_vec(vec![1.0, 0.0]), cov: DMatrix::identity(2, 2) };
+/// assert!((kl_gaussian(&p, &q)? - 0.5).abs() < 1e-15);
+/// assert_eq!(kl_gaussian(&p, &p)?, 0.0);
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+///
+/// # Errors
+/// [`SepError::InvalidNaturalParameters`] if a covariance is not symmetric positive definite or a
+/// value is not finite; [`SepError::DimensionMismatch`] if the dimensions differ.
+pub fn kl_gaussian(p: &Moments, q: &Moments) -> Result<f64, SepError> {
+    if p.mean.len() != q.mean.len() {
+        return Err(SepError::DimensionMismatch {
+            context: "kl_gaussian dimension",
+            expected: p.mean.len(),
+            got: q.mean.len(),
+        });
+    }
+    p.to_gaussian()?
+        .kl_divergence(&q.to_gaussian()?)
+        .map_err(|_| SepError::InvalidNaturalParameters("Gaussians of different dimensions"))
 }
 
 fn permutations(n: usize) -> Vec<Vec<usize>> {
@@ -78,8 +96,7 @@ pub fn compare(truth: &[Moments], estimate: &[Moments]) -> Result<MogAccuracy, S
     for (a, &b) in pairing.iter().enumerate() {
         f2 += dist(a, b);
         c2 += (&truth[a].cov - &estimate[b].cov).norm_squared();
-        kl += kl_gaussian(&truth[a], &estimate[b])
-            .ok_or(SepError::InvalidNaturalParameters("covariance not PD"))?;
+        kl += kl_gaussian(&truth[a], &estimate[b])?;
     }
     Ok(MogAccuracy {
         f_norm: f2.sqrt(),

@@ -15,6 +15,8 @@
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 
+use expfam::{ExpFamError, ExponentialFamily, GaussianNatural, MvGaussian};
+
 use crate::error::{SepError, check_positive};
 use crate::model::SepModel;
 
@@ -116,11 +118,13 @@ impl MogModel {
         }
     }
 
-    /// Natural parameters of a product of Gaussians given in moment form.
+    /// Natural parameters of a product of Gaussians given in moment form (the conversion is
+    /// `expfam`'s [`MvGaussian::natural`]; the diagonal family keeps only the diagonal of each
+    /// covariance).
     ///
     /// # Errors
-    /// [`SepError::InvalidNaturalParameters`] if a covariance is not positive definite;
-    /// [`SepError::DimensionMismatch`] for wrong sizes.
+    /// [`SepError::InvalidNaturalParameters`] if a covariance is not symmetric positive definite
+    /// or a value is not finite; [`SepError::DimensionMismatch`] for wrong sizes.
     pub fn natural_from_moments(&self, comps: &[Moments]) -> Result<Vec<f64>, SepError> {
         if comps.len() != self.j {
             return Err(SepError::DimensionMismatch {
@@ -138,38 +142,37 @@ impl MogModel {
                     got: c.mean.len(),
                 });
             }
-            let cov = match self.family {
-                Family::Full => c.cov.clone(),
-                Family::Diagonal => DMatrix::from_diagonal(&c.cov.diagonal()),
-            };
-            let prec = cov
-                .cholesky()
-                .ok_or(SepError::InvalidNaturalParameters("covariance not PD"))?
-                .inverse();
-            self.write_block(
-                &mut out[k * self.block()..(k + 1) * self.block()],
-                &prec,
-                &c.mean,
-            );
+            let natural = self.gaussian(c.mean.clone(), c.cov.clone())?.natural();
+            self.write_block(&mut out[k * self.block()..(k + 1) * self.block()], &natural);
         }
         Ok(out)
     }
 
-    fn write_block(&self, out: &mut [f64], prec: &DMatrix<f64>, mean: &DVector<f64>) {
+    /// `N(mean, cov)` of this model's family (the diagonal family drops the off-diagonal).
+    fn gaussian(&self, mean: DVector<f64>, cov: DMatrix<f64>) -> Result<MvGaussian, SepError> {
+        let cov = match self.family {
+            Family::Full => cov,
+            Family::Diagonal => DMatrix::from_diagonal(&cov.diagonal()),
+        };
+        MvGaussian::new(mean, cov).map_err(not_pd("covariance not symmetric positive definite"))
+    }
+
+    /// Writes `eta1` and `eta2` (row-major, or its diagonal) into one component's block.
+    fn write_block(&self, out: &mut [f64], natural: &GaussianNatural) {
         let d = self.d;
-        let h = prec * mean;
-        out[..d].copy_from_slice(h.as_slice());
+        out[..d].copy_from_slice(natural.eta1().as_slice());
+        let eta2 = natural.eta2();
         match self.family {
             Family::Full => {
                 for r in 0..d {
                     for c in 0..d {
-                        out[d + r * d + c] = -0.5 * 0.5 * (prec[(r, c)] + prec[(c, r)]);
+                        out[d + r * d + c] = eta2[(r, c)];
                     }
                 }
             }
             Family::Diagonal => {
                 for r in 0..d {
-                    out[d + r] = -0.5 * prec[(r, r)];
+                    out[d + r] = eta2[(r, r)];
                 }
             }
         }
@@ -187,11 +190,17 @@ impl MogModel {
         }
     }
 
-    /// Moments of every component of `theta`.
-    ///
-    /// # Errors
-    /// [`SepError::InvalidNaturalParameters`] if a precision is not positive definite.
-    pub fn moments(&self, theta: &[f64]) -> Result<Vec<Moments>, SepError> {
+    /// One component's block as `expfam` natural parameters (`h`, precision symmetrised).
+    fn natural_of(&self, block: &[f64]) -> Result<GaussianNatural, SepError> {
+        GaussianNatural::from_precision(
+            DVector::from_column_slice(&block[..self.d]),
+            self.precision_of(block),
+        )
+        .map_err(not_pd("a component's natural parameters are not finite"))
+    }
+
+    /// Every component of `theta` as an `expfam` Gaussian ([`MvGaussian::from_natural`]).
+    fn gaussians(&self, theta: &[f64]) -> Result<Vec<MvGaussian>, SepError> {
         if theta.len() != self.dim() {
             return Err(SepError::DimensionMismatch {
                 context: "MogModel::moments",
@@ -201,19 +210,20 @@ impl MogModel {
         }
         (0..self.j)
             .map(|k| {
-                let b = &theta[k * self.block()..(k + 1) * self.block()];
-                let prec = self.precision_of(b);
-                let chol = prec.cholesky().ok_or(SepError::InvalidNaturalParameters(
-                    "a component's precision is not PD",
-                ))?;
-                let h = DVector::from_column_slice(&b[..self.d]);
-                let mean = chol.solve(&h);
-                Ok(Moments {
-                    mean,
-                    cov: chol.inverse(),
-                })
+                let natural = self.natural_of(&theta[k * self.block()..(k + 1) * self.block()])?;
+                MvGaussian::from_natural(&natural)
+                    .map_err(not_pd("a component's precision is not PD"))
             })
             .collect()
+    }
+
+    /// Moments of every component of `theta`.
+    ///
+    /// # Errors
+    /// [`SepError::DimensionMismatch`] for a wrong length; [`SepError::InvalidNaturalParameters`]
+    /// if a precision is not positive definite or a value is not finite.
+    pub fn moments(&self, theta: &[f64]) -> Result<Vec<Moments>, SepError> {
+        Ok(self.gaussians(theta)?.iter().map(Moments::from).collect())
     }
 
     /// The prior `N(m0, I)` on every mean, in natural parameters.
@@ -229,13 +239,43 @@ impl MogModel {
     }
 }
 
-fn log_gauss_isotropic_plus(x: &DVector<f64>, m: &DVector<f64>, cov: &DMatrix<f64>) -> Option<f64> {
-    let chol = cov.clone().cholesky()?;
-    let r = x - m;
-    let z = chol.solve(&r);
-    let logdet: f64 = 2.0 * chol.l().diagonal().iter().map(|v| v.ln()).sum::<f64>();
-    let d = x.len() as f64;
-    Some(-0.5 * (d * (2.0 * std::f64::consts::PI).ln() + logdet + r.dot(&z)))
+/// Maps an `expfam` refusal (not positive definite, not finite, not symmetric) to
+/// [`SepError::InvalidNaturalParameters`] with a fixed reason (never a value).
+fn not_pd(reason: &'static str) -> impl Fn(ExpFamError) -> SepError {
+    move |_| SepError::InvalidNaturalParameters(reason)
+}
+
+impl From<&MvGaussian> for Moments {
+    fn from(g: &MvGaussian) -> Self {
+        Self {
+            mean: g.mean().clone(),
+            cov: g.cov().clone(),
+        }
+    }
+}
+
+impl Moments {
+    /// This Gaussian as an `expfam` [`MvGaussian`] (which validates it).
+    ///
+    /// # Example
+    /// ```
+    /// use dp_sep::mog::Moments;
+    /// use nalgebra::{DMatrix, DVector};
+    /// let m = Moments { mean: DVector::zeros(2), cov: DMatrix::identity(2, 2) };
+    /// assert!((m.to_gaussian()?.ln_det_cov()).abs() < 1e-15);
+    /// let bad = Moments { mean: DVector::zeros(2), cov: -DMatrix::identity(2, 2) };
+    /// assert!(bad.to_gaussian().is_err());
+    /// # Ok::<(), dp_sep::SepError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`SepError::InvalidNaturalParameters`] if the covariance is not symmetric positive
+    /// definite, a value is not finite, or the sizes disagree.
+    pub fn to_gaussian(&self) -> Result<MvGaussian, SepError> {
+        MvGaussian::new(self.mean.clone(), self.cov.clone()).map_err(not_pd(
+            "a Gaussian's covariance is not symmetric positive definite",
+        ))
+    }
 }
 
 impl SepModel for MogModel {
@@ -249,47 +289,47 @@ impl SepModel for MogModel {
         if record.len() != self.d || record.iter().any(|v| !v.is_finite()) {
             return false;
         }
-        let Ok(comps) = self.moments(cavity) else {
+        let Ok(comps) = self.gaussians(cavity) else {
             return false;
         };
         let x = DVector::from_column_slice(record);
         let s2 = self.noise_var;
         let eye = DMatrix::<f64>::identity(self.d, self.d);
+        // Responsibilities from the predictive N(x; m_j, V_j + s^2 I).
         let mut logw = Vec::with_capacity(self.j);
         for c in &comps {
-            match log_gauss_isotropic_plus(&x, &c.mean, &(&c.cov + &eye * s2)) {
-                Some(l) => logw.push(l),
-                None => return false,
+            let Ok(predictive) = MvGaussian::new(c.mean().clone(), c.cov() + &eye * s2) else {
+                return false;
+            };
+            match predictive.ln_pdf(&x) {
+                Ok(l) => logw.push(l),
+                Err(_) => return false,
             }
         }
         let mx = logw.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let z: f64 = logw.iter().map(|l| (l - mx).exp()).sum();
         for (k, c) in comps.iter().enumerate() {
             let r = (logw[k] - mx).exp() / z;
-            let Some(prec_cav) = c.cov.clone().cholesky().map(|ch| ch.inverse()) else {
+            // One-point posterior in natural form: precision V^-1 + I/s^2, h = V^-1 m + x/s^2.
+            let prec_cav = c.precision();
+            let h_post = &prec_cav * c.mean() + &x / s2;
+            let Ok(post) = GaussianNatural::from_precision(h_post, prec_cav + &eye / s2)
+                .and_then(|n| n.to_moments())
+            else {
                 return false;
             };
-            let prec_post = &prec_cav + &eye / s2;
-            let Some(chol_post) = prec_post.cholesky() else {
-                return false;
-            };
-            let v_post = chol_post.inverse();
-            let m_post = &v_post * (&prec_cav * &c.mean + &x / s2);
-            let mean = &m_post * r + &c.mean * (1.0 - r);
-            let second = (&v_post + &m_post * m_post.transpose()) * r
-                + (&c.cov + &c.mean * c.mean.transpose()) * (1.0 - r);
+            let (m_post, v_post) = (post.mean(), post.cov());
+            let mean = m_post * r + c.mean() * (1.0 - r);
+            let second = (v_post + m_post * m_post.transpose()) * r
+                + (c.cov() + c.mean() * c.mean().transpose()) * (1.0 - r);
             let mut cov = second - &mean * mean.transpose();
             cov = (&cov + cov.transpose()) * 0.5;
-            if self.family == Family::Diagonal {
-                cov = DMatrix::from_diagonal(&cov.diagonal());
-            }
-            let Some(prec) = cov.cholesky().map(|ch| ch.inverse()) else {
+            let Ok(matched) = self.gaussian(mean, cov) else {
                 return false;
             };
             self.write_block(
                 &mut out[k * self.block()..(k + 1) * self.block()],
-                &prec,
-                &mean,
+                &matched.natural(),
             );
         }
         true
@@ -299,9 +339,8 @@ impl SepModel for MogModel {
         theta.len() == self.dim()
             && theta.iter().all(|v| v.is_finite())
             && (0..self.j).all(|k| {
-                self.precision_of(&theta[k * self.block()..(k + 1) * self.block()])
-                    .cholesky()
-                    .is_some()
+                self.natural_of(&theta[k * self.block()..(k + 1) * self.block()])
+                    .is_ok_and(|n| n.is_proper())
             })
     }
 
@@ -322,7 +361,88 @@ impl SepModel for MogModel {
             // Keep the mean direction h as released; only the precision is projected.
             let h = DVector::from_column_slice(&b[..self.d]);
             let mean = fixed.clone().cholesky().map(|c| c.solve(&h)).unwrap_or(h);
-            self.write_block(b, &fixed, &mean);
+            let h = &fixed * mean;
+            let fixed = (&fixed + fixed.transpose()) * 0.5;
+            let Ok(natural) = GaussianNatural::from_precision(h, fixed) else {
+                continue;
+            };
+            self.write_block(b, &natural);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comps(d: usize) -> Vec<Moments> {
+        vec![
+            Moments {
+                mean: DVector::from_fn(d, |i, _| i as f64 - 0.5),
+                cov: DMatrix::from_fn(d, d, |r, c| if r == c { 0.5 } else { 0.1 }),
+            },
+            Moments {
+                mean: DVector::from_element(d, 2.0),
+                cov: DMatrix::identity(d, d) * 0.25,
+            },
+        ]
+    }
+
+    #[test]
+    fn moments_round_trip_through_expfam() {
+        let model = MogModel::new(2, 3, 0.5, Family::Full).unwrap();
+        let theta = model.natural_from_moments(&comps(3)).unwrap();
+        assert!(model.is_valid(&theta));
+        for (got, want) in model.moments(&theta).unwrap().iter().zip(comps(3)) {
+            assert!((&got.mean - &want.mean).amax() < 1e-12);
+            assert!((&got.cov - &want.cov).amax() < 1e-12);
+        }
+        // The diagonal family keeps the diagonal only.
+        let diag = MogModel::new(2, 3, 0.5, Family::Diagonal).unwrap();
+        let back = diag
+            .moments(&diag.natural_from_moments(&comps(3)).unwrap())
+            .unwrap();
+        assert_eq!(back[0].cov[(0, 1)], 0.0);
+        assert!((back[0].cov[(1, 1)] - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bad_covariances_are_typed_errors() {
+        let model = MogModel::new(2, 2, 0.5, Family::Full).unwrap();
+        let mut c = comps(2);
+        c[1].cov = -DMatrix::identity(2, 2);
+        assert!(matches!(
+            model.natural_from_moments(&c),
+            Err(SepError::InvalidNaturalParameters(_))
+        ));
+        c[1].cov = DMatrix::from_row_slice(2, 2, &[1.0, 0.5, 0.0, 1.0]);
+        assert!(matches!(
+            model.natural_from_moments(&c),
+            Err(SepError::InvalidNaturalParameters(_))
+        ));
+        let mut theta = model.prior();
+        theta[2] = 1.0; // eta2[0][0] > 0: not a proper Gaussian
+        assert!(!model.is_valid(&theta));
+        assert!(model.moments(&theta).is_err());
+    }
+
+    #[test]
+    fn one_component_tilted_is_the_conjugate_update() {
+        // J = 1, d = 1: r = 1, so the tilted distribution is the exact posterior
+        // N(m', v') with v' = 1 / (1/v + 1/s^2), m' = v' (m/v + x/s^2).
+        let model = MogModel::new(1, 1, 0.5, Family::Full).unwrap();
+        let cavity = model
+            .natural_from_moments(&[Moments {
+                mean: DVector::from_element(1, 0.3),
+                cov: DMatrix::from_element(1, 1, 2.0),
+            }])
+            .unwrap();
+        let mut out = vec![0.0; model.dim()];
+        assert!(model.tilted(&cavity, &vec![1.0], &mut out));
+        let v = 1.0 / (0.5 + 4.0);
+        let m = v * (0.3 / 2.0 + 1.0 / 0.25);
+        assert!((out[1] + 0.5 / v).abs() < 1e-12);
+        assert!((out[0] - m / v).abs() < 1e-12);
+        assert!(!model.tilted(&cavity, &vec![f64::NAN], &mut out));
     }
 }

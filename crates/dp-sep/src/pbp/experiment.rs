@@ -67,23 +67,128 @@ pub enum Scaling {
 
 /// What makes a PBP run a DP-SEP run: the budget of the whole run, the declared public
 /// population and the RNG of the privacy wall. (vips-models' `engine::Privacy` is the
-/// corresponding setting of its SVI driver.) Checked by [`PbpConfigBuilder::build`].
+/// corresponding setting of its SVI driver.) Build with [`PbpPrivacy::builder`], which checks
+/// every field; [`PbpConfigBuilder::build`] checks how it combines with the rest of the run.
 ///
 /// # Privacy
 /// Every field is public: none is computed from the training records.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// # Example
+/// ```
+/// use dp_core::RngPolicy;
+/// use dp_sep::pbp::PbpPrivacy;
+/// let privacy = PbpPrivacy::builder()
+///     .budget(1.0, 1e-5)
+///     .population(1439)
+///     .rng(RngPolicy::OsEntropy)
+///     .build()?;
+/// assert_eq!(privacy.population(), 1439);
+/// // delta must lie in (0, 1); the population has no default.
+/// assert!(PbpPrivacy::builder().budget(1.0, 1.0).population(10).build().is_err());
+/// assert!(PbpPrivacy::builder().budget(1.0, 1e-5).build().is_err());
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct PbpPrivacy {
+    epsilon: f64,
+    delta: f64,
+    population: usize,
+    noise_rng: dp_core::RngPolicy,
+}
+
+/// Unchecked [`PbpPrivacy`]: the budget and the population are required, the RNG defaults to
+/// [`dp_core::RngPolicy::OsEntropy`].
+#[derive(Clone, Copy, Debug)]
+pub struct PbpPrivacyBuilder {
+    budget: Option<(f64, f64)>,
+    population: Option<usize>,
+    noise_rng: dp_core::RngPolicy,
+}
+
+impl PbpPrivacy {
+    /// A builder with no budget, no population and OS-entropy noise.
+    pub fn builder() -> PbpPrivacyBuilder {
+        PbpPrivacyBuilder {
+            budget: None,
+            population: None,
+            noise_rng: dp_core::RngPolicy::OsEntropy,
+        }
+    }
     /// Epsilon of the whole run, in `[dp_sep::limits::MIN_EPSILON, inf)`.
-    pub epsilon: f64,
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
     /// Delta of the whole run, in `(0, 1)`.
-    pub delta: f64,
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
     /// Declared public population size `N` of the training data (the example's
     /// `--population`): used for `q = 1/N`, SEP's `N` copies of the factor, the `epochs * N`
     /// steps and the default `gamma`. Never the realised number of records.
-    pub population: usize,
-    /// RNG of the wall's record draws and noise (OS entropy by default; a seed only for
-    /// reproducible experiments).
-    pub noise_rng: dp_core::RngPolicy,
+    pub fn population(&self) -> usize {
+        self.population
+    }
+    /// RNG of the wall's record draws and noise.
+    pub fn noise_rng(&self) -> dp_core::RngPolicy {
+        self.noise_rng
+    }
+}
+
+impl PbpPrivacyBuilder {
+    /// The whole run's budget `(epsilon, delta)` (required).
+    pub fn budget(mut self, epsilon: f64, delta: f64) -> Self {
+        self.budget = Some((epsilon, delta));
+        self
+    }
+    /// Declared public population size `N` (required): a public figure, never the count of the
+    /// private records.
+    pub fn population(mut self, population: usize) -> Self {
+        self.population = Some(population);
+        self
+    }
+    /// RNG of the wall's record draws and noise (default [`dp_core::RngPolicy::OsEntropy`]; a
+    /// seed only for reproducible experiments).
+    pub fn rng(mut self, noise_rng: dp_core::RngPolicy) -> Self {
+        self.noise_rng = noise_rng;
+        self
+    }
+
+    /// Validates the settings.
+    ///
+    /// # Errors
+    /// [`SepError::InvalidParameter`] for a missing budget or population, an epsilon below
+    /// [`crate::limits::MIN_EPSILON`] or not finite, a delta outside `(0, 1)` or a zero
+    /// population.
+    pub fn build(self) -> Result<PbpPrivacy, SepError> {
+        let missing = |name| SepError::InvalidParameter {
+            name,
+            value: f64::NAN,
+            reason: "must be given (PbpPrivacy::builder has no default for it)",
+        };
+        let (epsilon, delta) = self.budget.ok_or(missing("epsilon"))?;
+        let population = self.population.ok_or(missing("population"))?;
+        crate::factor::check_epsilon(epsilon)?;
+        if !(delta > 0.0 && delta < 1.0) {
+            return Err(SepError::InvalidParameter {
+                name: "delta",
+                value: delta,
+                reason: "must be in (0, 1)",
+            });
+        }
+        if population == 0 {
+            return Err(SepError::InvalidParameter {
+                name: "population",
+                value: 0.0,
+                reason: "must be >= 1",
+            });
+        }
+        Ok(PbpPrivacy {
+            epsilon,
+            delta,
+            population,
+            noise_rng: self.noise_rng,
+        })
+    }
 }
 
 impl PbpConfig {
@@ -100,10 +205,10 @@ impl PbpConfig {
     ///     .clip(1.0)
     ///     .gamma(1.0)
     ///     .sampling(SamplingScheme::uniform_single())
-    ///     .privacy(PbpPrivacy { epsilon: 1.0, delta: 1e-5, population: 1439,
-    ///                           noise_rng: RngPolicy::OsEntropy })
+    ///     .privacy(PbpPrivacy::builder().budget(1.0, 1e-5).population(1439)
+    ///         .rng(RngPolicy::OsEntropy).build()?)
     ///     .build()?;
-    /// assert_eq!(config.privacy().map(|p| p.population), Some(1439));
+    /// assert_eq!(config.privacy().map(|p| p.population()), Some(1439));
     /// // DP-SEP needs a clip norm.
     /// assert!(PbpConfig::builder().privacy(config.privacy().unwrap()).build().is_err());
     /// # Ok::<(), dp_sep::SepError>(())
@@ -227,9 +332,8 @@ impl PbpConfigBuilder {
     ///
     /// # Errors
     /// [`SepError::InvalidParameter`] for zero epochs, a `gamma` or `clip` not finite and
-    /// `> 0`, a private run with a method other than SEP or without a clip norm, an epsilon
-    /// below [`crate::limits::MIN_EPSILON`] or not finite, a delta outside `(0, 1)` or a zero
-    /// population, a Poisson batch for a non-private run or of expected size `0` or above the
+    /// `> 0`, a private run with a method other than SEP or without a clip norm (the privacy
+    /// settings themselves are checked by [`PbpPrivacyBuilder::build`]), a Poisson batch for a non-private run or of expected size `0` or above the
     /// declared population; [`SepError::UnsupportedSampling`] for a batch scheme as the
     /// visiting order.
     pub fn build(self) -> Result<PbpConfig, SepError> {
@@ -237,7 +341,7 @@ impl PbpConfigBuilder {
         if let Batching::Poisson { .. } = c.batching {
             match c.privacy {
                 Some(p) => {
-                    c.batching.sampling_for(p.population)?;
+                    c.batching.sampling_for(p.population())?;
                 }
                 None => {
                     return Err(SepError::InvalidParameter {
@@ -262,7 +366,7 @@ impl PbpConfigBuilder {
             check_positive("clip", clip)?;
         }
         crate::sep::check_scheme(c.sampling)?;
-        if let Some(p) = c.privacy {
+        if c.privacy.is_some() {
             if c.method != Method::Sep {
                 return Err(SepError::InvalidParameter {
                     name: "method",
@@ -275,21 +379,6 @@ impl PbpConfigBuilder {
                     name: "clip",
                     value: f64::NAN,
                     reason: "DP-SEP needs a clip norm C",
-                });
-            }
-            crate::factor::check_epsilon(p.epsilon)?;
-            if !(p.delta > 0.0 && p.delta < 1.0) {
-                return Err(SepError::InvalidParameter {
-                    name: "delta",
-                    value: p.delta,
-                    reason: "must be in (0, 1)",
-                });
-            }
-            if p.population == 0 {
-                return Err(SepError::InvalidParameter {
-                    name: "population",
-                    value: 0.0,
-                    reason: "must be >= 1",
                 });
             }
         }
@@ -384,7 +473,7 @@ pub fn prepare(train: &Dataset, config: &PbpConfig) -> Result<Prepared, SepError
     let records = records(&scaled);
     let mut rng = ChaCha20Rng::seed_from_u64(config.seed);
     // SEP's N: the declared population for a private run, the realised count otherwise.
-    let n = config.privacy.map_or(records.len(), |p| p.population);
+    let n = config.privacy.map_or(records.len(), |p| p.population());
     let state = model.initial_state(n, &mut rng)?;
     Ok(Prepared {
         model,
@@ -461,11 +550,11 @@ pub fn run_pbp_observed(
             let plan = WallPlan::builder()
                 .population(n)
                 .dim(crate::SepModel::dim(&model))
-                .budget(privacy.epsilon, privacy.delta)
+                .budget(privacy.epsilon(), privacy.delta())
                 .clip(clip)
                 .steps(config.batching.planned_steps(config.epochs, n, true)?)
                 .sampling(sampling)
-                .rng(privacy.noise_rng)
+                .rng(privacy.noise_rng())
                 .build()?;
             let mut wall = FactorWall::new(recs, &plan)?;
             let mut state = state0;

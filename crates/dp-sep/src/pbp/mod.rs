@@ -10,8 +10,8 @@ pub mod saved;
 
 pub use evaluate::{Metrics, evaluate};
 pub use experiment::{
-    Method, PbpConfig, PbpConfigBuilder, PbpDiagnostics, PbpOutcome, PbpPrivacy, Prepared, Scaling,
-    prepare, run_pbp, run_pbp_observed,
+    Method, PbpConfig, PbpConfigBuilder, PbpDiagnostics, PbpOutcome, PbpPrivacy, PbpPrivacyBuilder,
+    Prepared, Scaling, prepare, run_pbp, run_pbp_observed,
 };
 pub use model::{GAMMA_PRIOR, Labelled, PbpModel, records};
 pub use network::Architecture;
