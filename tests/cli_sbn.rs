@@ -304,6 +304,22 @@ fn bad_inputs_exit_2_naming_the_flag_or_file() {
         ],
         &["--clip-fraction"],
     );
+    // A model file too large for any reader is refused before the fit.
+    let mnist_sized = dir.join("big.idx");
+    write_idx(&mnist_sized, 10, 28, 28, 4);
+    fails_with(
+        &[
+            "fit",
+            "sbn",
+            "--idx",
+            s(&mnist_sized),
+            "--hidden",
+            "200",
+            "--out",
+            o,
+        ],
+        &["--hidden", "MB"],
+    );
     assert!(!out.join("model.json").exists(), "nothing written");
     // A real model for the reconstruct errors.
     let r = ok_json(&[

@@ -18,6 +18,10 @@ pub const MODEL_FORMAT_VERSION: u32 = 1;
 /// this crate).
 const MAX_MODEL_BYTES: u64 = 256 << 20;
 
+/// Largest model file [`read_model_file`] reads (256 MiB): a writer can refuse a model that
+/// would be larger, rather than write a file nothing reads.
+pub const MAX_MODEL_FILE_BYTES: u64 = MAX_MODEL_BYTES;
+
 /// Why a model file cannot be used. Every variant names the file.
 #[derive(Debug, Error)]
 #[non_exhaustive]

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use vips_models::engine::{StepSize, Stop, SviConfig, fit as engine_fit};
+use vips_models::saved::MAX_MODEL_FILE_BYTES;
 use vips_models::sbn::{
     BinaryImage, GRelease, SYNTHETIC_HIDDEN, SYNTHETIC_TEST, SYNTHETIC_TRAIN, SavedSbn, Sbn,
     SbnConfig, SbnError, SbnStatistics, baseline_pixel_accuracy, load_idx_images, load_mnist_dir,
@@ -105,6 +106,18 @@ fn load(path: &Path, bin: u8) -> Result<Vec<BinaryImage>, CliError> {
         },
         e => e.into(),
     })
+}
+
+fn too_large(bytes: f64) -> CliError {
+    usage(
+        "--hidden",
+        format!(
+            "model.json would be about {:.0} MB, over the {} MB a model file is read up to (its \
+             covariances grow as J K^2): use fewer hidden units",
+            bytes / 1e6,
+            MAX_MODEL_FILE_BYTES / 1_000_000
+        ),
+    )
 }
 
 fn path_text(p: &Path) -> String {
@@ -247,6 +260,13 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         cfg = cfg.g_release(g);
     }
     let model = Sbn::new(cfg.build()?)?;
+    // model.json holds J (K (K + 1) / 2 + 2 K + 2) + 2 K numbers of about 20 characters each:
+    // refuse a model no reader would load before spending the fit on it.
+    let (j, k) = (visible as f64, hidden as f64);
+    let numbers = j * (k * (k + 1.0) / 2.0 + 2.0 * k + 2.0) + 2.0 * k;
+    if numbers * 20.0 > MAX_MODEL_FILE_BYTES as f64 {
+        return Err(too_large(numbers * 20.0));
+    }
     check(&model, &train, &train_file)?;
     if let Some(te) = &test {
         check(&model, te, &test_file)?;
@@ -277,6 +297,10 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let fitted = engine_fit(&model, train, &svi, |_, _| {})?;
     let (result, diag) = (fitted.result, fitted.diagnostics);
     let saved = SavedSbn::from_fit(&model, bin, &result)?;
+    let model_json = saved.to_json()?;
+    if model_json.len() as u64 > MAX_MODEL_FILE_BYTES {
+        return Err(too_large(model_json.len() as f64));
+    }
     let heldout = match &test {
         Some(te) => {
             let scored = &te[..args.heldout_images.unwrap_or(500).min(te.len())];
@@ -308,7 +332,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     }
     Ok(Fitted {
         model: "sbn",
-        model_json: saved.to_json()?,
+        model_json,
         iterations: result.iterations,
         dim: visible * hidden + visible + hidden,
         heldout,
