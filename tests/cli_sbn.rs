@@ -320,6 +320,19 @@ fn bad_inputs_exit_2_naming_the_flag_or_file() {
         ],
         &["--hidden", "MB"],
     );
+    fails_with(
+        &[
+            "fit",
+            "sbn",
+            "--idx",
+            s(&train),
+            "--kappa",
+            "0.3",
+            "--out",
+            o,
+        ],
+        &["--kappa"],
+    );
     assert!(!out.join("model.json").exists(), "nothing written");
     // A real model for the reconstruct errors.
     let r = ok_json(&[

@@ -191,6 +191,12 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
             format!("must be in (0, 1], got {}", args.clip_fraction),
         ));
     }
+    if !(args.kappa > 0.5 && args.kappa <= 1.0) {
+        return Err(usage(
+            "--kappa",
+            format!("must be in (0.5, 1], got {}", args.kappa),
+        ));
+    }
     let cancel = super::ctrl_c_token()?;
     let start = Instant::now();
     // 1 binarises images that are already 0/1 (the synthetic data) as they are.
