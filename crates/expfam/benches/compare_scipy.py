@@ -4,8 +4,9 @@
 Run in a venv with numpy and scipy (single thread, so it compares with the sequential Rust figure):
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python3 crates/expfam/benches/compare_scipy.py
 
-- E[ln beta] for the same 50 x 5000 topic matrix as benches/dirichlet_rows.rs, the way gensim /
-  Hoffman's onlineldavb.py compute it: psi(lambda) - psi(lambda.sum(1))[:, None].
+- E[ln beta] for the 50 x 5000 topic matrix of the former topic-matrix bench in
+  benches/dirichlet_rows.rs (its Rust side, dirichlet_expectation_rows_into, was removed in issue 18),
+  the way gensim / Hoffman's onlineldavb.py compute it: psi(lambda) - psi(lambda.sum(1))[:, None].
 - natural -> moment for the same 1000-dimensional Gaussian as benches/gaussian_conversion.rs, with
   LAPACK Cholesky (scipy.linalg.cho_factor / cho_solve) and the covariance from the factor.
 """

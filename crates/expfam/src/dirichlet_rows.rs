@@ -1,11 +1,12 @@
-//! Row-wise Dirichlet expectations for a `K x V` topic matrix (the LDA M-step hot path).
+//! Dirichlet expectations for LDA: `E[ln theta_d]` of one document's Dirichlet and the KL terms of
+//! a `K x V` topic matrix against the symmetric prior.
 //!
 //! Row `k` of `lambda` holds the variational Dirichlet parameters of topic `k` over a vocabulary
-//! of `V` words. Online LDA (Hoffman, Blei, Bach 2010) needs, at every iteration,
-//! `E[ln beta_kv] = psi(lambda_kv) - psi(sum_v lambda_kv)` (and its exponential), the
-//! normalisers `ln B(lambda_k)`, and the KL terms against the symmetric prior `Dir(eta 1)` for the
-//! ELBO / perplexity bound. Matrices are `nalgebra` (column-major); the functions walk memory in
-//! storage order.
+//! of `V` words. Online LDA's ELBO / perplexity bound (Hoffman, Blei, Bach 2010) needs
+//! `KL(Dir(lambda_k) || Dir(eta 1))`, built here from the row-wise
+//! `E[ln beta_kv] = psi(lambda_kv) - psi(sum_v lambda_kv)` and normalisers `ln B(lambda_k)`
+//! (crate-private: LDA's E-step computes its `exp(E[ln beta])` matrix itself in f32 SIMD).
+//! Matrices are `nalgebra` (column-major); the functions walk memory in storage order.
 
 use crate::check;
 use crate::error::Result;
@@ -59,30 +60,18 @@ fn row_sums(lambda: &DMatrix<f64>) -> Vec<f64> {
     sums
 }
 
-/// `E[ln theta] = psi(alpha) - psi(sum alpha)` for one Dirichlet (e.g. LDA's per-document `gamma_d`).
+/// `E[ln theta] = psi(alpha) - psi(sum alpha)` for one Dirichlet (e.g. LDA's per-document
+/// `gamma_d`), written into `out` (no allocation; for LDA's per-document loop). The entry holding
+/// more than half of the sum keeps full relative precision. (`Dirichlet::expected_log` is the
+/// allocating form on a validated family.)
 ///
 /// # Errors
 /// [`ExpFamError::TooShort`](crate::ExpFamError::TooShort) for no entries (one entry is the point mass
 /// at `theta = 1`: `E[ln theta] = 0`, as LDA with one topic needs); NaN, infinite or
 /// non-positive entries give [`ExpFamError::NonFinite`](crate::ExpFamError::NonFinite) /
-/// [`ExpFamError::OutOfDomain`](crate::ExpFamError::OutOfDomain).
-///
-/// # Example
-/// ```
-/// let e = expfam::dirichlet_expectation(&[1.0, 1.0]).unwrap();
-/// assert!((e[0] + 1.0).abs() < 1e-14); // psi(1) - psi(2) = -1
-/// ```
-pub fn dirichlet_expectation(alpha: &[f64]) -> Result<Vec<f64>> {
-    let mut out = vec![0.0; alpha.len()];
-    dirichlet_expectation_into(alpha, &mut out)?;
-    Ok(out)
-}
-
-/// As [`dirichlet_expectation`], writing into `out` (no allocation; for LDA's per-document loop).
-///
-/// # Errors
-/// As [`dirichlet_expectation`]; [`ExpFamError::DimensionMismatch`](crate::ExpFamError::DimensionMismatch)
-/// if `out.len() != alpha.len()`.
+/// [`ExpFamError::OutOfDomain`](crate::ExpFamError::OutOfDomain);
+/// [`ExpFamError::DimensionMismatch`](crate::ExpFamError::DimensionMismatch) if
+/// `out.len() != alpha.len()`.
 ///
 /// # Example
 /// ```
@@ -124,41 +113,11 @@ pub(crate) fn expectation_unchecked(alpha: &[f64], s: f64, out: &mut [f64]) {
     }
 }
 
-/// Row-wise `E[ln beta_kv] = psi(lambda_kv) - psi(sum_v lambda_kv)` for a `K x V` matrix.
-///
-/// # Errors
-/// As [`dirichlet_expectation`], for any entry; no columns or no rows is
-/// [`ExpFamError::TooShort`](crate::ExpFamError::TooShort).
-///
-/// # Example
-/// ```
-/// use nalgebra::DMatrix;
-/// let lambda = DMatrix::from_row_slice(2, 2, &[1.0, 1.0, 2.0, 2.0]);
-/// let e = expfam::dirichlet_expectation_rows(&lambda).unwrap();
-/// assert!((e[(0, 1)] + 1.0).abs() < 1e-14);          // psi(1) - psi(2)
-/// assert!((e[(1, 0)] + 1.0 / 2.0 + 1.0 / 3.0).abs() < 1e-14); // psi(2) - psi(4)
-/// ```
-pub fn dirichlet_expectation_rows(lambda: &DMatrix<f64>) -> Result<DMatrix<f64>> {
-    let mut out = DMatrix::zeros(lambda.nrows(), lambda.ncols());
-    dirichlet_expectation_rows_into(lambda, &mut out)?;
-    Ok(out)
-}
-
-/// As [`dirichlet_expectation_rows`], writing into `out` (no allocation).
-///
-/// # Errors
-/// As [`dirichlet_expectation_rows`]; [`ExpFamError::DimensionMismatch`](crate::ExpFamError::DimensionMismatch)
-/// if `out` has another shape.
-pub fn dirichlet_expectation_rows_into(
-    lambda: &DMatrix<f64>,
-    out: &mut DMatrix<f64>,
-) -> Result<()> {
-    validate(lambda)?;
-    check::same_len("out rows", lambda.nrows(), out.nrows())?;
-    check::same_len("out columns", lambda.ncols(), out.ncols())?;
+/// Row-wise `E[ln beta_kv] = psi(lambda_kv) - psi(sum_v lambda_kv)` for a validated `K x V`
+/// matrix with finite row sums.
+fn expectation_rows(lambda: &DMatrix<f64>, sums: &[f64]) -> DMatrix<f64> {
     let k = lambda.nrows();
-    let sums = row_sums(lambda);
-    check::all_finite("row sums of lambda", &sums)?;
+    let mut out = DMatrix::zeros(k, lambda.ncols());
     let psi_sums: Vec<f64> = sums.iter().map(|&s| digamma_fast(s)).collect();
     for (src, dst) in lambda
         .as_slice()
@@ -169,24 +128,13 @@ pub fn dirichlet_expectation_rows_into(
             *d = digamma_fast(x) - p;
         }
     }
-    fix_dominant_entries(lambda, &sums, out);
-    Ok(())
+    fix_dominant_entries(lambda, sums, &mut out);
+    out
 }
 
-/// Row-wise log-normalisers `ln B(lambda_k) = sum_v ln Gamma(lambda_kv) - ln Gamma(sum_v lambda_kv)`.
-///
-/// # Errors
-/// As [`dirichlet_expectation_rows`].
-///
-/// # Example
-/// ```
-/// use nalgebra::DMatrix;
-/// let lambda = DMatrix::from_row_slice(1, 2, &[1.0, 1.0]);
-/// let b = expfam::dirichlet_log_normalizer_rows(&lambda).unwrap();
-/// assert!(b[0].abs() < 1e-15); // B(1, 1) = 1
-/// ```
-pub fn dirichlet_log_normalizer_rows(lambda: &DMatrix<f64>) -> Result<DVector<f64>> {
-    validate(lambda)?;
+/// Row-wise log-normalisers `ln B(lambda_k) = sum_v ln Gamma(lambda_kv) - ln Gamma(sum_v lambda_kv)`
+/// for a validated matrix and its row sums.
+fn log_normalizer_rows(lambda: &DMatrix<f64>, sums: &[f64]) -> Vec<f64> {
     let k = lambda.nrows();
     let mut acc = vec![0.0; k];
     for col in lambda.as_slice().chunks_exact(k) {
@@ -194,11 +142,10 @@ pub fn dirichlet_log_normalizer_rows(lambda: &DMatrix<f64>) -> Result<DVector<f6
             *a += ln_gamma_pos(x);
         }
     }
-    let sums = row_sums(lambda);
-    Ok(DVector::from_iterator(
-        k,
-        acc.iter().zip(&sums).map(|(a, &s)| a - ln_gamma_pos(s)),
-    ))
+    acc.iter()
+        .zip(sums)
+        .map(|(a, &s)| a - ln_gamma_pos(s))
+        .collect()
 }
 
 /// Per-row `KL(Dir(lambda_k) || Dir(eta 1_V))` against the symmetric prior `eta > 0`.
@@ -207,7 +154,10 @@ pub fn dirichlet_log_normalizer_rows(lambda: &DMatrix<f64>) -> Result<DVector<f6
 /// this returns the `K` terms (each `>= 0`).
 ///
 /// # Errors
-/// As [`dirichlet_expectation_rows`]; `eta` must be finite and `> 0`.
+/// [`ExpFamError::TooShort`](crate::ExpFamError::TooShort) for no rows or no columns;
+/// [`ExpFamError::NonFinite`](crate::ExpFamError::NonFinite) /
+/// [`ExpFamError::OutOfDomain`](crate::ExpFamError::OutOfDomain) for an entry that is not finite
+/// and `> 0` or a row sum that overflows; `eta` must be finite and `> 0`.
 ///
 /// # Example
 /// ```
@@ -218,8 +168,11 @@ pub fn dirichlet_log_normalizer_rows(lambda: &DMatrix<f64>) -> Result<DVector<f6
 /// ```
 pub fn dirichlet_kl_rows_to_symmetric(lambda: &DMatrix<f64>, eta: f64) -> Result<DVector<f64>> {
     check::positive("eta", eta)?;
-    let e = dirichlet_expectation_rows(lambda)?;
-    let ln_b = dirichlet_log_normalizer_rows(lambda)?;
+    validate(lambda)?;
+    let sums = row_sums(lambda);
+    check::all_finite("row sums of lambda", &sums)?;
+    let e = expectation_rows(lambda, &sums);
+    let ln_b = log_normalizer_rows(lambda, &sums);
     let k = lambda.nrows();
     let v = lambda.ncols() as f64;
     let ln_b_prior = v * ln_gamma_pos(eta) - ln_gamma_pos(v * eta);
@@ -237,4 +190,44 @@ pub fn dirichlet_kl_rows_to_symmetric(lambda: &DMatrix<f64>, eta: f64) -> Result
         k,
         (0..k).map(|i| (ln_b_prior - ln_b[i] + lin[i]).max(0.0)),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Dirichlet, ExponentialFamily};
+
+    fn lambda(k: usize, v: usize) -> DMatrix<f64> {
+        DMatrix::from_fn(k, v, |i, j| {
+            0.01 + ((i * 7919 + j * 104_729) % 1000) as f64 / 37.0
+        })
+    }
+
+    #[test]
+    fn rows_match_single_dirichlet() {
+        let l = lambda(7, 300);
+        let sums = row_sums(&l);
+        let e = expectation_rows(&l, &sums);
+        let ln_b = log_normalizer_rows(&l, &sums);
+        for k in 0..7 {
+            let d = Dirichlet::new(l.row(k).iter().cloned().collect::<Vec<_>>()).unwrap();
+            let want = d.expected_log();
+            for v in 0..300 {
+                assert!((e[(k, v)] - want[v]).abs() <= 1e-14 * (1.0 + want[v].abs()));
+            }
+            assert!((ln_b[k] - d.log_partition()).abs() <= 1e-11 * (1.0 + ln_b[k].abs()));
+        }
+    }
+
+    #[test]
+    fn dominant_entries_keep_full_relative_precision() {
+        // psi(1.5) - psi(1.5 + 1e-8) ~ -9.348e-9 (mpmath); the plain difference loses 7 digits.
+        let want = -9.348_021_964_006_962e-9;
+        let l = DMatrix::from_row_slice(1, 2, &[1.5, 1e-8]);
+        let e = expectation_rows(&l, &row_sums(&l));
+        assert!(((e[(0, 0)] - want) / want).abs() < 1e-12, "{}", e[(0, 0)]);
+        let mut out = [0.0; 2];
+        dirichlet_expectation_into(&[1.5, 1e-8], &mut out).unwrap();
+        assert!(((out[0] - want) / want).abs() < 1e-12, "{}", out[0]);
+    }
 }

@@ -41,10 +41,7 @@ pub use conjugate::{
     diag_gaussian_known_precision_posterior, gamma_precision_posterior,
     gamma_precision_posterior_from_gaussian, gaussian_known_precision_posterior,
 };
-pub use dirichlet_rows::{
-    dirichlet_expectation, dirichlet_expectation_into, dirichlet_expectation_rows,
-    dirichlet_expectation_rows_into, dirichlet_kl_rows_to_symmetric, dirichlet_log_normalizer_rows,
-};
+pub use dirichlet_rows::{dirichlet_expectation_into, dirichlet_kl_rows_to_symmetric};
 pub use error::{ExpFamError, Result};
 pub use families::bernoulli::Bernoulli;
 pub use families::beta::Beta;

@@ -54,7 +54,7 @@ fn non_positive_parameters() {
         assert!(Gig::new(0.0, bad, 1.0).is_err());
         assert!(Gig::new(0.0, 1.0, bad).is_err());
         assert!(Categorical::new(vec![1.0, bad]).is_err());
-        assert!(dirichlet_expectation(&[1.0, bad]).is_err());
+        assert!(dirichlet_expectation_into(&[1.0, bad], &mut [0.0; 2]).is_err());
     }
     assert!(Bernoulli::new(0.0).is_err());
     assert!(Bernoulli::new(1.0).is_err());
@@ -125,9 +125,7 @@ fn mismatched_dimensions() {
     let d = Dirichlet::new(vec![1.0, 1.0]).unwrap();
     assert!(d.posterior(&[1.0, 2.0, 3.0]).is_err());
     assert!(d.posterior(&[1.0, -2.0]).is_err());
-    let lambda = DMatrix::from_element(2, 3, 1.0);
-    let mut out = DMatrix::zeros(3, 2);
-    assert!(dirichlet_expectation_rows_into(&lambda, &mut out).is_err());
+    assert!(dirichlet_expectation_into(&[1.0, 1.0, 1.0], &mut [0.0; 2]).is_err());
     let prior = GaussianNatural::zeros(2);
     assert!(
         gaussian_known_precision_posterior(
@@ -157,8 +155,12 @@ fn special_function_domains() {
 fn topic_matrix_bad_entries() {
     let mut lambda = DMatrix::from_element(3, 4, 0.5);
     lambda[(1, 2)] = 0.0;
-    assert!(dirichlet_expectation_rows(&lambda).is_err());
+    assert!(dirichlet_kl_rows_to_symmetric(&lambda, 0.5).is_err());
     lambda[(1, 2)] = f64::NAN;
-    assert!(dirichlet_log_normalizer_rows(&lambda).is_err());
+    assert!(dirichlet_kl_rows_to_symmetric(&lambda, 0.5).is_err());
+    lambda[(1, 2)] = f64::MAX;
+    lambda[(1, 3)] = f64::MAX;
+    assert!(dirichlet_kl_rows_to_symmetric(&lambda, 0.5).is_err());
+    assert!(dirichlet_kl_rows_to_symmetric(&DMatrix::zeros(0, 3), 0.5).is_err());
     assert!(dirichlet_kl_rows_to_symmetric(&DMatrix::from_element(2, 2, 1.0), 0.0).is_err());
 }

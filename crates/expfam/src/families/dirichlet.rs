@@ -78,7 +78,7 @@ impl Dirichlet {
     /// `E[ln theta_k] = psi(alpha_k) - psi(alpha_0)` (same as the mean parameters).
     ///
     /// Accurate to a few ulps of the result even when one `alpha_k` dominates `alpha_0` (the
-    /// plain difference would cancel); see [`dirichlet_expectation`](crate::dirichlet_expectation).
+    /// plain difference would cancel); see [`dirichlet_expectation_into`](crate::dirichlet_expectation_into).
     pub fn expected_log(&self) -> DVector<f64> {
         DVector::from_vec(expected_log_slice(self.alpha.as_slice(), self.alpha0))
     }
