@@ -11,10 +11,45 @@ use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// What the example can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+enum ExampleError {
+    /// An argument that does not parse.
+    #[error("argument {name} = {value:?} is not a {kind}")]
+    BadArgument {
+        /// The argument.
+        name: &'static str,
+        /// What was given.
+        value: String,
+        /// What it should be.
+        kind: &'static str,
+    },
+    /// The library refused its input.
+    #[error(transparent)]
+    Core(#[from] dp_core::CoreError),
+}
+
+/// Argument `name`, parsed; `default` when absent.
+fn arg<T: std::str::FromStr>(
+    value: Option<String>,
+    name: &'static str,
+    kind: &'static str,
+    default: T,
+) -> Result<T, ExampleError> {
+    value.map_or(Ok(default), |v| {
+        v.parse().map_err(|_| ExampleError::BadArgument {
+            name,
+            value: v,
+            kind,
+        })
+    })
+}
+
+fn main() -> Result<(), ExampleError> {
     let mut args = std::env::args().skip(1);
-    let d: usize = args.next().map_or(Ok(1000), |a| a.parse())?;
-    let reps: usize = args.next().map_or(Ok(1), |a| a.parse())?;
+    let d: usize = arg(args.next(), "DIMENSION", "whole number", 1000)?;
+    let reps: usize = arg(args.next(), "REPETITIONS", "whole number", 1)?;
     let ag = AnalyzeGauss::new(1.0, 1e-6)?;
     let mut rng = ChaCha20Rng::seed_from_u64(d as u64); // seeded on purpose: a benchmark
     let base = DMatrix::<f64>::identity(d, d) * 0.01;

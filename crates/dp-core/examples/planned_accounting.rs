@@ -8,10 +8,45 @@ use std::time::Instant;
 
 use dp_core::{PrivacyWall, ReleaseSpec, SamplingScheme};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// What the example can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+enum ExampleError {
+    /// An argument that does not parse.
+    #[error("argument {name} = {value:?} is not a {kind}")]
+    BadArgument {
+        /// The argument.
+        name: &'static str,
+        /// What was given.
+        value: String,
+        /// What it should be.
+        kind: &'static str,
+    },
+    /// The library refused its input.
+    #[error(transparent)]
+    Core(#[from] dp_core::CoreError),
+}
+
+/// Argument `name`, parsed; `default` when absent.
+fn arg<T: std::str::FromStr>(
+    value: Option<String>,
+    name: &'static str,
+    kind: &'static str,
+    default: T,
+) -> Result<T, ExampleError> {
+    value.map_or(Ok(default), |v| {
+        v.parse().map_err(|_| ExampleError::BadArgument {
+            name,
+            value: v,
+            kind,
+        })
+    })
+}
+
+fn main() -> Result<(), ExampleError> {
     let mut args = std::env::args().skip(1);
-    let releases: u64 = args.next().map_or(Ok(430_000), |a| a.parse())?;
-    let sample: u64 = args.next().map_or(Ok(2_000), |a| a.parse())?;
+    let releases: u64 = arg(args.next(), "RELEASES", "whole number", 430_000)?;
+    let sample: u64 = arg(args.next(), "PER-RELEASE SAMPLE", "whole number", 2_000)?;
     let population = 10_000usize;
     let dim = 50;
     let records: Vec<Vec<f64>> = (0..population)

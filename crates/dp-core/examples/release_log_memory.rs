@@ -13,10 +13,48 @@ use std::time::{Duration, Instant};
 
 use dp_core::{PrivacyWall, ReleaseSpec, SamplingScheme};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// What the example can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+enum ExampleError {
+    /// An argument that does not parse.
+    #[error("argument {name} = {value:?} is not a {kind}")]
+    BadArgument {
+        /// The argument.
+        name: &'static str,
+        /// What was given.
+        value: String,
+        /// What it should be.
+        kind: &'static str,
+    },
+    /// A mode that is none of `planned`, `per-release`, `non-private`.
+    #[error("unknown mode `{0}`: expected planned, per-release or non-private")]
+    UnknownMode(String),
+    /// The library refused its input.
+    #[error(transparent)]
+    Core(#[from] dp_core::CoreError),
+}
+
+/// Argument `name`, parsed; `default` when absent.
+fn arg<T: std::str::FromStr>(
+    value: Option<String>,
+    name: &'static str,
+    kind: &'static str,
+    default: T,
+) -> Result<T, ExampleError> {
+    value.map_or(Ok(default), |v| {
+        v.parse().map_err(|_| ExampleError::BadArgument {
+            name,
+            value: v,
+            kind,
+        })
+    })
+}
+
+fn main() -> Result<(), ExampleError> {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "planned".into());
-    let releases: u64 = args.next().map_or(Ok(430_000), |a| a.parse())?;
+    let releases: u64 = arg(args.next(), "RELEASES", "whole number", 430_000)?;
     let dim = 100;
     let records: Vec<Vec<f64>> = (0..10)
         .map(|i| {
@@ -32,7 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .planned_run("long run", releases),
         "per-release" => builder.epsilon_delta(1e9, 1e-5).noise_multiplier(1.0),
         "non-private" => builder.non_private(),
-        other => return Err(format!("unknown mode {other}").into()),
+        other => return Err(ExampleError::UnknownMode(other.to_string())),
     };
     let mut wall = builder.noise_free_for_tests().seed(1).build()?;
     let mut spec = ReleaseSpec::builder("dp-sep step");

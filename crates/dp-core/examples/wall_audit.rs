@@ -4,20 +4,64 @@
 
 use dp_core::audit::{AuditConfig, AuditedWall, audit_wall};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// What the example can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+enum ExampleError {
+    /// An argument that does not parse.
+    #[error("argument {name} = {value:?} is not a {kind}")]
+    BadArgument {
+        /// The argument.
+        name: &'static str,
+        /// What was given.
+        value: String,
+        /// What it should be.
+        kind: &'static str,
+    },
+    /// A relation that is none of `gaussian`, `poisson`, `replace-gaussian`, `single`.
+    #[error("unknown relation `{0}`: expected gaussian, poisson, replace-gaussian or single")]
+    UnknownRelation(String),
+    /// The library refused its input.
+    #[error(transparent)]
+    Core(#[from] dp_core::CoreError),
+}
+
+/// Argument `name`, parsed; `default` when absent.
+fn arg<T: std::str::FromStr>(
+    value: Option<String>,
+    name: &'static str,
+    kind: &'static str,
+    default: T,
+) -> Result<T, ExampleError> {
+    value.map_or(Ok(default), |v| {
+        v.parse().map_err(|_| ExampleError::BadArgument {
+            name,
+            value: v,
+            kind,
+        })
+    })
+}
+
+fn main() -> Result<(), ExampleError> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let arg = |i: usize, default: &str| args.get(i).cloned().unwrap_or_else(|| default.into());
-    let sigma: f64 = arg(1, "1.0").parse()?;
-    let wall = match arg(0, "gaussian").as_str() {
+    let at = |i: usize| args.get(i).cloned();
+    let sigma: f64 = arg(at(1), "SIGMA", "number", 1.0)?;
+    let relation = at(0).unwrap_or_else(|| "gaussian".into());
+    let wall = match relation.as_str() {
         "gaussian" => AuditedWall::add_remove_gaussian(sigma)?,
-        "poisson" => AuditedWall::poisson_subsampled(sigma, arg(2, "0.5").parse()?)?,
+        "poisson" => {
+            AuditedWall::poisson_subsampled(sigma, arg(at(2), "RATE_OR_N", "number", 0.5)?)?
+        }
         "replace-gaussian" => AuditedWall::replace_one_gaussian(sigma)?,
-        "single" => AuditedWall::replace_one_single_draw(sigma, arg(2, "2").parse()?)?,
-        other => return Err(format!("unknown relation `{other}`").into()),
+        "single" => AuditedWall::replace_one_single_draw(
+            sigma,
+            arg(at(2), "RATE_OR_N", "whole number", 2)?,
+        )?,
+        other => return Err(ExampleError::UnknownRelation(other.to_string())),
     };
-    let scale: f64 = arg(3, "1.0").parse()?;
+    let scale: f64 = arg(at(3), "SCALE", "number", 1.0)?;
     let config = AuditConfig::default()
-        .with_runs(arg(4, "200000").parse()?)?
+        .with_runs(arg(at(4), "RUNS", "whole number", 200_000)?)?
         .with_alpha(1e-3)?;
     let start = std::time::Instant::now();
     let report = audit_wall(&wall, scale, &config)?;

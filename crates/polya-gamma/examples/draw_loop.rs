@@ -7,6 +7,7 @@
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::str::FromStr;
 
 use polya_gamma::{PolyaGamma, PolyaGammaShape};
 use rand::rngs::SmallRng;
@@ -24,11 +25,50 @@ fn main() -> ExitCode {
     }
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// What the driver can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+enum DrawLoopError {
+    /// Arguments of neither form.
+    #[error("{0}")]
+    Usage(&'static str),
+    /// An argument that does not parse.
+    #[error("{name} = {value:?} is not a {kind}")]
+    BadArgument {
+        /// The argument (`B`, `Z` or `N`).
+        name: &'static str,
+        /// What was given.
+        value: String,
+        /// What it should be.
+        kind: &'static str,
+    },
+    /// The sampler refused its parameters.
+    #[error(transparent)]
+    PolyaGamma(#[from] polya_gamma::Error),
+}
+
+/// `value` parsed as argument `name`.
+fn arg<T: FromStr>(
+    name: &'static str,
+    value: &str,
+    kind: &'static str,
+) -> Result<T, DrawLoopError> {
+    value.parse().map_err(|_| DrawLoopError::BadArgument {
+        name,
+        value: value.to_string(),
+        kind,
+    })
+}
+
+fn run() -> Result<(), DrawLoopError> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut rng = SmallRng::seed_from_u64(1);
     if args.first().map(String::as_str) == Some("gibbs") {
-        let n: usize = args.get(1).ok_or("gibbs needs N")?.parse()?;
+        let n: usize = arg(
+            "N",
+            args.get(1).ok_or(DrawLoopError::Usage("gibbs needs N"))?,
+            "whole number",
+        )?;
         let z: Vec<f64> = (0..n).map(|_| 20.0 * rng.random::<f64>() - 10.0).collect();
         let mut out = vec![0.0; n];
         let shape = PolyaGammaShape::new(1.0)?;
@@ -44,8 +84,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     let (b, z, n) = match &args[..] {
-        [b, z, n] => (b.parse::<f64>()?, z.parse::<f64>()?, n.parse::<usize>()?),
-        _ => return Err("expected three arguments".into()),
+        [b, z, n] => (
+            arg::<f64>("B", b, "number")?,
+            arg::<f64>("Z", z, "number")?,
+            arg::<usize>("N", n, "whole number")?,
+        ),
+        _ => return Err(DrawLoopError::Usage("expected three arguments")),
     };
     let pg = PolyaGamma::new(b, z)?;
     let mut out = vec![0.0; n];

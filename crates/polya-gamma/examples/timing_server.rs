@@ -9,6 +9,7 @@
 //! `cargo run -p polya-gamma --release --example timing_server`
 
 use std::io::{BufRead, Write};
+use std::str::FromStr;
 use std::time::Instant;
 
 use polya_gamma::{PolyaGamma, PolyaGammaShape};
@@ -39,7 +40,45 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-fn serve() -> Result<(), Box<dyn std::error::Error>> {
+/// What the server can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+enum ServerError {
+    /// Stdin could not be read.
+    #[error("cannot read stdin: {0}")]
+    Io(#[from] std::io::Error),
+    /// A request of neither form.
+    #[error("cannot read the request {0:.40?}")]
+    Request(String),
+    /// A field of a request that does not parse.
+    #[error("{name} = {value:?} is not a {kind}")]
+    BadField {
+        /// The field (`B`, `Z`, `N` or `REPS`).
+        name: &'static str,
+        /// What was given.
+        value: String,
+        /// What it should be.
+        kind: &'static str,
+    },
+    /// The sampler refused its parameters.
+    #[error(transparent)]
+    PolyaGamma(#[from] polya_gamma::Error),
+}
+
+/// `value` parsed as field `name` of a request.
+fn field<T: FromStr>(
+    name: &'static str,
+    value: &str,
+    kind: &'static str,
+) -> Result<T, ServerError> {
+    value.parse().map_err(|_| ServerError::BadField {
+        name,
+        value: value.to_string(),
+        kind,
+    })
+}
+
+fn serve() -> Result<(), ServerError> {
     let mut rng = SmallRng::seed_from_u64(1);
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout();
@@ -48,7 +87,8 @@ fn serve() -> Result<(), Box<dyn std::error::Error>> {
         let words: Vec<&str> = line.split_whitespace().collect();
         let rate = match words[..] {
             ["gibbs", n, reps] => {
-                let (n, reps): (usize, usize) = (n.parse()?, reps.parse()?);
+                let n: usize = field("N", n, "whole number")?;
+                let reps: usize = field("REPS", reps, "whole number")?;
                 let z: Vec<f64> = (0..n).map(|_| 20.0 * rng.random::<f64>() - 10.0).collect();
                 let shape = PolyaGammaShape::new(1.0)?;
                 let mut out = vec![0.0; n];
@@ -65,8 +105,10 @@ fn serve() -> Result<(), Box<dyn std::error::Error>> {
                 rate
             }
             [b, z, n, reps] => {
-                let (b, z): (f64, f64) = (b.parse()?, z.parse()?);
-                let (n, reps): (usize, usize) = (n.parse()?, reps.parse()?);
+                let b: f64 = field("B", b, "number")?;
+                let z: f64 = field("Z", z, "number")?;
+                let n: usize = field("N", n, "whole number")?;
+                let reps: usize = field("REPS", reps, "whole number")?;
                 let pg = PolyaGamma::new(b, z)?;
                 let mut out = vec![0.0; n];
                 best_rate(n, reps, || {
@@ -75,7 +117,7 @@ fn serve() -> Result<(), Box<dyn std::error::Error>> {
                 })
             }
             [] => break,
-            _ => return Err(format!("cannot read the request {:.40?}", line).into()),
+            _ => return Err(ServerError::Request(line)),
         };
         // The driver went away: stop quietly.
         if writeln!(stdout, "{rate}")

@@ -22,12 +22,14 @@ pub enum Error {
         max: u32,
     },
     /// Batch input and output slices have different lengths.
-    #[error("slice lengths differ: {z_len} tilts but {out_len} outputs")]
-    LengthMismatch {
-        /// Number of tilts supplied.
-        z_len: usize,
-        /// Number of output slots supplied.
-        out_len: usize,
+    #[error("dimension mismatch in {what}: expected {expected}, found {found}")]
+    DimensionMismatch {
+        /// What was compared (the output slots against the tilts).
+        what: &'static str,
+        /// The expected length (the number of tilts supplied).
+        expected: usize,
+        /// The length found (the number of output slots supplied).
+        found: usize,
     },
 }
 

@@ -196,7 +196,7 @@ impl PolyaGammaShape {
     /// All tilts are validated before anything is drawn, so on error `out` is untouched.
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`] if the slices differ in length; [`Error::NanTilt`] if any `z`
+    /// [`Error::DimensionMismatch`] if the slices differ in length; [`Error::NanTilt`] if any `z`
     /// is NaN.
     pub fn fill_for_tilts<R: Rng + ?Sized>(
         &self,
@@ -205,9 +205,10 @@ impl PolyaGammaShape {
         out: &mut [f64],
     ) -> Result<(), Error> {
         if z.len() != out.len() {
-            return Err(Error::LengthMismatch {
-                z_len: z.len(),
-                out_len: out.len(),
+            return Err(Error::DimensionMismatch {
+                what: "output slots (one per tilt)",
+                expected: z.len(),
+                found: out.len(),
             });
         }
         if z.iter().any(|v| v.is_nan()) {
