@@ -25,7 +25,7 @@ pub enum CliError {
     },
     /// A file that cannot be read.
     #[error("{path}: cannot read: {source}")]
-    Read {
+    Io {
         /// The file.
         path: String,
         /// The I/O error.
@@ -68,9 +68,10 @@ pub enum CliError {
     /// Engine errors (settings, calibration, the wall).
     #[error(transparent)]
     Engine(#[from] EngineError),
-    /// Accountant errors (replay).
-    #[error("{0}")]
-    Accountant(String),
+    /// Accountant errors (a ledger that cannot be replayed or extended; parameters named by
+    /// their flags, as `dp-accountant` reports them).
+    #[error("{}", dp_accountant::cli::describe_error(.0))]
+    Accountant(#[from] dp_accountant::AccountantError),
     /// A value of the result is not finite.
     #[error("the result's `{0}` is not finite; nothing written")]
     NonFinite(String),
@@ -106,6 +107,38 @@ impl CliError {
             _ => 2,
         }
     }
+}
+
+/// A flag value refused by its clap value parser (clap names the flag).
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ValueError {
+    /// Not a number.
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    /// Not a whole number `>= 1`.
+    #[error("`{0}` is not a whole number >= 1")]
+    NotACount(String),
+    /// Not a whole number in `1..=255`.
+    #[error("`{0}` is not a whole number in 1..=255")]
+    NotAThreshold(String),
+    /// A count or threshold of 0.
+    #[error("must be >= 1{0}")]
+    Zero(&'static str),
+    /// A number outside its domain.
+    #[error("must be {domain}, got {value}")]
+    OutOfRange {
+        /// The domain, e.g. `finite and > 0`.
+        domain: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// A range that is not `LO:HI` with finite `LO < HI`.
+    #[error("{0}")]
+    Range(&'static str),
+    /// An accountant name the accountant does not know.
+    #[error(transparent)]
+    Accountant(#[from] dp_accountant::AccountantError),
 }
 
 /// A flag refused because of its value or how it combines with others.

@@ -137,14 +137,14 @@ const MAX_CSV_BYTES: u64 = 1 << 30;
 pub fn read_text(path: &Path, flag: &'static str) -> Result<String, CliError> {
     use std::io::Read;
     let name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|source| CliError::Read {
+    let file = std::fs::File::open(path).map_err(|source| CliError::Io {
         path: name.clone(),
         source,
     })?;
     let mut bytes = Vec::new();
     file.take(MAX_CSV_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|source| CliError::Read {
+        .map_err(|source| CliError::Io {
             path: name.clone(),
             source,
         })?;

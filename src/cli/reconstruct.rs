@@ -21,7 +21,7 @@ pub struct ReconstructArgs {
     #[arg(long)]
     idx: PathBuf,
     /// Binarisation threshold (IDX pixel >= threshold is 1). Default: the model's (the fit's).
-    #[arg(long, value_parser = threshold)]
+    #[arg(long, value_parser = super::fit::threshold)]
     threshold: Option<u8>,
     /// Also print each image's hidden-unit posterior means q(z_k = 1).
     #[arg(long)]
@@ -29,17 +29,6 @@ pub struct ReconstructArgs {
     /// Print one JSON object (default: CSV `image,lower_bound,pixel_accuracy[,hidden_0,...]`).
     #[arg(long)]
     json: bool,
-}
-
-fn threshold(s: &str) -> Result<u8, String> {
-    match s.trim().parse::<u8>() {
-        Ok(0) => Err("must be >= 1 (0 would make every pixel 1)".into()),
-        Ok(v) => Ok(v),
-        Err(_) => Err(format!(
-            "`{}` is not a whole number in 1..=255",
-            vips_models::limits::excerpt(s)
-        )),
-    }
 }
 
 /// Runs `reconstruct`.

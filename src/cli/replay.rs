@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use dp_accountant::Accountant;
-use dp_accountant::cli::{CliCommand, describe_error, execute};
+use dp_accountant::cli::{CliCommand, execute};
 use serde_json::json;
 
 use super::error::{CliError, usage};
@@ -85,8 +85,7 @@ pub fn run(args: &ReplayArgs) -> Result<(), CliError> {
         ledger_json: text,
         source,
         delta: events_delta,
-    })
-    .map_err(|e| CliError::Accountant(describe_error(&e)))?;
+    })?;
     if extra == 0.0 {
         return if args.json {
             emit(&out.json, true)

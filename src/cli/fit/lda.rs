@@ -337,9 +337,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                 .take()
                 .unwrap_or_else(dp_accountant::Accountant::new);
             for e in vledger.entries() {
-                ledger
-                    .record_entry(e.clone())
-                    .map_err(|e| CliError::Accountant(e.to_string()))?;
+                ledger.record_entry(e.clone())?;
             }
             privacy.ledger = Some(ledger);
             privacy.epsilon = Some(eps);

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 use vips_models::engine::{CancelToken, Privacy, PrivacySummary};
 
-use super::error::{CliError, usage};
+use super::error::{CliError, ValueError, usage};
 use super::io::{check_no_null, emit, num, out_dir, remove_stale, write_atomic};
 
 /// The models `fit` knows.
@@ -271,56 +271,92 @@ pub fn finish(f: &Fitted, common: &Common) -> Result<(), CliError> {
 }
 
 /// Parses a finite number `> 0` (clap value parser).
-pub fn positive(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{}` is not a number", vips_models::limits::excerpt(s)))?;
+///
+/// # Errors
+/// [`ValueError::NotANumber`] or [`ValueError::OutOfRange`].
+pub fn positive(s: &str) -> Result<f64, ValueError> {
+    let v = number(s)?;
     if v > 0.0 && v.is_finite() {
         Ok(v)
     } else {
-        Err(format!("must be finite and > 0, got {v}"))
+        Err(ValueError::OutOfRange {
+            domain: "finite and > 0",
+            value: v,
+        })
     }
 }
 
-/// Parses a finite number `>= 0` (clap value parser).
-pub fn non_negative(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
+fn number(s: &str) -> Result<f64, ValueError> {
+    s.trim()
         .parse()
-        .map_err(|_| format!("`{}` is not a number", vips_models::limits::excerpt(s)))?;
+        .map_err(|_| ValueError::NotANumber(vips_models::limits::excerpt(s)))
+}
+
+/// Parses a finite number `>= 0` (clap value parser).
+///
+/// # Errors
+/// [`ValueError::NotANumber`] or [`ValueError::OutOfRange`].
+pub fn non_negative(s: &str) -> Result<f64, ValueError> {
+    let v = number(s)?;
     if v >= 0.0 && v.is_finite() {
         Ok(v)
     } else {
-        Err(format!("must be finite and >= 0, got {v}"))
+        Err(ValueError::OutOfRange {
+            domain: "finite and >= 0",
+            value: v,
+        })
     }
 }
 
 /// Parses a probability in `(0, 1)` (clap value parser).
-pub fn open_unit(s: &str) -> Result<f64, String> {
-    let v = positive(s)?;
-    if v < 1.0 {
+///
+/// # Errors
+/// [`ValueError::NotANumber`] or [`ValueError::OutOfRange`].
+pub fn open_unit(s: &str) -> Result<f64, ValueError> {
+    let v = number(s)?;
+    if v > 0.0 && v < 1.0 {
         Ok(v)
+    } else if v > 0.0 && v.is_finite() {
+        Err(ValueError::OutOfRange {
+            domain: "in (0, 1)",
+            value: v,
+        })
     } else {
-        Err(format!("must be in (0, 1), got {v}"))
+        Err(ValueError::OutOfRange {
+            domain: "finite and > 0",
+            value: v,
+        })
     }
 }
 
 /// Parses a whole number `>= 1` (clap value parser).
-pub fn count(s: &str) -> Result<usize, String> {
+///
+/// # Errors
+/// [`ValueError::Zero`] or [`ValueError::NotACount`].
+pub fn count(s: &str) -> Result<usize, ValueError> {
     match s.trim().parse::<usize>() {
-        Ok(0) => Err("must be >= 1".into()),
+        Ok(0) => Err(ValueError::Zero("")),
         Ok(v) => Ok(v),
-        Err(_) => Err(format!(
-            "`{}` is not a whole number >= 1",
-            vips_models::limits::excerpt(s)
-        )),
+        Err(_) => Err(ValueError::NotACount(vips_models::limits::excerpt(s))),
+    }
+}
+
+/// Parses `--threshold` (1 to 255; clap value parser).
+///
+/// # Errors
+/// [`ValueError::Zero`] or [`ValueError::NotAThreshold`].
+pub fn threshold(s: &str) -> Result<u8, ValueError> {
+    match s.trim().parse::<u8>() {
+        Ok(0) => Err(ValueError::Zero(" (0 would make every pixel 1)")),
+        Ok(v) => Ok(v),
+        Err(_) => Err(ValueError::NotAThreshold(vips_models::limits::excerpt(s))),
     }
 }
 
 /// Parses `--accountant` (clap value parser).
-pub fn accountant(s: &str) -> Result<dp_accountant::AccountantKind, String> {
-    s.trim()
-        .parse()
-        .map_err(|e: dp_accountant::AccountantError| e.to_string())
+///
+/// # Errors
+/// [`ValueError::Accountant`] for a name that is not an accountant.
+pub fn accountant(s: &str) -> Result<dp_accountant::AccountantKind, ValueError> {
+    Ok(s.trim().parse::<dp_accountant::AccountantKind>()?)
 }

@@ -244,9 +244,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
             let (report, _) =
                 run_dp_sep_observed(&mut model, &mut state, &mut wall, &config, &mut observer)?;
             let ledger = wall.core().ledger().clone();
-            let eps = ledger
-                .epsilon(delta)
-                .map_err(|e| CliError::Accountant(e.to_string()))?;
+            let eps = ledger.epsilon(delta)?;
             let neighbouring = ledger
                 .neighbouring()
                 .and_then(|n| serde_json::to_value(n).ok())

@@ -250,9 +250,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
             let (report, diag) =
                 run_dp_sep_observed(&mut model, &mut state, &mut wall, &dp, &mut observer)?;
             let ledger = wall.core().ledger().clone();
-            let eps = ledger
-                .epsilon(delta)
-                .map_err(|e| CliError::Accountant(e.to_string()))?;
+            let eps = ledger.epsilon(delta)?;
             let neighbouring = ledger
                 .neighbouring()
                 .and_then(|n| serde_json::to_value(n).ok())

@@ -15,7 +15,7 @@ use vips_models::sbn::{
     synthetic_images,
 };
 
-use super::{Common, Fitted, count, positive};
+use super::{Common, Fitted, count, positive, threshold};
 use crate::cli::error::{CliError, usage};
 use crate::cli::io::num;
 
@@ -75,18 +75,6 @@ pub struct Args {
     init_seed: u64,
     #[command(flatten)]
     pub common: Common,
-}
-
-/// Parses `--threshold` (1 to 255).
-fn threshold(s: &str) -> Result<u8, String> {
-    match s.trim().parse::<u8>() {
-        Ok(0) => Err("must be >= 1 (0 would make every pixel 1)".into()),
-        Ok(v) => Ok(v),
-        Err(_) => Err(format!(
-            "`{}` is not a whole number in 1..=255",
-            vips_models::limits::excerpt(s)
-        )),
-    }
 }
 
 /// Images checked against the model, the error naming the file.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges};
 
-use crate::cli::error::{CliError, usage};
+use crate::cli::error::{CliError, ValueError, usage};
 
 /// The flags naming a UCI split folder, its split and its public ranges.
 #[derive(clap::Args, Debug)]
@@ -45,14 +45,22 @@ pub fn default_names(d: usize) -> (Vec<String>, String) {
     ((1..=d).map(|j| format!("x{j}")).collect(), "y".to_string())
 }
 
-fn range(s: &str) -> Result<(f64, f64), String> {
-    let (lo, hi) = s.split_once(':').ok_or("expected LO:HI")?;
-    let lo: f64 = lo.trim().parse().map_err(|_| "LO is not a number")?;
-    let hi: f64 = hi.trim().parse().map_err(|_| "HI is not a number")?;
+fn range(s: &str) -> Result<(f64, f64), ValueError> {
+    let (lo, hi) = s
+        .split_once(':')
+        .ok_or(ValueError::Range("expected LO:HI"))?;
+    let lo: f64 = lo
+        .trim()
+        .parse()
+        .map_err(|_| ValueError::Range("LO is not a number"))?;
+    let hi: f64 = hi
+        .trim()
+        .parse()
+        .map_err(|_| ValueError::Range("HI is not a number"))?;
     if lo.is_finite() && hi.is_finite() && lo < hi {
         Ok((lo, hi))
     } else {
-        Err("needs finite LO < HI".into())
+        Err(ValueError::Range("needs finite LO < HI"))
     }
 }
 
