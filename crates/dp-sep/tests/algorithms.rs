@@ -296,3 +296,61 @@ fn shuffled_epochs_are_accounted_without_amplification() {
         uniform.noise_multiplier()
     );
 }
+
+/// The Gibbs ground truth refuses input it cannot use with a typed error (it draws each mean
+/// from expfam's conjugate update, which would otherwise see NaN sums).
+#[test]
+fn gibbs_refuses_non_finite_points_and_bad_s() {
+    let config = GibbsConfig::builder()
+        .burn_in(1)
+        .samples(2)
+        .build()
+        .unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    let init = vec![vec![0.0, 0.0]];
+    let data = vec![vec![0.5, 1.0], vec![f64::NAN, 0.0]];
+    let e = gibbs_posterior(&data, &init, 0.5, config, &mut rng).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SepError::NonFinite {
+                row: 1,
+                column: 0,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let data = vec![vec![0.5, 1.0]];
+    for s in [0.0, -1.0, f64::NAN] {
+        let e = gibbs_posterior(&data, &init, s, config, &mut rng).unwrap_err();
+        assert!(
+            matches!(e, SepError::InvalidParameter { name: "s", .. }),
+            "{e}"
+        );
+    }
+    // One point, one component, prior N(0, I): the draws' mean is near x / s^2 / (1 + 1/s^2).
+    let post = gibbs_posterior(
+        &data,
+        &init,
+        0.5,
+        GibbsConfig::builder()
+            .burn_in(10)
+            .samples(20_000)
+            .build()
+            .unwrap(),
+        &mut rng,
+    )
+    .unwrap();
+    let v = 1.0 / (1.0 + 4.0);
+    assert!(
+        (post[0].mean[0] - 0.5 * 4.0 * v).abs() < 0.02,
+        "{}",
+        post[0].mean[0]
+    );
+    assert!(
+        (post[0].cov[(1, 1)] - v).abs() < 0.01,
+        "{}",
+        post[0].cov[(1, 1)]
+    );
+}

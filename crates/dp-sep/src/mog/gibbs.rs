@@ -3,12 +3,15 @@
 //!
 //! `p(z_n = j | mu, x_n) ∝ exp(-||x_n - mu_j||^2 / (2 s^2))`;
 //! `mu_j | z, x ~ N(V_j (m0 + S_j / s^2), V_j)`, `V_j = I / (1 + n_j / s^2)`, where `n_j` and `S_j`
-//! are the count and sum of the points assigned to `j`.
+//! are the count and sum of the points assigned to `j`. The conditional of `mu_j` is expfam's
+//! conjugate update [`expfam::diag_gaussian_known_precision_posterior`] (prior `N(0, I)`, noise
+//! precision `1/s^2` per coordinate), drawn with [`expfam::DiagGaussian`]'s sampler.
 
+use expfam::{DiagGaussianNatural, diag_gaussian_known_precision_posterior};
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
 use rand::RngExt;
-use rand_distr::{Distribution, StandardNormal};
+use rand_distr::Distribution;
 
 use super::model::Moments;
 use crate::error::SepError;
@@ -90,8 +93,9 @@ impl GibbsConfigBuilder {
 /// components started at `init` (e.g. well-separated public guesses).
 ///
 /// # Errors
-/// [`SepError::Empty`] for no data or no kept samples; [`SepError::DimensionMismatch`] for
-/// ragged input.
+/// [`SepError::Empty`] for no data, no kept samples or dimension 0;
+/// [`SepError::DimensionMismatch`] for ragged input; [`SepError::NonFinite`] for a NaN or
+/// infinite coordinate; [`SepError::InvalidParameter`] for `s` not finite and `> 0`.
 pub fn gibbs_posterior<R: Rng + ?Sized>(
     data: &[Vec<f64>],
     init: &[Vec<f64>],
@@ -110,8 +114,30 @@ pub fn gibbs_posterior<R: Rng + ?Sized>(
             got: bad.len(),
         });
     }
+    if d == 0 {
+        return Err(SepError::Empty("Gibbs needs points of dimension >= 1"));
+    }
+    for (context, rows) in [
+        ("gibbs_posterior data", data),
+        ("gibbs_posterior init", init),
+    ] {
+        for (row, x) in rows.iter().enumerate() {
+            if let Some(column) = x.iter().position(|v| !v.is_finite()) {
+                return Err(SepError::NonFinite {
+                    context: context.to_string(),
+                    row,
+                    column,
+                });
+            }
+        }
+    }
+    crate::error::check_positive("s", s)?;
     let j = init.len();
     let s2 = s * s;
+    let prior =
+        DiagGaussianNatural::from_precision(DVector::zeros(d), DVector::from_element(d, 1.0))
+            .map_err(|_| SepError::InvalidNaturalParameters("the N(0, I) prior"))?;
+    let noise_precision = DVector::from_element(d, 1.0 / s2);
     let mut mu: Vec<Vec<f64>> = init.to_vec();
     let mut sum_mean = vec![DVector::<f64>::zeros(d); j];
     let mut sum_outer = vec![DMatrix::<f64>::zeros(d, d); j];
@@ -141,12 +167,17 @@ pub fn gibbs_posterior<R: Rng + ?Sized>(
             }
         }
         for k in 0..j {
-            let prec = 1.0 + counts[k] as f64 / s2;
-            let sd = (1.0 / prec).sqrt();
-            for (i, m) in mu[k].iter_mut().enumerate() {
-                let z: f64 = StandardNormal.sample(rng);
-                *m = sums[k][i] / s2 / prec + sd * z;
-            }
+            let conditional = diag_gaussian_known_precision_posterior(
+                &prior,
+                &noise_precision,
+                counts[k] as f64,
+                &DVector::from_column_slice(&sums[k]),
+            )
+            .and_then(|natural| natural.to_moments())
+            .map_err(|_| {
+                SepError::InvalidNaturalParameters("a Gibbs conditional is not a proper Gaussian")
+            })?;
+            mu[k].copy_from_slice(conditional.sample(rng).as_slice());
         }
         if sweep >= config.burn_in {
             for k in 0..j {
