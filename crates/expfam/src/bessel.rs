@@ -21,7 +21,12 @@
 //! or large order, or underflows for large `x`. The cost is a few dozen to a few hundred
 //! exponentials (more only for `x` below about `1e-100`).
 //!
-//! Accuracy (checked against mpmath in `tests/bessel_table.rs`): relative error about `1e-14`
+//! Crate-private since issue 18 (its only user is [`Gig`](crate::Gig); the public `bessel_k`,
+//! `bessel_k_scaled`, `ln_bessel_k`, `bessel_k_ratio` and `bessel_k_values`, which no other crate
+//! used, were removed or hidden).
+//!
+//! Accuracy (checked against mpmath's table in `tests/data/reference.json` by this module's unit
+//! tests): relative error about `1e-14`
 //! for the ratios and the order derivative, and for `ln K_nu` an absolute error of a few ulps of
 //! `|ln K_nu|` (the conditioning of `K_nu` itself at large order).
 
@@ -41,7 +46,7 @@ const MAX_TERMS: usize = 4_000_000;
 
 /// `K_nu(x)` and its companions from one quadrature.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BesselKValues {
+pub(crate) struct BesselKValues {
     /// `ln(e^x K_nu(x))` (the exponentially scaled function, in logs).
     pub ln_scaled: f64,
     /// `K_{nu+1}(x) / K_nu(x)`.
@@ -54,7 +59,7 @@ pub struct BesselKValues {
 
 impl BesselKValues {
     /// `ln K_nu(x)`.
-    pub fn ln_k(&self, x: f64) -> f64 {
+    pub(crate) fn ln_k(&self, x: f64) -> f64 {
         self.ln_scaled - x
     }
 }
@@ -95,15 +100,7 @@ fn peak(nu: f64, x: f64) -> f64 {
 /// [`ExpFamError::NonFinite`](crate::ExpFamError::NonFinite) for NaN/infinite `nu` or `x`,
 /// [`ExpFamError::OutOfDomain`](crate::ExpFamError::OutOfDomain) for `x <= 0` and for
 /// `0 < x < 1e-300` (outside the supported range).
-///
-/// # Example
-/// ```
-/// // K_{1/2}(x) = sqrt(pi / (2x)) e^-x, so K_{3/2}/K_{1/2} = 1 + 1/x.
-/// let v = expfam::bessel_k_values(0.5, 2.0).unwrap();
-/// assert!((v.ratio_up - 1.5).abs() < 1e-14);
-/// assert!((v.ln_scaled - (std::f64::consts::PI / 4.0).sqrt().ln()).abs() < 1e-14);
-/// ```
-pub fn bessel_k_values(nu: f64, x: f64) -> Result<BesselKValues> {
+pub(crate) fn bessel_k_values(nu: f64, x: f64) -> Result<BesselKValues> {
     check::finite("order nu", nu)?;
     check::positive("argument x", x)?;
     if x < MIN_X {
@@ -206,51 +203,6 @@ pub fn bessel_k_values(nu: f64, x: f64) -> Result<BesselKValues> {
     })
 }
 
-/// `K_nu(x)`; underflows to `0` for `x` above about 700 and overflows for tiny `x` at positive
-/// order — use [`ln_bessel_k`] or [`bessel_k_scaled`] there.
-///
-/// # Errors
-/// As [`bessel_k_values`].
-///
-/// # Example
-/// ```
-/// // K_0(1) = 0.42102443824070833334 (DLMF Table 10.2? / mpmath)
-/// assert!((expfam::bessel_k(0.0, 1.0).unwrap() - 0.421_024_438_240_708_33).abs() < 1e-15);
-/// ```
-pub fn bessel_k(nu: f64, x: f64) -> Result<f64> {
-    Ok(ln_bessel_k(nu, x)?.exp())
-}
-
-/// `e^x K_nu(x)`.
-///
-/// # Errors
-/// As [`bessel_k_values`].
-pub fn bessel_k_scaled(nu: f64, x: f64) -> Result<f64> {
-    Ok(bessel_k_values(nu, x)?.ln_scaled.exp())
-}
-
-/// `ln K_nu(x)`, finite for every finite `nu` and `x > 0`.
-///
-/// # Errors
-/// As [`bessel_k_values`].
-pub fn ln_bessel_k(nu: f64, x: f64) -> Result<f64> {
-    Ok(bessel_k_values(nu, x)?.ln_k(x))
-}
-
-/// `K_{nu+1}(x) / K_nu(x)`, computed directly (not as a quotient of two rounded values).
-///
-/// # Errors
-/// As [`bessel_k_values`].
-///
-/// # Example
-/// ```
-/// // K_{3/2}(x) / K_{1/2}(x) = 1 + 1/x
-/// assert!((expfam::bessel_k_ratio(0.5, 1e-3).unwrap() - 1001.0).abs() < 1e-10);
-/// ```
-pub fn bessel_k_ratio(nu: f64, x: f64) -> Result<f64> {
-    Ok(bessel_k_values(nu, x)?.ratio_up)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,11 +251,58 @@ mod tests {
         assert!(bessel_k_values(0.0, 1e-301).is_err());
     }
 
+    /// The mpmath table of `tests/data/reference.json` (`tests/data/reference.py`): relative error
+    /// `<= 1e-12` of `K`, both ratios and the order derivative; where `|ln K| > ~700` (`K` not
+    /// representable) a relative error `<= 1e-14` of `ln K`.
+    #[test]
+    fn matches_mpmath_table() {
+        const TOL: f64 = 1e-12;
+        let text = include_str!("../tests/data/reference.json");
+        let r: serde_json::Value = serde_json::from_str(text).expect("reference.json parses");
+        let num = |v: &serde_json::Value| -> f64 { v.as_str().unwrap().parse().unwrap() };
+        let rel = |got: f64, want: f64| (got - want).abs() / want.abs().max(1e-300);
+        let rows = r["bessel_k"].as_array().unwrap();
+        assert!(rows.len() >= 100);
+        for row in rows {
+            let (nu, x) = (num(&row["nu"]), num(&row["x"]));
+            let v = bessel_k_values(nu, x).unwrap();
+            let (ln_k, want_ln_k) = (v.ln_k(x), num(&row["ln_k"]));
+            if want_ln_k.abs() < 700.0 {
+                assert!(
+                    (ln_k - want_ln_k).abs() <= TOL,
+                    "nu={nu} x={x}: ln K {ln_k}"
+                );
+                assert!(
+                    rel(ln_k.exp(), want_ln_k.exp()) <= 2.0 * TOL,
+                    "nu={nu} x={x}: K"
+                );
+            } else {
+                assert!(rel(ln_k, want_ln_k) <= 1e-14, "nu={nu} x={x}: ln K {ln_k}");
+            }
+            assert!(
+                rel(v.ratio_up, num(&row["ratio_up"])) <= TOL,
+                "nu={nu} x={x}: up"
+            );
+            assert!(
+                rel(v.ratio_down, num(&row["ratio_down"])) <= TOL,
+                "nu={nu} x={x}: down"
+            );
+            let want_d = num(&row["d_ln_dnu"]);
+            let e_d = if want_d == 0.0 {
+                v.d_ln_dnu.abs()
+            } else {
+                rel(v.d_ln_dnu, want_d)
+            };
+            assert!(e_d <= TOL, "nu={nu} x={x}: d/dnu {e_d:e}");
+        }
+    }
+
     #[test]
     fn rejects_bad_arguments() {
         assert!(bessel_k_values(0.0, 0.0).is_err());
         assert!(bessel_k_values(0.0, -1.0).is_err());
         assert!(bessel_k_values(f64::NAN, 1.0).is_err());
         assert!(bessel_k_values(0.0, f64::INFINITY).is_err());
+        assert!(bessel_k_values(f64::INFINITY, 1.0).is_err());
     }
 }

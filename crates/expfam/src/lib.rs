@@ -34,12 +34,8 @@ mod natural;
 mod special_fn;
 mod traits;
 
-pub use bessel::{
-    BesselKValues, bessel_k, bessel_k_ratio, bessel_k_scaled, bessel_k_values, ln_bessel_k,
-};
 pub use conjugate::{
-    diag_gaussian_known_precision_posterior, gamma_precision_posterior,
-    gamma_precision_posterior_from_gaussian, gaussian_known_precision_posterior,
+    diag_gaussian_known_precision_posterior, gamma_precision_posterior_from_gaussian,
 };
 pub use dirichlet_rows::{dirichlet_expectation_into, dirichlet_kl_rows_to_symmetric};
 pub use error::{ExpFamError, Result};
@@ -53,7 +49,7 @@ pub use families::gaussian::{GaussianMean, GaussianNatural, MvGaussian};
 pub use families::gig::{Gig, GigSampler};
 pub use natural::{Clipped, NaturalParameters};
 pub use special_fn::{
-    digamma, digamma_f32, digamma_fast, ln_2cosh, ln_cosh, ln_gamma, sigmoid, softplus, trigamma,
+    digamma, digamma_f32, digamma_fast, ln_2cosh, ln_cosh, ln_gamma, sigmoid, softplus,
 };
 pub use traits::{Entropy, ExponentialFamily, KlDivergence, SufficientStatistics};
 

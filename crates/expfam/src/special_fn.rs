@@ -1,21 +1,23 @@
-//! Special functions: guarded `digamma`, `trigamma`, `ln_gamma`; the logistic `sigmoid` and
-//! `softplus`; the `f32` digamma kernel of LDA's SIMD loops.
+//! Special functions: guarded `digamma`, `ln_gamma`; the logistic `sigmoid` and `softplus`; the
+//! `f32` digamma kernel of LDA's SIMD loops; the crate-internal trigamma of the families' Newton
+//! steps (the public guarded `trigamma`, which no crate used, was removed in issue 18).
 //!
-//! The workspace's one digamma and trigamma: every `f64` evaluation, guarded ([`digamma`],
-//! [`trigamma`]) or not ([`digamma_fast`], the crate-internal `digamma_pos` / `trigamma_pos`), is
+//! The workspace's one digamma and trigamma: every `f64` evaluation, guarded ([`digamma`]) or not
+//! ([`digamma_fast`], the crate-internal `digamma_pos` / `trigamma_pos`), is
 //! the `special` crate's (a recurrence up to `x > 8`, then eight terms of the asymptotic series,
 //! DLMF 5.11.2); [`digamma_f32`] is a vectorisable `f32` approximation of it, tested against it.
 //! Accuracy against mpmath on a grid from `1e-8` to `1e8` (`tests/data/digamma_reference.py`,
 //! values in `digamma_reference.rs`, tested): digamma within `3.4e-16 * max(|psi|, 1)`, trigamma
-//! within `1.6e-15` relative; for negative arguments the reflection formulas round `pi x` first
+//! within `1.6e-15` relative (positive arguments); for negative arguments digamma's reflection
+//! formula rounds `pi x` first
 //! (error about `|x| eps / sin^2(pi x)`, `5e-13` relative at `x = -1000.5`).
 //!
 //! These wrap the `special` crate (0.14) and never call it outside its domain: `special`'s
 //! `digamma` recurses once per unit step towards `x > 8`, so on `-inf` or a large negative
 //! argument it recurses without bound and overflows the stack. Here NaN, `-inf`, poles and
 //! (for `ln_gamma`) non-positive arguments return [`ExpFamError::SpecialFunctionDomain`] or
-//! [`ExpFamError::NonFinite`]; negative non-integer arguments of `digamma`/`trigamma` go through
-//! the reflection formulas.
+//! [`ExpFamError::NonFinite`]; negative non-integer arguments of `digamma` go through the
+//! reflection formula.
 
 use crate::error::{ExpFamError, Result};
 use special::Gamma as _;
@@ -81,40 +83,6 @@ pub fn digamma(x: f64) -> Result<f64> {
     }
     let t = (PI * x).tan();
     Ok(digamma_pos(1.0 - x) - PI / t)
-}
-
-/// The trigamma function `psi'(x)`.
-///
-/// Defined for every finite `x` except the poles `0, -1, -2, ...`; `psi'(+inf) = 0`.
-/// Negative arguments use `psi'(x) = pi^2 / sin^2(pi x) - psi'(1 - x)`.
-///
-/// # Errors
-/// [`ExpFamError::NonFinite`] for NaN, [`ExpFamError::SpecialFunctionDomain`] for `-inf` and the poles.
-///
-/// # Example
-/// ```
-/// let pi2_6 = std::f64::consts::PI.powi(2) / 6.0;
-/// assert!((expfam::trigamma(1.0).unwrap() - pi2_6).abs() < 1e-14);
-/// assert!(expfam::trigamma(0.0).is_err());
-/// ```
-pub fn trigamma(x: f64) -> Result<f64> {
-    if x.is_nan() {
-        return Err(ExpFamError::NonFinite {
-            name: "trigamma argument",
-            value: x,
-        });
-    }
-    if x == f64::INFINITY {
-        return Ok(0.0);
-    }
-    if x > 0.0 {
-        return Ok(trigamma_pos(x));
-    }
-    if x == f64::NEG_INFINITY || x == x.floor() {
-        return Err(domain("trigamma", x));
-    }
-    let s = (PI * x).sin();
-    Ok((PI / s).powi(2) - (1.0 - x).trigamma())
 }
 
 /// `ln Gamma(x)` for `x > 0` (`ln Gamma(+inf) = +inf`).
@@ -235,16 +203,6 @@ mod tests {
         assert!((digamma(-0.5).unwrap() - want).abs() < 1e-13);
         // Large negative non-integers do not recurse.
         assert!(digamma(-1e6 - 0.5).unwrap().is_finite());
-    }
-
-    #[test]
-    fn trigamma_guards() {
-        assert!(trigamma(f64::NAN).is_err());
-        assert!(trigamma(f64::NEG_INFINITY).is_err());
-        assert!(trigamma(-4.0).is_err());
-        // psi'(-0.5) = pi^2 / 1 - psi'(1.5) = pi^2 - (pi^2/2 - 4)
-        let want = PI * PI - (PI * PI / 2.0 - 4.0);
-        assert!((trigamma(-0.5).unwrap() - want).abs() < 1e-12);
     }
 
     #[test]
@@ -417,13 +375,12 @@ mod fast_tests {
                 (got - psi).abs() <= tol * psi.abs().max(1.0),
                 "digamma({x}) = {got} vs {psi}"
             );
-            let got = trigamma(x).unwrap();
-            let tol = if x > 0.0 { 8.0 * f64::EPSILON } else { 1e-12 };
-            assert!(
-                (got - psi1).abs() <= tol * psi1.abs(),
-                "trigamma({x}) = {got} vs {psi1}"
-            );
             if x > 0.0 {
+                let got = trigamma_pos(x);
+                assert!(
+                    (got - psi1).abs() <= 8.0 * f64::EPSILON * psi1.abs(),
+                    "trigamma({x}) = {got} vs {psi1}"
+                );
                 assert_eq!(digamma_fast(x).to_bits(), digamma(x).unwrap().to_bits());
             }
             tested += 1;

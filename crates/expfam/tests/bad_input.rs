@@ -126,16 +126,6 @@ fn mismatched_dimensions() {
     assert!(d.posterior(&[1.0, 2.0, 3.0]).is_err());
     assert!(d.posterior(&[1.0, -2.0]).is_err());
     assert!(dirichlet_expectation_into(&[1.0, 1.0, 1.0], &mut [0.0; 2]).is_err());
-    let prior = GaussianNatural::zeros(2);
-    assert!(
-        gaussian_known_precision_posterior(
-            &prior,
-            &DMatrix::identity(3, 3),
-            1.0,
-            &DVector::zeros(2)
-        )
-        .is_err()
-    );
 }
 
 #[test]
@@ -144,11 +134,9 @@ fn special_function_domains() {
     assert!(digamma(-1e308).is_err());
     assert!(digamma(-5.0).is_err());
     assert!(digamma(f64::NAN).is_err());
-    assert!(trigamma(-1e300).is_err());
     assert!(ln_gamma(0.0).is_err());
     assert!(ln_gamma(-3.5).is_err());
-    assert!(bessel_k(1.0, 0.0).is_err());
-    assert!(bessel_k(f64::INFINITY, 1.0).is_err());
+    assert!(Gig::new(0.5, 1.0, 0.0).is_err());
 }
 
 #[test]

@@ -4,23 +4,11 @@ use expfam::*;
 use nalgebra::{DMatrix, DVector};
 
 #[test]
-fn gaussian_known_precision_matches_closed_form() {
-    // Prior N(m0, S0), n observations with noise covariance R: posterior precision S0^-1 + n R^-1,
-    // mean = S_post (S0^-1 m0 + R^-1 sum_x).
+fn diag_gaussian_known_precision_matches_closed_form() {
+    // Per coordinate: posterior precision 1/v0 + n r, mean = v_post (m0 / v0 + r sum_x).
     let m0 = DVector::from_vec(vec![1.0, -1.0]);
-    let s0 = DMatrix::from_row_slice(2, 2, &[2.0, 0.5, 0.5, 1.0]);
-    let r_prec = DMatrix::from_row_slice(2, 2, &[4.0, 1.0, 1.0, 3.0]);
     let sum_x = DVector::from_vec(vec![3.0, 0.5]);
     let n = 5.0;
-    let prior = GaussianNatural::from_moments(m0.clone(), s0.clone()).unwrap();
-    let post = gaussian_known_precision_posterior(&prior, &r_prec, n, &sum_x).unwrap();
-    let q = post.to_moments().unwrap();
-    let p0 = s0.clone().try_inverse().unwrap();
-    let s_post = (&p0 + &r_prec * n).try_inverse().unwrap();
-    let m_post = &s_post * (&p0 * &m0 + &r_prec * &sum_x);
-    assert!((q.cov() - &s_post).amax() < 1e-13);
-    assert!((q.mean() - &m_post).amax() < 1e-13);
-
     let dprior =
         DiagGaussianNatural::from_moments(&m0, &DVector::from_vec(vec![2.0, 1.0])).unwrap();
     let dpost = diag_gaussian_known_precision_posterior(
@@ -35,6 +23,17 @@ fn gaussian_known_precision_matches_closed_form() {
     let v0 = 1.0 / (0.5 + 20.0);
     assert!((dpost.var()[0] - v0).abs() < 1e-15);
     assert!((dpost.mean()[0] - v0 * (0.5 * 1.0 + 4.0 * 3.0)).abs() < 1e-14);
+    let v1 = 1.0 / (1.0 + 15.0);
+    assert!((dpost.var()[1] - v1).abs() < 1e-15);
+    assert!((dpost.mean()[1] - v1 * (-1.0 + 3.0 * 0.5)).abs() < 1e-14);
+    // Bad input: a negative count, a non-positive noise precision, a wrong length, NaN sums.
+    let r = DVector::from_vec(vec![4.0, 3.0]);
+    assert!(diag_gaussian_known_precision_posterior(&dprior, &r, -1.0, &sum_x).is_err());
+    let zero = DVector::from_vec(vec![4.0, 0.0]);
+    assert!(diag_gaussian_known_precision_posterior(&dprior, &zero, n, &sum_x).is_err());
+    assert!(diag_gaussian_known_precision_posterior(&dprior, &r, n, &DVector::zeros(3)).is_err());
+    let nan = DVector::from_vec(vec![f64::NAN, 0.0]);
+    assert!(diag_gaussian_known_precision_posterior(&dprior, &r, n, &nan).is_err());
 }
 
 #[test]
@@ -53,6 +52,4 @@ fn blr_precision_update_000_eq_40() {
     assert!((post.mean() - post.shape() / post.rate()).abs() < 1e-15);
     let want_log = digamma(post.shape()).unwrap() - post.rate().ln();
     assert!((post.expected_log() - want_log).abs() < 1e-15);
-    assert!(gamma_precision_posterior(&prior, -1.0, 1.0).is_err());
-    assert!(gamma_precision_posterior(&prior, 1.0, f64::NAN).is_err());
 }

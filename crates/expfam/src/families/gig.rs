@@ -20,7 +20,7 @@ use std::f64::consts::LN_2;
 /// As an exponential family: `T(x) = (ln x, x, 1/x)`, `eta = (p - 1, -a/2, -b/2)`,
 /// `A = ln 2 + ln K_p(w) + (p/2) ln(b/a)` with `w = sqrt(ab)`. With `s = sqrt(b/a)`, the moments
 /// are Bessel ratios: `E[x] = s K_{p+1}(w)/K_p(w)`, `E[1/x] = K_{p-1}(w)/(s K_p(w))` and
-/// `E[ln x] = ln s + d/dp ln K_p(w)` (computed by [`bessel_k_values`]).
+/// `E[ln x] = ln s + d/dp ln K_p(w)` (computed by the crate-private Bessel quadrature, `bessel.rs`).
 ///
 /// The limits `a -> 0` (inverse Gamma) and `b -> 0` (Gamma) are not members: use [`Gamma`](crate::Gamma).
 ///
