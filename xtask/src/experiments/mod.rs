@@ -6,6 +6,7 @@ pub mod dpsep;
 pub mod dpsep_defaults;
 pub mod lda;
 pub mod papers_lda;
+pub mod papers_vips;
 pub mod regression;
 pub mod sampler;
 pub mod sbn;
@@ -45,6 +46,11 @@ pub fn all() -> Vec<Experiment> {
             name: "papers_lda",
             about: "issue 22: the papers' LDA figures (003 Fig. 2, 3, Table 1; 000 Fig. 2, 3, Table 2; 004; 001)",
             run: papers_lda::run,
+        },
+        Experiment {
+            name: "papers_vips",
+            about: "issue 22: the papers' BLR and SBN figures (003 Fig. 5, 7; 000 Fig. 5, 6, 8, 9)",
+            run: papers_vips::run,
         },
         Experiment {
             name: "blr",
