@@ -88,6 +88,13 @@ pub enum CoreError {
     /// The accountant refused or failed.
     #[error("accountant: {0}")]
     Accountant(#[from] AccountantError),
+    /// A batching name ([`crate::Batching`]'s `FromStr`) that is not `one_record`, `poisson` or
+    /// `fixed` / `fixed_size`.
+    #[error("unknown batching `{given}`: expected `one_record`, `poisson` or `fixed` (fixed_size)")]
+    UnknownBatching {
+        /// The name given (at most 64 characters of it).
+        given: String,
+    },
 }
 
 /// Checks `value` is finite and `> 0`.

@@ -72,7 +72,7 @@ pub use gaussian::{
     GaussianMechanism, analytic_gaussian_delta, analytic_gaussian_std, classic_gaussian_std,
 };
 pub use rng::RngPolicy;
-pub use sampling::SamplingScheme;
+pub use sampling::{Batching, SamplingScheme};
 pub use wall::partition::{
     PartitionRelease, PartitionSelection, SelectedPartitions, select_partitions,
 };

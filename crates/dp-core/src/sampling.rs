@@ -330,11 +330,309 @@ impl SamplingScheme {
     }
 }
 
+/// How a step draws its batch: the one user-facing vocabulary of the workspace (DP-SEP's
+/// [`Batching::OneRecord`] and Poisson batches, the VIPS engine's Poisson and fixed-size
+/// batches). [`Batching::sampling_for`] turns it into the wall's [`SamplingScheme`] once the
+/// public population `N` is known.
+///
+/// The JSON is externally tagged, snake_case: `"one_record"`,
+/// `{"poisson":{"expected_batch_size":32}}`, `{"fixed_size":{"batch_size":32}}`.
+///
+/// # Privacy
+/// | variant | wall scheme | neighbouring | sensitivity factor |
+/// |---|---|---|---|
+/// | [`Batching::OneRecord`] | [`SamplingScheme::UniformSingle`] | replace-one | 2 |
+/// | [`Batching::Poisson`] | [`SamplingScheme::Poisson`], rate `S / N` | add/remove-one | 1 |
+/// | [`Batching::FixedSize`] | [`SamplingScheme::FixedSize`], `m = S` | replace-one | 2 |
+///
+/// The sensitivity factor multiplies the clip bound `B` of each record's contribution to give
+/// the L2 sensitivity of the batch sum. Releases are normalised by the public expected batch size
+/// `S`, never by the realised one.
+///
+/// # Example
+/// ```
+/// use dp_accountant::Neighbouring;
+/// use dp_core::{Batching, SamplingScheme};
+/// let b = Batching::poisson(32)?;
+/// assert_eq!(b.sampling_for(1280)?, SamplingScheme::poisson(32.0 / 1280.0)?);
+/// assert_eq!(b.steps_per_epoch(1280)?, 40);
+/// assert_eq!(b.neighbouring(), Neighbouring::AddRemoveOne);
+/// assert!(Batching::poisson(0).is_err());
+/// assert!(b.sampling_for(16).is_err()); // S > N
+/// let f: Batching = "fixed".parse::<Batching>()?.with_batch_size(8)?;
+/// assert_eq!(f, Batching::fixed_size(8)?);
+/// assert_eq!((f.name(), f.sensitivity_factor()), ("fixed_size", 2.0));
+/// assert_eq!(Batching::OneRecord.steps_per_epoch(1280)?, 1280);
+/// # Ok::<(), dp_core::CoreError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Batching {
+    /// One uniformly drawn record per step (DP-SEP's default, 002): the wall's
+    /// [`SamplingScheme::UniformSingle`] (or [`SamplingScheme::ShuffledEpoch`], the other
+    /// one-record scheme); `N` steps per epoch. Replace-one, sensitivity factor 2.
+    #[default]
+    OneRecord,
+    /// Each record independently with probability `S / N`: the wall's
+    /// [`SamplingScheme::Poisson`]; `ceil(N / S)` steps per epoch. Add/remove-one, sensitivity
+    /// factor 1. Build with [`Batching::poisson`], which refuses `S = 0`.
+    Poisson {
+        /// The public expected batch size `S` (`1 <= S <= N`).
+        expected_batch_size: usize,
+    },
+    /// Exactly `S` records uniformly without replacement: the wall's
+    /// [`SamplingScheme::FixedSize`]; `ceil(N / S)` steps per epoch. Replace-one, sensitivity
+    /// factor 2. Build with [`Batching::fixed_size`], which refuses `S = 0`.
+    FixedSize {
+        /// The batch size `S` (`1 <= S <= N`), the scheme's `sample_size`.
+        batch_size: usize,
+    },
+}
+
+impl Batching {
+    /// Every regime's name, as [`Self::name`] gives it.
+    pub const NAMES: [&'static str; 3] = ["one_record", "poisson", "fixed_size"];
+
+    /// [`Batching::Poisson`] with expected batch size `s`.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] for `s == 0` (`s > N` is refused by
+    /// [`Self::sampling_for`], which knows `N`).
+    pub fn poisson(s: usize) -> Result<Self, CoreError> {
+        let b = Self::Poisson {
+            expected_batch_size: s,
+        };
+        b.check()?;
+        Ok(b)
+    }
+
+    /// [`Batching::FixedSize`] with batch size `s`.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] for `s == 0` (`s > N` is refused by
+    /// [`Self::sampling_for`]).
+    pub fn fixed_size(s: usize) -> Result<Self, CoreError> {
+        let b = Self::FixedSize { batch_size: s };
+        b.check()?;
+        Ok(b)
+    }
+
+    /// The same regime with batch size `s` (Poisson and fixed size; [`Batching::OneRecord`]
+    /// accepts only `s == 1`). Parse a regime's name, then give it its size.
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidParameter`] for `s == 0`, or `s != 1` with one record.
+    pub fn with_batch_size(self, s: usize) -> Result<Self, CoreError> {
+        match self {
+            Self::OneRecord if s == 1 => Ok(Self::OneRecord),
+            Self::OneRecord => Err(CoreError::InvalidParameter {
+                name: "batch size",
+                value: s as f64,
+                reason: "one_record batching reads exactly one record per step",
+            }),
+            Self::Poisson { .. } => Self::poisson(s),
+            Self::FixedSize { .. } => Self::fixed_size(s),
+        }
+    }
+
+    /// Checks the size is `>= 1` (the fields are public, so a value built directly or read from
+    /// JSON is checked here, by everything that uses it).
+    fn check(self) -> Result<(), CoreError> {
+        match self {
+            Self::Poisson {
+                expected_batch_size: 0,
+            }
+            | Self::FixedSize { batch_size: 0 } => Err(CoreError::InvalidParameter {
+                name: "batch size",
+                value: 0.0,
+                reason: "must be >= 1",
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The name in JSON, in results and on the command line: `one_record`, `poisson` or
+    /// `fixed_size`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::OneRecord => "one_record",
+            Self::Poisson { .. } => "poisson",
+            Self::FixedSize { .. } => "fixed_size",
+        }
+    }
+
+    /// The (expected) batch size `S`: `1` for [`Batching::OneRecord`].
+    pub fn expected_batch_size(&self) -> usize {
+        match *self {
+            Self::OneRecord => 1,
+            Self::Poisson {
+                expected_batch_size,
+            } => expected_batch_size,
+            Self::FixedSize { batch_size } => batch_size,
+        }
+    }
+
+    /// The neighbouring relation of the guarantee: add/remove-one for Poisson, replace-one
+    /// otherwise.
+    pub fn neighbouring(&self) -> Neighbouring {
+        match self {
+            Self::Poisson { .. } => Neighbouring::AddRemoveOne,
+            Self::OneRecord | Self::FixedSize { .. } => Neighbouring::ReplaceOne,
+        }
+    }
+
+    /// The L2 sensitivity of a batch sum of contributions each of norm `<= 1` under
+    /// [`Self::neighbouring`]: 1 (add/remove-one) or 2 (replace-one).
+    pub fn sensitivity_factor(&self) -> f64 {
+        match self.neighbouring() {
+            Neighbouring::AddRemoveOne => 1.0,
+            Neighbouring::ReplaceOne => 2.0,
+        }
+    }
+
+    /// The wall's sampler over the declared population `n`: [`SamplingScheme::UniformSingle`]
+    /// (one record), [`SamplingScheme::Poisson`] with rate `S / n`, or
+    /// [`SamplingScheme::FixedSize`] with `sample_size = S`.
+    ///
+    /// # Errors
+    /// [`CoreError::Empty`] for `n == 0`; [`CoreError::InvalidParameter`] for `S == 0` or
+    /// `S > n`.
+    pub fn sampling_for(&self, n: usize) -> Result<SamplingScheme, CoreError> {
+        self.check()?;
+        if n == 0 {
+            return Err(CoreError::Empty("the declared population is 0"));
+        }
+        let s = self.expected_batch_size();
+        if s > n {
+            return Err(CoreError::InvalidParameter {
+                name: "batch size",
+                value: s as f64,
+                reason: "must not exceed the declared population N",
+            });
+        }
+        let scheme = match *self {
+            Self::OneRecord => SamplingScheme::UniformSingle,
+            Self::Poisson {
+                expected_batch_size,
+            } => SamplingScheme::poisson(expected_batch_size as f64 / n as f64)?,
+            Self::FixedSize { batch_size } => SamplingScheme::fixed_size(batch_size)?,
+        };
+        scheme.check_population(n)?;
+        Ok(scheme)
+    }
+
+    /// Steps per epoch over the declared population `n`: `n` for one record, `ceil(n / S)`
+    /// otherwise (an epoch reads `n` records, in expectation for Poisson).
+    ///
+    /// # Errors
+    /// As [`Self::sampling_for`].
+    pub fn steps_per_epoch(&self, n: usize) -> Result<usize, CoreError> {
+        self.sampling_for(n)?;
+        Ok(n.div_ceil(self.expected_batch_size()))
+    }
+}
+
+impl std::fmt::Display for Batching {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Batching {
+    type Err = CoreError;
+
+    /// A regime's name (case-insensitive, `-` or `_`): `one_record` / `one`; `poisson`;
+    /// `fixed` / `fixed_size`. The size is `1` until [`Batching::with_batch_size`] sets it.
+    ///
+    /// # Errors
+    /// [`CoreError::UnknownBatching`] for anything else.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "one_record" | "one" => Ok(Self::OneRecord),
+            "poisson" => Ok(Self::Poisson {
+                expected_batch_size: 1,
+            }),
+            "fixed" | "fixed_size" => Ok(Self::FixedSize { batch_size: 1 }),
+            _ => Err(CoreError::UnknownBatching {
+                given: s.chars().take(64).collect(),
+            }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand::SeedableRng;
     use rand::rngs::ChaCha20Rng;
+
+    #[test]
+    fn batching_json_names_and_schemes() {
+        for (b, json) in [
+            (Batching::OneRecord, r#""one_record""#),
+            (
+                Batching::poisson(32).unwrap(),
+                r#"{"poisson":{"expected_batch_size":32}}"#,
+            ),
+            (
+                Batching::fixed_size(8).unwrap(),
+                r#"{"fixed_size":{"batch_size":8}}"#,
+            ),
+        ] {
+            assert_eq!(serde_json::to_string(&b).unwrap(), json);
+            assert_eq!(serde_json::from_str::<Batching>(json).unwrap(), b);
+            assert_eq!(
+                b.name().parse::<Batching>().unwrap().name(),
+                b.name(),
+                "names round-trip"
+            );
+            let scheme = b.sampling_for(64).unwrap();
+            assert_eq!(scheme.neighbouring(), b.neighbouring());
+            assert_eq!(scheme.sensitivity_factor(), b.sensitivity_factor());
+            assert_eq!(
+                scheme.expected_batch_size(64).unwrap(),
+                b.expected_batch_size() as f64
+            );
+        }
+        assert_eq!(Batching::NAMES, ["one_record", "poisson", "fixed_size"]);
+        assert_eq!(
+            "Fixed-Size".parse::<Batching>().unwrap(),
+            Batching::FixedSize { batch_size: 1 }
+        );
+        assert!(matches!(
+            "bernoulli".parse::<Batching>(),
+            Err(CoreError::UnknownBatching { .. })
+        ));
+    }
+
+    #[test]
+    fn batching_refuses_bad_sizes() {
+        assert!(Batching::poisson(0).is_err());
+        assert!(Batching::fixed_size(0).is_err());
+        for b in [
+            Batching::Poisson {
+                expected_batch_size: 0,
+            },
+            Batching::FixedSize { batch_size: 0 },
+        ] {
+            assert!(b.sampling_for(10).is_err());
+        }
+        assert!(Batching::fixed_size(11).unwrap().sampling_for(10).is_err());
+        assert!(Batching::poisson(11).unwrap().sampling_for(10).is_err());
+        assert!(matches!(
+            Batching::OneRecord.sampling_for(0),
+            Err(CoreError::Empty(_))
+        ));
+        assert_eq!(
+            Batching::fixed_size(3)
+                .unwrap()
+                .steps_per_epoch(10)
+                .unwrap(),
+            4
+        );
+        assert!(Batching::OneRecord.with_batch_size(2).is_err());
+    }
 
     #[test]
     fn schemes_built_directly_are_checked_too() {
