@@ -31,22 +31,53 @@ pub struct PsdProjection {
     pub smallest_eigenvalue_before: Option<f64>,
 }
 
+/// Side of the square tiles the `O(d^2)` passes over both triangles walk (so that the transposed
+/// accesses stay in cache); does not affect any result.
+const TILE: usize = 64;
+
+/// Calls `visit(i, j)` for every `i < j` (strict upper triangle; `(j, i)` is its mirror), tile by
+/// tile.
+fn for_each_upper_tiled(d: usize, mut visit: impl FnMut(usize, usize)) {
+    for jb in (0..d).step_by(TILE) {
+        for ib in (0..=jb).step_by(TILE) {
+            for j in jb..(jb + TILE).min(d) {
+                for i in ib..(ib + TILE).min(j) {
+                    visit(i, j);
+                }
+            }
+        }
+    }
+}
+
 /// Largest `|a_ij - a_ji|` and largest `|a_ij|`.
 fn asymmetry(m: &DMatrix<f64>) -> (f64, f64) {
     let d = m.nrows();
+    let a = m.as_slice();
     let mut worst = 0.0f64;
-    let mut scale = 0.0f64;
-    for j in 0..d {
-        for i in 0..=j {
-            worst = worst.max((m[(i, j)] - m[(j, i)]).abs());
-            scale = scale.max(m[(i, j)].abs()).max(m[(j, i)].abs());
-        }
-    }
+    let scale = a.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+    for_each_upper_tiled(d, |i, j| {
+        worst = worst.max((a[j * d + i] - a[i * d + j]).abs());
+    });
     (worst, scale)
 }
 
-/// Checks `m` is square, finite and symmetric up to `1e-12` relative.
-fn check_symmetric(m: &DMatrix<f64>) -> Result<(), CoreError> {
+/// Copies the lower triangle onto the upper one (the matrix becomes exactly symmetric).
+pub(crate) fn mirror_lower_to_upper(m: &mut DMatrix<f64>) {
+    let d = m.nrows();
+    let a = m.as_mut_slice();
+    for_each_upper_tiled(d, |i, j| a[j * d + i] = a[i * d + j]);
+}
+
+/// Copies the upper triangle onto the lower one (the matrix becomes exactly symmetric).
+fn mirror_upper_to_lower(m: &mut DMatrix<f64>) {
+    let d = m.nrows();
+    let a = m.as_mut_slice();
+    for_each_upper_tiled(d, |i, j| a[i * d + j] = a[j * d + i]);
+}
+
+/// Checks `m` is square, finite and symmetric up to `1e-12` relative; returns whether it is
+/// exactly symmetric.
+fn check_symmetric(m: &DMatrix<f64>) -> Result<bool, CoreError> {
     if m.nrows() != m.ncols() {
         return Err(CoreError::DimensionMismatch {
             what: "columns of a symmetric matrix (must be square)",
@@ -68,7 +99,7 @@ fn check_symmetric(m: &DMatrix<f64>) -> Result<(), CoreError> {
             tolerance,
         });
     }
-    Ok(())
+    Ok(worst == 0.0)
 }
 
 /// Adds symmetric noise in place: upper triangle incl. diagonal iid `N(0, std^2)`, mirrored
@@ -109,15 +140,22 @@ pub fn add_symmetric_noise<R: Rng + ?Sized>(
 
 /// Adds `std * z` (packed upper triangle, column-major: entry `(i, j)`, `i <= j`, at
 /// `j (j + 1) / 2 + i`) to `matrix` symmetrically; also makes the result exactly symmetric.
+///
+/// The upper triangle is updated column by column (contiguous in both layouts), then mirrored
+/// tile by tile: the same values as updating `(i, j)` and copying it to `(j, i)` entry by entry.
 pub(crate) fn add_packed_symmetric(matrix: &mut DMatrix<f64>, z: &[f64], std: f64) {
     let d = matrix.nrows();
+    let m = matrix.as_mut_slice();
     for j in 0..d {
-        for i in 0..=j {
-            let v = matrix[(i, j)] + std * z[j * (j + 1) / 2 + i];
-            matrix[(i, j)] = v;
-            matrix[(j, i)] = v;
+        let packed = j * (j + 1) / 2;
+        for (v, z) in m[j * d..j * d + j + 1]
+            .iter_mut()
+            .zip(&z[packed..packed + j + 1])
+        {
+            *v += std * z;
         }
     }
+    mirror_upper_to_lower(matrix);
 }
 
 /// Projects a symmetric matrix in place onto `{A : lambda_min(A) >= floor}`: eigenvalues below
@@ -129,8 +167,10 @@ pub(crate) fn add_packed_symmetric(matrix: &mut DMatrix<f64>, z: &[f64], std: f6
 /// smallest eigenvalue is `floor` up to rounding of order `1e-15 d ||A||`.
 ///
 /// For `d < 48` the linear algebra is nalgebra's (`Cholesky`, `SymmetricEigen`); from `d = 48`
-/// on it is faer's blocked `llt` and self-adjoint eigendecomposition (pure Rust, sequential;
-/// figures in `docs/benchmarks.md`); the two agree to rounding (see `docs/dp-core.md`). If faer's
+/// on it is faer's blocked `llt` and self-adjoint eigendecomposition (pure Rust, on every thread
+/// of the caller's rayon pool, in place: an exactly symmetric input needs one `d x d` scratch for
+/// the Cholesky test, then one for the eigenvectors plus faer's workspace; figures in
+/// `docs/benchmarks.md`); the two agree to rounding (see `docs/dp-core.md`). If faer's
 /// eigensolver ever reports no convergence, nalgebra's is used.
 ///
 /// # Errors
@@ -185,36 +225,49 @@ pub(crate) fn project_with(
     backend: Backend,
 ) -> Result<PsdProjection, CoreError> {
     check_positive("eigenvalue floor", floor)?;
-    check_symmetric(matrix)?;
+    let exactly_symmetric = check_symmetric(matrix)?;
     let d = matrix.nrows();
-    let mut shifted = matrix.clone();
-    for i in 0..d {
-        shifted[(i, i)] -= floor;
-    }
     let above_floor = match backend {
-        Backend::Nalgebra => shifted.cholesky().is_some(),
-        Backend::Faer => faer_projection::cholesky_succeeds(&shifted),
+        Backend::Faer => faer_projection::cholesky_above_floor(matrix, floor),
+        Backend::Nalgebra => None,
     };
+    let above_floor = above_floor.unwrap_or_else(|| {
+        let mut shifted = matrix.clone();
+        for i in 0..d {
+            shifted[(i, i)] -= floor;
+        }
+        shifted.cholesky().is_some()
+    });
     if above_floor {
         return Ok(PsdProjection {
             eigenvalues_raised: 0,
             smallest_eigenvalue_before: None,
         });
     }
+    if backend == Backend::Faer {
+        // An exactly symmetric input (the noised statistic always is) is projected in place;
+        // otherwise a symmetrised copy is, so that an input left unchanged stays bit-identical.
+        let projected = if exactly_symmetric {
+            faer_projection::project_in_place(matrix, floor)
+        } else {
+            let mut sym = matrix.clone();
+            symmetrise(&mut sym);
+            let result = faer_projection::project_in_place(&mut sym, floor);
+            if result.as_ref().is_some_and(|r| r.raised > 0) {
+                *matrix = sym;
+            }
+            result
+        };
+        if let Some(result) = projected {
+            return Ok(PsdProjection {
+                eigenvalues_raised: result.raised,
+                smallest_eigenvalue_before: Some(result.smallest),
+            });
+        }
+    }
     // Make the input exactly symmetric (it is within 1e-12) before decomposing.
     let mut sym = matrix.clone();
     symmetrise(&mut sym);
-    if backend == Backend::Faer
-        && let Some(result) = faer_projection::project(&sym, floor)
-    {
-        if let Some(projected) = result.projected {
-            *matrix = projected;
-        }
-        return Ok(PsdProjection {
-            eigenvalues_raised: result.raised,
-            smallest_eigenvalue_before: Some(result.smallest),
-        });
-    }
     // nalgebra (small d, or faer reported no convergence).
     let mut eigen = SymmetricEigen::new(sym);
     let smallest = eigen
@@ -270,13 +323,12 @@ pub fn project_to_positive_definite_faer(
 /// Replaces `m` by `(m + m^T) / 2`, exactly symmetric.
 fn symmetrise(m: &mut DMatrix<f64>) {
     let d = m.nrows();
-    for j in 0..d {
-        for i in 0..j {
-            let v = 0.5 * (m[(i, j)] + m[(j, i)]);
-            m[(i, j)] = v;
-            m[(j, i)] = v;
-        }
-    }
+    let a = m.as_mut_slice();
+    for_each_upper_tiled(d, |i, j| {
+        let v = 0.5 * (a[j * d + i] + a[i * d + j]);
+        a[j * d + i] = v;
+        a[i * d + j] = v;
+    });
 }
 
 /// Analyze-Gauss with a fixed noise std per upper-triangle entry and an eigenvalue floor.

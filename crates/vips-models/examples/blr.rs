@@ -132,6 +132,57 @@ struct Args {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+    /// Write a synthetic stand-in of the stroke data to FILE (LIBSVM, `d = 4,146`, 10,000 sparse
+    /// binary rows with about 39 active features each, labels from a sparse logistic model: the
+    /// rows of `benches/blr.rs`) and exit. Fit it with `--libsvm FILE --dim 4146 --radius
+    /// 8.94427190999916` (`sqrt(80)`, the bench's public radius).
+    #[arg(long, conflicts_with_all = ["csv", "libsvm"])]
+    synthetic_stroke: Option<String>,
+}
+
+/// Writes the bench's synthetic stroke-scale rows (`benches/blr.rs`, `synthetic(10_000, 4146,
+/// 40, 1)`) as LIBSVM: ids 1-based, binary values (the public radius `sqrt(80)` is applied when
+/// loading).
+fn write_synthetic_stroke(path: &str) -> Result<(), CliError> {
+    use rand::rngs::ChaCha8Rng;
+    use rand::{RngExt, SeedableRng};
+    use rand_distr::StandardNormal;
+    use std::io::Write;
+    let (n, d, k) = (10_000usize, 4146usize, 40usize);
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let w: Vec<f64> = (0..d)
+        .map(|j| {
+            if j % 50 == 0 {
+                rng.sample::<f64, _>(StandardNormal) * 3.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let radius = ((2 * k) as f64).sqrt();
+    let failed = |e: std::io::Error| CliError::File {
+        path: path.to_string(),
+        reason: format!("cannot write: {e}"),
+    };
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).map_err(failed)?);
+    for _ in 0..n {
+        let active = k / 2 + rng.random_range(0..k);
+        let mut idx: Vec<u32> = (0..active).map(|_| rng.random_range(0..d as u32)).collect();
+        idx.sort_unstable();
+        idx.dedup();
+        let score: f64 = idx.iter().map(|&i| w[i as usize]).sum::<f64>() / radius;
+        let y = rng.random::<f64>() < blr::sigmoid(4.0 * score);
+        write!(out, "{}", u8::from(y)).map_err(failed)?;
+        for i in idx {
+            write!(out, " {}:1", i + 1).map_err(failed)?;
+        }
+        writeln!(out).map_err(failed)?;
+    }
+    out.flush().map_err(failed)?;
+    eprintln!(
+        "wrote {path}: {n} rows, d = {d}; fit with --libsvm {path} --dim {d} --radius {radius}"
+    );
+    Ok(())
 }
 
 fn load(args: &Args) -> Result<(Loaded, String), CliError> {
@@ -219,6 +270,9 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), CliError> {
+    if let Some(path) = &args.synthetic_stroke {
+        return write_synthetic_stroke(path);
+    }
     if args.epsilon.is_none() && args.delta.is_some() {
         return Err(usage("--delta", "has no effect without --epsilon"));
     }

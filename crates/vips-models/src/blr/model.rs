@@ -186,11 +186,19 @@ impl Blr {
     ///
     /// # Errors
     /// [`BlrError::Posterior`] if `P + alpha I` is not positive definite.
+    ///
+    /// From `d = 64` on the factorisation, solve and inverse are faer's blocked routines on every
+    /// thread of the rayon pool; below, expfam's (nalgebra), whose results
+    /// small models keep bit for bit.
     pub fn posterior_from(
         h: &DVector<f64>,
         lik_precision: &DMatrix<f64>,
         alpha: f64,
     ) -> Result<MvGaussian, BlrError> {
+        if h.len() >= FAER_MIN_DIMENSION {
+            let (mean, cov) = faer_moments(h, lik_precision, alpha)?;
+            return Ok(MvGaussian::new(mean, cov)?);
+        }
         let mut precision = lik_precision.clone();
         for i in 0..precision.nrows() {
             precision[(i, i)] += alpha;
@@ -212,6 +220,151 @@ impl Blr {
             Hyperprior::Fixed { alpha } => Ok((None, alpha)),
         }
     }
+}
+
+/// From this dimension on, the M-step's dense linear algebra is faer's (blocked, parallel).
+const FAER_MIN_DIMENSION: usize = 64;
+
+/// faer's parallelism: every thread of the current rayon pool, sequential with one thread.
+fn parallelism() -> faer::Par {
+    match rayon::current_num_threads() {
+        0 | 1 => faer::Par::Seq,
+        n => faer::Par::rayon(n),
+    }
+}
+
+/// A zeroed `d x d` column-major matrix, or a typed error if it cannot be allocated.
+fn try_square(d: usize) -> Result<DMatrix<f64>, BlrError> {
+    let too_large =
+        || BlrError::NotPositiveDefinite("the M-step's d x d workspace cannot be allocated");
+    let len = d.checked_mul(d).ok_or_else(too_large)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| too_large())?;
+    v.resize(len, 0.0);
+    Ok(DMatrix::from_vec(d, d, v))
+}
+
+/// `(mean, cov) = ((P + alpha I)^-1 h, (P + alpha I)^-1)` on faer: blocked Cholesky in place, two
+/// triangular solves, `L^-1` by the blocked triangular inverse and `L^-T L^-1` into the factor's
+/// own memory (two `d x d` buffers besides `P`). `P` must be symmetric to `1e-10` relative (its
+/// lower triangle is read); the covariance is exactly symmetric.
+///
+/// # Errors
+/// As expfam's conversion: [`expfam::ExpFamError::DimensionMismatch`],
+/// [`expfam::ExpFamError::NonFinite`], [`expfam::ExpFamError::NotSymmetric`],
+/// [`expfam::ExpFamError::NotPositiveDefinite`] (as [`BlrError::Posterior`]).
+fn faer_moments(
+    h: &DVector<f64>,
+    lik_precision: &DMatrix<f64>,
+    alpha: f64,
+) -> Result<(DVector<f64>, DMatrix<f64>), BlrError> {
+    use expfam::ExpFamError;
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
+    use faer::linalg::matmul::triangular::{BlockStructure, matmul};
+    use faer::{Accum, MatMut, MatRef};
+    let d = h.len();
+    for found in [lik_precision.nrows(), lik_precision.ncols()] {
+        if found != d {
+            return Err(ExpFamError::DimensionMismatch {
+                name: "likelihood precision",
+                expected: d,
+                got: found,
+            }
+            .into());
+        }
+    }
+    let finite = |name: &'static str, values: &[f64]| match values.iter().find(|v| !v.is_finite()) {
+        Some(&value) => Err(ExpFamError::NonFinite { name, value }),
+        None => Ok(()),
+    };
+    finite("h", h.as_slice())?;
+    finite("likelihood precision", lik_precision.as_slice())?;
+    finite("prior precision", &[alpha])?;
+    let p = lik_precision.as_slice();
+    let scale = p.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+    let mut worst = 0.0f64;
+    for jb in (0..d).step_by(64) {
+        for ib in (0..=jb).step_by(64) {
+            for j in jb..(jb + 64).min(d) {
+                for i in ib..(ib + 64).min(j) {
+                    worst = worst.max((p[j * d + i] - p[i * d + j]).abs());
+                }
+            }
+        }
+    }
+    if scale > 0.0 && worst / scale > 1e-10 {
+        return Err(ExpFamError::NotSymmetric {
+            name: "likelihood precision",
+            asymmetry: worst / scale,
+        }
+        .into());
+    }
+    let not_pd = || BlrError::from(ExpFamError::NotPositiveDefinite { name: "precision" });
+    let par = parallelism();
+    // Lambda = P + alpha I, factored in place (lower triangle).
+    let mut factor = lik_precision.clone();
+    for i in 0..d {
+        factor[(i, i)] += alpha;
+    }
+    {
+        let mut mem =
+            MemBuffer::try_new(cholesky_in_place_scratch::<f64>(d, par, Default::default()))
+                .map_err(|_| not_pd())?;
+        cholesky_in_place(
+            MatMut::from_column_major_slice_mut(factor.as_mut_slice(), d, d),
+            Default::default(),
+            par,
+            MemStack::new(&mut mem),
+            Default::default(),
+        )
+        .map_err(|_| not_pd())?;
+    }
+    // mean = L^-T L^-1 h.
+    let mut mean = h.clone();
+    {
+        let l = MatRef::from_column_major_slice(factor.as_slice(), d, d);
+        let rhs = MatMut::from_column_major_slice_mut(mean.as_mut_slice(), d, 1);
+        faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, rhs, par);
+        let rhs = MatMut::from_column_major_slice_mut(mean.as_mut_slice(), d, 1);
+        faer::linalg::triangular_solve::solve_upper_triangular_in_place(l.transpose(), rhs, par);
+    }
+    // cov = L^-T L^-1, written into the factor's memory (lower triangle), then mirrored.
+    let mut inverse = try_square(d)?;
+    faer::linalg::triangular_inverse::invert_lower_triangular(
+        MatMut::from_column_major_slice_mut(inverse.as_mut_slice(), d, d),
+        MatRef::from_column_major_slice(factor.as_slice(), d, d),
+        par,
+    );
+    let linv = MatRef::from_column_major_slice(inverse.as_slice(), d, d);
+    matmul(
+        MatMut::from_column_major_slice_mut(factor.as_mut_slice(), d, d),
+        BlockStructure::TriangularLower,
+        Accum::Replace,
+        linv.transpose(),
+        BlockStructure::TriangularUpper,
+        linv,
+        BlockStructure::TriangularLower,
+        1.0,
+        par,
+    );
+    drop(inverse);
+    let mut cov = factor;
+    {
+        let c = cov.as_mut_slice();
+        for jb in (0..d).step_by(64) {
+            for ib in (0..=jb).step_by(64) {
+                for j in jb..(jb + 64).min(d) {
+                    for i in ib..(ib + 64).min(j) {
+                        c[j * d + i] = c[i * d + j];
+                    }
+                }
+            }
+        }
+    }
+    finite("mean", mean.as_slice())?;
+    finite("covariance", cov.as_slice())?;
+    Ok((mean, cov))
 }
 
 impl VipsModel for Blr {
@@ -362,5 +515,44 @@ impl VipsModel for Blr {
             Err(_) => global.failed_updates += 1,
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The faer M-step (d >= FAER_MIN_DIMENSION) agrees with expfam's conversion to rounding,
+    /// and refuses what expfam refuses.
+    #[test]
+    fn faer_moments_agree_with_expfam() {
+        let d = FAER_MIN_DIMENSION + 9;
+        // P = B B^T / d + a rank-deficient part, symmetric positive semi-definite.
+        let b = DMatrix::from_fn(d, d, |i, j| ((i * 31 + j * 17) % 23) as f64 / 23.0 - 0.5);
+        let p = (&b * b.transpose()) / d as f64;
+        let p = (&p + p.transpose()) * 0.5;
+        let h = DVector::from_fn(d, |i, _| (i as f64 * 0.37).sin());
+        let (mean, cov) = faer_moments(&h, &p, 0.7).unwrap();
+        let mut precision = p.clone();
+        for i in 0..d {
+            precision[(i, i)] += 0.7;
+        }
+        let natural = GaussianNatural::from_precision(h.clone(), precision).unwrap();
+        let reference = MvGaussian::from_natural(&natural).unwrap();
+        let scale = reference.cov().amax();
+        assert!((&cov - reference.cov()).amax() <= 1e-10 * scale);
+        assert!((&mean - reference.mean()).amax() <= 1e-10 * reference.mean().amax().max(1.0));
+        assert_eq!(cov, cov.transpose());
+        let negative = DMatrix::<f64>::identity(d, d) * -5.0;
+        assert!(matches!(
+            Blr::posterior_from(&h, &negative, 1.0),
+            Err(BlrError::Posterior(_))
+        ));
+        let mut asymmetric = p.clone();
+        asymmetric[(0, 1)] += 1.0;
+        assert!(Blr::posterior_from(&h, &asymmetric, 1.0).is_err());
+        let mut nan = p;
+        nan[(2, 2)] = f64::NAN;
+        assert!(Blr::posterior_from(&h, &nan, 1.0).is_err());
     }
 }
