@@ -21,6 +21,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
+use common::{count_usize as count, non_negative, open_unit, positive, range};
 use dp_sep::SepError;
 use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges, Standardizer};
@@ -29,6 +30,9 @@ use vips_models::engine::{EngineError, Privacy};
 use vips_models::linreg::{
     self, Linreg, LinregConfig, LinregError, RowMap, TargetMap, batch_config, evaluate,
 };
+
+// The flag parsers are the other examples' (one typed `ValueError`).
+mod common;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -98,8 +102,8 @@ enum CliError {
     Linreg(#[from] LinregError),
     #[error(transparent)]
     Engine(#[from] EngineError),
-    #[error("the result's `{0}` is not finite; nothing printed")]
-    NonFinite(String),
+    #[error("the result's `{key}` is not finite; nothing printed")]
+    NonFinite { key: String },
     #[error("cannot write the result to stdout: {0}")]
     Output(std::io::Error),
 }
@@ -108,52 +112,6 @@ fn usage(flag: &'static str, reason: impl Into<String>) -> CliError {
     CliError::Usage {
         flag,
         reason: reason.into(),
-    }
-}
-
-fn positive(s: &str) -> Result<f64, String> {
-    let v: f64 = s.trim().parse().map_err(|_| "not a number".to_string())?;
-    if v > 0.0 && v.is_finite() {
-        Ok(v)
-    } else {
-        Err(format!("must be finite and > 0, got {v}"))
-    }
-}
-
-fn non_negative(s: &str) -> Result<f64, String> {
-    let v: f64 = s.trim().parse().map_err(|_| "not a number".to_string())?;
-    if v >= 0.0 && v.is_finite() {
-        Ok(v)
-    } else {
-        Err(format!("must be finite and >= 0, got {v}"))
-    }
-}
-
-fn open_unit(s: &str) -> Result<f64, String> {
-    let v = positive(s)?;
-    if v < 1.0 {
-        Ok(v)
-    } else {
-        Err(format!("must be in (0, 1), got {v}"))
-    }
-}
-
-fn count(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(0) => Err("must be >= 1".into()),
-        Ok(v) => Ok(v),
-        Err(_) => Err("not a whole number >= 1".into()),
-    }
-}
-
-fn range(s: &str) -> Result<(f64, f64), String> {
-    let (lo, hi) = s.split_once(':').ok_or("expected LO:HI")?;
-    let lo: f64 = lo.trim().parse().map_err(|_| "LO is not a number")?;
-    let hi: f64 = hi.trim().parse().map_err(|_| "HI is not a number")?;
-    if lo.is_finite() && hi.is_finite() && lo < hi {
-        Ok((lo, hi))
-    } else {
-        Err("needs finite LO < HI".into())
     }
 }
 
@@ -169,7 +127,7 @@ fn finite(v: f64, key: &str) -> Result<serde_json::Value, CliError> {
     if v.is_finite() {
         Ok(serde_json::json!(v))
     } else {
-        Err(CliError::NonFinite(key.into()))
+        Err(CliError::NonFinite { key: key.into() })
     }
 }
 
@@ -179,7 +137,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "error: {e}");
             ExitCode::from(match e {
-                CliError::NonFinite(_) | CliError::Output(_) => 1,
+                CliError::NonFinite { .. } | CliError::Output(_) => 1,
                 _ => 2,
             })
         }

@@ -67,9 +67,110 @@ pub enum ModelFileError {
         /// The model kind asked for.
         expected: &'static str,
     },
-    /// The model could not be serialised (a value that is not finite).
+    /// The file's fields do not make a valid model (a matrix of the wrong size, a value that is
+    /// not finite, a posterior that is not positive definite).
+    #[error("{path}: corrupt model file: {fault}")]
+    CorruptModel {
+        /// The file.
+        path: String,
+        /// The field at fault and what is wrong with it.
+        #[source]
+        fault: InvalidModel,
+    },
+    /// The model could not be serialised by `serde_json`.
     #[error("cannot serialise the model: {0}")]
-    Serialise(String),
+    Serialise(#[from] serde_json::Error),
+    /// The model to be written is not valid (a value that is not finite).
+    #[error("cannot serialise the model: {0}")]
+    Invalid(#[source] InvalidModel),
+}
+
+/// A saved model whose fields do not make a valid model: the field (as the file names it, e.g.
+/// `posterior.mean` or `posterior.w_mean[3]`) and what is wrong with it.
+#[derive(Debug, Error)]
+#[error("{field} {fault}")]
+pub struct InvalidModel {
+    /// The field at fault.
+    pub field: String,
+    /// What is wrong with it.
+    #[source]
+    pub fault: ModelFault,
+}
+
+impl InvalidModel {
+    /// The field `field` refused for `fault`.
+    pub fn new(field: impl Into<String>, fault: ModelFault) -> Self {
+        Self {
+            field: field.into(),
+            fault,
+        }
+    }
+}
+
+/// What is wrong with one field of a saved model ([`InvalidModel`]).
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ModelFault {
+    /// The field holds a value that is NaN or infinite.
+    #[error("has a value that is not finite")]
+    NotFinite,
+    /// A value outside its domain (the domain, e.g. `a finite number >= 0`).
+    #[error("is not {0}")]
+    OutOfDomain(&'static str),
+    /// A list of the wrong length.
+    #[error("has {found} entries, {by} needs {expected}")]
+    Length {
+        /// What fixes the length (e.g. `the feature map`).
+        by: &'static str,
+        /// The length needed.
+        expected: usize,
+        /// The length found.
+        found: usize,
+    },
+    /// A matrix that is not `rows x cols`.
+    #[error("is not {rows} x {cols}")]
+    Shape {
+        /// Rows needed.
+        rows: usize,
+        /// Columns needed.
+        cols: usize,
+    },
+    /// A matrix that is not positive definite.
+    #[error("is not positive definite")]
+    NotPositiveDefinite,
+    /// A matrix whose inverse is not finite.
+    #[error("is singular")]
+    Singular,
+    /// A list that must not be empty.
+    #[error("is empty")]
+    Empty,
+    /// The `model` field names another model kind.
+    #[error("is not `{0}`")]
+    WrongKind(&'static str),
+    /// A name that is listed twice or clashes with another.
+    #[error("`{0}` is listed twice or is the label")]
+    Duplicate(String),
+    /// A constraint between values that does not hold (the constraint).
+    #[error("needs {0}")]
+    Needs(&'static str),
+    /// Settings that their validated builder refuses or changes.
+    #[error("do not validate")]
+    Settings,
+    /// LDA settings refused by [`crate::lda::LdaConfig`]'s builder.
+    #[error("are refused: {0}")]
+    Lda(#[source] Box<crate::lda::LdaError>),
+    /// Logistic-regression settings (the scaling) refused.
+    #[error("is refused: {0}")]
+    Blr(#[source] Box<crate::blr::BlrError>),
+    /// Linear-regression settings (the row map) refused.
+    #[error("is refused: {0}")]
+    Linreg(#[source] Box<crate::linreg::LinregError>),
+    /// Sigmoid belief network settings refused.
+    #[error("is refused: {0}")]
+    Sbn(#[source] Box<crate::sbn::SbnError>),
+    /// A posterior that `expfam` refuses (not symmetric positive definite, not finite).
+    #[error("is refused: {0}")]
+    Posterior(#[source] expfam::ExpFamError),
 }
 
 pub(crate) fn corrupt(path: &str, reason: impl Into<String>) -> ModelFileError {
@@ -166,7 +267,7 @@ pub(crate) fn parse_model<F: serde::de::DeserializeOwned, S>(
     text: &str,
     path: &str,
     expected: &'static str,
-    build: impl FnOnce(F) -> Result<S, String>,
+    build: impl FnOnce(F) -> Result<S, InvalidModel>,
 ) -> Result<S, ModelFileError> {
     let kind = model_file_kind(text, path)?;
     if kind != expected {
@@ -177,7 +278,10 @@ pub(crate) fn parse_model<F: serde::de::DeserializeOwned, S>(
         });
     }
     let file: F = serde_json::from_str(text).map_err(|e| corrupt(path, e.to_string()))?;
-    build(file).map_err(|r| corrupt(path, r))
+    build(file).map_err(|fault| ModelFileError::CorruptModel {
+        path: path.to_string(),
+        fault,
+    })
 }
 
 /// Reads a model file (bounded in size) and the model in it with `from_json`, which is given
@@ -191,15 +295,15 @@ pub(crate) fn load_model<S>(
 
 /// Pretty JSON of a model; refuses non-finite numbers (they would become `null`).
 pub(crate) fn model_json<T: Serialize>(model: &T) -> Result<String, ModelFileError> {
-    let value =
-        serde_json::to_value(model).map_err(|e| ModelFileError::Serialise(e.to_string()))?;
+    let value = serde_json::to_value(model)?;
     if let Some(at) = first_null(&value, "") {
-        return Err(ModelFileError::Serialise(format!(
-            "`{at}` is not a finite number"
+        return Err(ModelFileError::Invalid(InvalidModel::new(
+            at,
+            ModelFault::NotFinite,
         )));
     }
     // From the typed value, not the `Value`: fields keep their declared order.
-    serde_json::to_string_pretty(model).map_err(|e| ModelFileError::Serialise(e.to_string()))
+    Ok(serde_json::to_string_pretty(model)?)
 }
 
 fn first_null(v: &serde_json::Value, at: &str) -> Option<String> {
@@ -275,14 +379,17 @@ impl SavedPrivacy {
         }
     }
 
-    pub(crate) fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), InvalidModel> {
         for (k, v) in [
-            ("epsilon", self.epsilon),
-            ("delta", self.delta),
-            ("noise_multiplier", self.noise_multiplier),
+            ("privacy.epsilon", self.epsilon),
+            ("privacy.delta", self.delta),
+            ("privacy.noise_multiplier", self.noise_multiplier),
         ] {
             if v.is_some_and(|x| !(x.is_finite() && x >= 0.0)) {
-                return Err(format!("privacy.{k} is not a finite number >= 0"));
+                return Err(InvalidModel::new(
+                    k,
+                    ModelFault::OutOfDomain("a finite number >= 0"),
+                ));
             }
         }
         Ok(())

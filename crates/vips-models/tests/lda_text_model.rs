@@ -93,7 +93,7 @@ fn newer_and_corrupt_files_are_typed_errors() {
     let newer = edit(|v| v["format_version"] = (SAVED_LDA_FORMAT_VERSION + 1).into());
     assert!(matches!(
         load(&newer),
-        Err(SavedLdaError::NewerFormat { found: 2, .. })
+        Err(SavedLdaError::NewerVersion { found: 2, .. })
     ));
     let msg = load(&newer).unwrap_err().to_string();
     assert!(msg.contains("m.json") && msg.contains("newer"), "{msg}");
@@ -107,8 +107,8 @@ fn newer_and_corrupt_files_are_typed_errors() {
     let invalid: SavedLda = serde_json::from_value(v["model"].clone()).unwrap();
     let checksummed = invalid.to_json().unwrap();
     match load(checksummed.as_bytes()) {
-        Err(SavedLdaError::Corrupt { reason, .. }) => {
-            assert!(reason.contains("lambda"), "{reason}")
+        Err(SavedLdaError::CorruptModel { fault, .. }) => {
+            assert_eq!(fault.field, "lambda", "{fault}")
         }
         other => panic!("{other:?}"),
     }

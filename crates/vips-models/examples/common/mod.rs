@@ -50,14 +50,17 @@ pub enum CliError {
     #[error(transparent)]
     Engine(#[from] EngineError),
     /// A metric of the result is not finite.
-    #[error("the result's `{0}` is not finite; nothing printed")]
-    NonFinite(String),
+    #[error("the result's `{key}` is not finite; nothing printed")]
+    NonFinite {
+        /// The metric's path in the result (e.g. `test.accuracy`).
+        key: String,
+    },
     /// The result could not be written to stdout.
     #[error("cannot write the result to stdout: {0}")]
     Output(std::io::Error),
     /// A file could not be read.
     #[error("{path}: cannot read: {source}")]
-    Read {
+    Io {
         /// The file.
         path: String,
         /// The I/O error.
@@ -78,7 +81,7 @@ impl CliError {
             Self::Engine(EngineError::Interrupted { .. }) => 130,
             Self::Blr(vips_models::blr::BlrError::Engine(EngineError::Interrupted { .. }))
             | Self::Sbn(vips_models::sbn::SbnError::Engine(EngineError::Interrupted { .. })) => 130,
-            Self::NonFinite(_) | Self::Output(_) | Self::CtrlC(_) | Self::Threads(_) => 1,
+            Self::NonFinite { .. } | Self::Output(_) | Self::CtrlC(_) | Self::Threads(_) => 1,
             _ => 2,
         }
     }
@@ -110,7 +113,7 @@ pub fn finish(result: Result<(), CliError>) -> ExitCode {
 /// disk) are [`CliError::Output`].
 pub fn emit(value: &serde_json::Value, compact: bool) -> Result<(), CliError> {
     if let Some(key) = find_null(value, "") {
-        return Err(CliError::NonFinite(key));
+        return Err(CliError::NonFinite { key });
     }
     let text = if compact {
         value.to_string()
@@ -172,61 +175,157 @@ pub fn threads(n: Option<usize>) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Parses a finite number `> 0` (clap value parser).
-pub fn positive(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
+/// A flag value refused by a clap value parser (clap names the flag).
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ValueError {
+    /// Not a number.
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    /// Not a whole number `>= 1`.
+    #[error("`{0}` is not a whole number >= 1")]
+    NotACount(String),
+    /// A count of 0.
+    #[error("must be >= 1")]
+    Zero,
+    /// A whole number that does not fit (the largest that does).
+    #[error("too large: at most {0}")]
+    TooLarge(u64),
+    /// A number outside its domain.
+    #[error("must be {domain}, got {value}")]
+    OutOfRange {
+        /// The domain, e.g. `finite and > 0`.
+        domain: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// A range that is not `LO:HI` with finite `LO < HI`.
+    #[error("{0}")]
+    Range(&'static str),
+    /// An accountant name the accountant does not know.
+    #[error(transparent)]
+    Accountant(#[from] dp_accountant::AccountantError),
+    /// A sampling regime the engine does not know.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+fn number(s: &str) -> Result<f64, ValueError> {
+    s.trim()
         .parse()
-        .map_err(|_| format!("`{}` is not a number", excerpt(s)))?;
+        .map_err(|_| ValueError::NotANumber(excerpt(s)))
+}
+
+/// Parses a finite number `> 0` (clap value parser).
+///
+/// # Errors
+/// [`ValueError::NotANumber`] or [`ValueError::OutOfRange`].
+pub fn positive(s: &str) -> Result<f64, ValueError> {
+    let v = number(s)?;
     if v > 0.0 && v.is_finite() {
         Ok(v)
     } else {
-        Err(format!("must be finite and > 0, got {v}"))
+        Err(ValueError::OutOfRange {
+            domain: "finite and > 0",
+            value: v,
+        })
+    }
+}
+
+/// Parses a finite number `>= 0` (clap value parser).
+///
+/// # Errors
+/// [`ValueError::NotANumber`] or [`ValueError::OutOfRange`].
+pub fn non_negative(s: &str) -> Result<f64, ValueError> {
+    let v = number(s)?;
+    if v >= 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err(ValueError::OutOfRange {
+            domain: "finite and >= 0",
+            value: v,
+        })
     }
 }
 
 /// Parses a probability in `(0, 1)` (clap value parser).
-pub fn open_unit(s: &str) -> Result<f64, String> {
+///
+/// # Errors
+/// [`ValueError::NotANumber`] or [`ValueError::OutOfRange`].
+pub fn open_unit(s: &str) -> Result<f64, ValueError> {
     let v = positive(s)?;
     if v < 1.0 {
         Ok(v)
     } else {
-        Err(format!("must be in (0, 1), got {v}"))
+        Err(ValueError::OutOfRange {
+            domain: "in (0, 1)",
+            value: v,
+        })
     }
 }
 
 /// Parses a whole number `>= 1` (clap value parser), saying "too large" for a number that does
 /// not fit rather than "not an integer".
-pub fn count(s: &str) -> Result<u64, String> {
+///
+/// # Errors
+/// [`ValueError::Zero`], [`ValueError::TooLarge`] or [`ValueError::NotACount`].
+pub fn count(s: &str) -> Result<u64, ValueError> {
     let t = s.trim();
     match t.parse::<u64>() {
-        Ok(0) => Err("must be >= 1".into()),
+        Ok(0) => Err(ValueError::Zero),
         Ok(v) => Ok(v),
         Err(_) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
-            Err(format!("too large: at most {}", u64::MAX))
+            Err(ValueError::TooLarge(u64::MAX))
         }
         Err(_) => match t.parse::<f64>() {
             Ok(v) if v.is_finite() && v >= 1.0 && v.fract() == 0.0 && v <= u64::MAX as f64 => {
                 Ok(v as u64)
             }
-            Ok(v) if v > u64::MAX as f64 => Err(format!("too large: at most {}", u64::MAX)),
-            _ => Err(format!("`{}` is not a whole number >= 1", excerpt(t))),
+            Ok(v) if v > u64::MAX as f64 => Err(ValueError::TooLarge(u64::MAX)),
+            _ => Err(ValueError::NotACount(excerpt(t))),
         },
+    }
+}
+
+/// Parses a public range `LO:HI` with finite `LO < HI` (clap value parser).
+///
+/// # Errors
+/// [`ValueError::Range`] naming what is wrong.
+pub fn range(s: &str) -> Result<(f64, f64), ValueError> {
+    let (lo, hi) = s
+        .split_once(':')
+        .ok_or(ValueError::Range("expected LO:HI"))?;
+    let lo: f64 = lo
+        .trim()
+        .parse()
+        .map_err(|_| ValueError::Range("LO is not a number"))?;
+    let hi: f64 = hi
+        .trim()
+        .parse()
+        .map_err(|_| ValueError::Range("HI is not a number"))?;
+    if lo.is_finite() && hi.is_finite() && lo < hi {
+        Ok((lo, hi))
+    } else {
+        Err(ValueError::Range("needs finite LO < HI"))
     }
 }
 
 /// Parses `--accountant` (clap value parser): `rdp`, `pld`, `moments`, `zcdp`, `advanced` or
 /// `linear` ([`dp_accountant::AccountantKind`]).
-pub fn accountant(s: &str) -> Result<dp_accountant::AccountantKind, String> {
-    s.trim()
-        .parse()
-        .map_err(|e: dp_accountant::AccountantError| e.to_string())
+///
+/// # Errors
+/// [`ValueError::Accountant`] for another name.
+pub fn accountant(s: &str) -> Result<dp_accountant::AccountantKind, ValueError> {
+    Ok(s.trim().parse::<dp_accountant::AccountantKind>()?)
 }
 
 /// Parses `--sampling` (clap value parser): `poisson` or `fixed`
 /// ([`vips_models::engine::BatchSampling`]).
-pub fn sampling(s: &str) -> Result<vips_models::engine::BatchSampling, String> {
-    s.parse().map_err(|e: EngineError| e.to_string())
+///
+/// # Errors
+/// [`ValueError::Engine`] for another name.
+pub fn sampling(s: &str) -> Result<vips_models::engine::BatchSampling, ValueError> {
+    Ok(s.parse::<vips_models::engine::BatchSampling>()?)
 }
 
 /// Refuses `--sampling` where it has no effect: a non-private run whose batch is the whole
@@ -254,9 +353,12 @@ pub fn check_sampling(
 }
 
 /// [`count`] as a `usize`.
-pub fn count_usize(s: &str) -> Result<usize, String> {
+///
+/// # Errors
+/// As [`count`]; [`ValueError::TooLarge`] for a number above `usize::MAX`.
+pub fn count_usize(s: &str) -> Result<usize, ValueError> {
     let v = count(s)?;
-    usize::try_from(v).map_err(|_| format!("too large: at most {}", usize::MAX))
+    usize::try_from(v).map_err(|_| ValueError::TooLarge(usize::MAX as u64))
 }
 
 /// At most 80 characters of a bad value.

@@ -32,6 +32,9 @@ pub enum BlrError {
     /// A value that is NaN or infinite.
     #[error("non-finite value in {0}")]
     NonFinite(String),
+    /// A model that is not valid (a posterior that is not finite).
+    #[error("invalid model: {0}")]
+    Invalid(#[from] crate::saved::InvalidModel),
     /// A malformed line of an input file (1-based line number).
     #[error("line {line}: {reason}")]
     Parse {

@@ -405,9 +405,10 @@ impl VipsModel for Blr {
             DVector::zeros(d),
             DMatrix::from_diagonal_element(d, d, 1.0 / alpha_mean),
         )
-        .map_err(|_| EngineError::Model {
+        .map_err(|e| EngineError::ModelFailed {
             model: "blr",
             reason: "the prior N(0, I / <alpha>) is not a valid Gaussian",
+            source: e.into(),
         })?;
         Ok(BlrGlobal {
             h,

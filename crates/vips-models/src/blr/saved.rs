@@ -17,7 +17,9 @@ use super::{BlrError, BlrGlobal, BlrRecord, FeatureMap, Features, Hyperprior};
 use crate::engine::FitResult;
 // `model_json` and `parse_model` are `crate::saved`'s, re-exported by `linreg` for the crate.
 use crate::linreg::{matrix_from_rows, model_json, parse_model};
-use crate::saved::{MODEL_FORMAT_VERSION, ModelFileError, SavedPrivacy, load_model};
+use crate::saved::{
+    InvalidModel, MODEL_FORMAT_VERSION, ModelFault, ModelFileError, SavedPrivacy, load_model,
+};
 
 /// The public map of raw features as saved: enough to rebuild the [`FeatureMap`] exactly.
 ///
@@ -139,7 +141,7 @@ impl SavedBlr {
     ///
     /// # Errors
     /// As [`SavedScaling::feature_map`]; [`BlrError::DimensionMismatch`] if names, map and
-    /// posterior disagree; [`BlrError::NonFinite`] for a posterior that is not finite.
+    /// posterior disagree; [`BlrError::Invalid`] for a posterior that is not finite.
     pub fn from_fit(
         label: &str,
         features: Vec<String>,
@@ -182,22 +184,25 @@ impl SavedBlr {
             },
             privacy: SavedPrivacy::from_summary(&result.privacy, result.iterations),
         };
-        Self::from_file(file).map_err(BlrError::NonFinite)
+        Ok(Self::from_file(file)?)
     }
 
-    fn from_file(file: BlrFile) -> Result<Self, String> {
+    fn from_file(file: BlrFile) -> Result<Self, InvalidModel> {
         if file.model != "blr" {
-            return Err("`model` is not `blr`".into());
+            return Err(InvalidModel::new("`model`", ModelFault::WrongKind("blr")));
         }
         let map = file
             .scaling
             .feature_map()
-            .map_err(|e| format!("scaling: {e}"))?;
+            .map_err(|e| InvalidModel::new("scaling", ModelFault::Blr(Box::new(e))))?;
         if file.features.len() != map.input_dim() {
-            return Err(format!(
-                "{} feature names, the scaling has {}",
-                file.features.len(),
-                map.input_dim()
+            return Err(InvalidModel::new(
+                "features",
+                ModelFault::Length {
+                    by: "the scaling",
+                    expected: map.input_dim(),
+                    found: file.features.len(),
+                },
             ));
         }
         if let Some((i, n)) = file
@@ -206,27 +211,30 @@ impl SavedBlr {
             .enumerate()
             .find(|(i, n)| file.features[..*i].contains(n) || **n == file.label)
         {
-            return Err(format!(
-                "feature {} `{}` is listed twice or is the label",
-                i + 1,
-                crate::limits::excerpt(n)
+            return Err(InvalidModel::new(
+                format!("feature {}", i + 1),
+                ModelFault::Duplicate(crate::limits::excerpt(n)),
             ));
         }
         let d = map.output_dim();
         let p = &file.posterior;
         if p.mean.len() != d {
-            return Err(format!(
-                "posterior.mean has {} entries, the feature map gives {d}",
-                p.mean.len()
+            return Err(InvalidModel::new(
+                "posterior.mean",
+                ModelFault::Length {
+                    by: "the feature map",
+                    expected: d,
+                    found: p.mean.len(),
+                },
             ));
         }
         if p.mean.iter().any(|v| !v.is_finite()) || !p.alpha_mean.is_finite() {
-            return Err("posterior has a value that is not finite".into());
+            return Err(InvalidModel::new("posterior", ModelFault::NotFinite));
         }
         let cov: DMatrix<f64> = matrix_from_rows(&p.covariance, d, "posterior.covariance")?;
         // A valid Gaussian (symmetric, positive definite); predictions use the stored values.
         expfam::MvGaussian::new(DVector::from_column_slice(&p.mean), cov.clone())
-            .map_err(|e| format!("posterior: {e}"))?;
+            .map_err(|e| InvalidModel::new("posterior", ModelFault::Posterior(e)))?;
         Ok(Self {
             cov: cov.as_slice().to_vec(),
             map,
@@ -237,7 +245,7 @@ impl SavedBlr {
     /// The model as pretty JSON (`format_version` 1).
     ///
     /// # Errors
-    /// [`ModelFileError::Serialise`] if a value is not finite.
+    /// [`ModelFileError::Invalid`] if a value is not finite.
     pub fn to_json(&self) -> Result<String, ModelFileError> {
         model_json(&self.file)
     }
@@ -246,8 +254,8 @@ impl SavedBlr {
     ///
     /// # Errors
     /// [`ModelFileError::NewerVersion`], [`ModelFileError::WrongModel`],
-    /// [`ModelFileError::Corrupt`] (malformed, inconsistent sizes, a covariance that is not
-    /// symmetric positive definite).
+    /// [`ModelFileError::Corrupt`] (malformed), [`ModelFileError::CorruptModel`] (inconsistent
+    /// sizes, a covariance that is not symmetric positive definite).
     pub fn from_json(text: &str, path: &str) -> Result<Self, ModelFileError> {
         parse_model(text, path, "blr", Self::from_file)
     }
@@ -405,7 +413,7 @@ mod tests {
         let dup = json.replacen("\"b\"", "\"a\"", 1);
         assert!(matches!(
             SavedBlr::from_json(&dup, "m.json"),
-            Err(ModelFileError::Corrupt { .. })
+            Err(ModelFileError::CorruptModel { .. })
         ));
         let linreg = json.replacen("\"model\": \"blr\"", "\"model\": \"linreg\"", 1);
         assert!(matches!(

@@ -85,6 +85,18 @@ pub enum EngineError {
         /// What failed.
         reason: &'static str,
     },
+    /// As [`EngineError::Model`], with the error of the computation that failed kept as the
+    /// source.
+    #[error("model `{model}`: {reason}: {source}")]
+    ModelFailed {
+        /// Model name.
+        model: &'static str,
+        /// What failed.
+        reason: &'static str,
+        /// The error of the computation.
+        #[source]
+        source: ModelFailure,
+    },
     /// A private run's accountant cannot account the chosen sampling regime's event (PLD and
     /// the fixed-size, replace-one subsampled Gaussian). Never a silent fallback to another
     /// accountant or regime.
@@ -122,4 +134,16 @@ impl EngineError {
             reason,
         }
     }
+}
+
+/// The error behind an [`EngineError::ModelFailed`].
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ModelFailure {
+    /// An `expfam` computation refused its input (a Gaussian that is not valid).
+    #[error(transparent)]
+    ExpFam(#[from] expfam::ExpFamError),
+    /// A linear-regression posterior could not be formed.
+    #[error(transparent)]
+    Linreg(Box<crate::linreg::LinregError>),
 }

@@ -18,7 +18,7 @@ mod schedule;
 
 pub use config::{BatchSampling, CancelToken, Privacy, Stop, SviConfig, SviConfigBuilder};
 pub use driver::fit;
-pub use error::EngineError;
+pub use error::{EngineError, ModelFailure};
 pub use model::{RecordError, VipsModel};
 pub use result::{
     Fit, FitDiagnostics, FitResult, IterationDiagnostics, IterationReport, PrivacySummary,

@@ -14,6 +14,7 @@ use super::text::{TextError, bag_of_words};
 use super::vocabulary::VocabularyReport;
 use super::{DocScratch, LdaConfig, Topics, Vocabulary, infer_document};
 use crate::limits::MAX_INPUT_BYTES;
+use crate::saved::{InvalidModel, ModelFault};
 
 /// The `format` field of a saved LDA model.
 pub const SAVED_LDA_FORMAT: &str = "vips-models/lda-model";
@@ -53,7 +54,7 @@ pub enum SavedLdaError {
     },
     /// Written by a newer version of this crate.
     #[error("{}: format version {found} is newer than {supported}, the newest this build reads; upgrade vips-models", path.display())]
-    NewerFormat {
+    NewerVersion {
         /// The file.
         path: PathBuf,
         /// The file's version.
@@ -70,9 +71,19 @@ pub enum SavedLdaError {
         /// What was wrong.
         reason: String,
     },
+    /// A model file whose fields do not make a valid model (non-positive `lambda`, sizes that
+    /// disagree).
+    #[error("{}: corrupt model file: {fault}", path.display())]
+    CorruptModel {
+        /// The file.
+        path: PathBuf,
+        /// The field at fault and what is wrong with it.
+        #[source]
+        fault: InvalidModel,
+    },
     /// Parts that do not fit together (given in memory).
     #[error("invalid model: {0}")]
-    Invalid(String),
+    Invalid(#[from] InvalidModel),
     /// A document uses a word id outside the model's vocabulary.
     #[error("document {doc}: word id {word} outside the model's {vocab_size} words")]
     UnknownWord {
@@ -195,17 +206,20 @@ impl SavedLda {
             vocabulary,
             provenance,
         };
-        m.check().map_err(SavedLdaError::Invalid)?;
+        m.check()?;
         Ok(m)
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), InvalidModel> {
         let (k, v) = (self.config.num_topics(), self.config.vocab_size());
         if self.topics.num_topics() != k || self.topics.vocab_size() != v {
-            return Err(format!(
-                "topics are {} x {}, settings say K = {k}, V = {v}",
-                self.topics.num_topics(),
-                self.topics.vocab_size()
+            return Err(InvalidModel::new(
+                format!(
+                    "topics ({} x {})",
+                    self.topics.num_topics(),
+                    self.topics.vocab_size()
+                ),
+                ModelFault::Shape { rows: k, cols: v },
             ));
         }
         let c = &self.config;
@@ -217,20 +231,35 @@ impl SavedLda {
             .max_estep_iters(c.max_estep_iters())
             .estep_tol(c.estep_tol())
             .build()
-            .map_err(|e| format!("settings: {e}"))?;
+            .map_err(|e| InvalidModel::new("settings", ModelFault::Lda(Box::new(e))))?;
         if &rebuilt != c {
-            return Err("settings do not validate".into());
+            return Err(InvalidModel::new("settings", ModelFault::Settings));
         }
-        if Topics::from_lambda(k, v, self.topics.lambda().to_vec()).is_none() {
-            return Err(format!(
-                "lambda must have K x V = {} entries, all finite and > 0",
-                k * v
+        let lambda = self.topics.lambda();
+        if lambda.len() != k * v {
+            return Err(InvalidModel::new(
+                "lambda",
+                ModelFault::Length {
+                    by: "K x V",
+                    expected: k * v,
+                    found: lambda.len(),
+                },
+            ));
+        }
+        if Topics::from_lambda(k, v, lambda.to_vec()).is_none() {
+            return Err(InvalidModel::new(
+                "lambda",
+                ModelFault::OutOfDomain("all finite and > 0"),
             ));
         }
         if self.vocabulary.len() != v {
-            return Err(format!(
-                "vocabulary has {} words, settings say V = {v}",
-                self.vocabulary.len()
+            return Err(InvalidModel::new(
+                "vocabulary",
+                ModelFault::Length {
+                    by: "the settings' V",
+                    expected: v,
+                    found: self.vocabulary.len(),
+                },
             ));
         }
         Ok(())
@@ -299,9 +328,10 @@ impl SavedLda {
     /// # Errors
     /// [`SavedLdaError::Io`]; [`SavedLdaError::TooLarge`] (from the size, before reading);
     /// [`SavedLdaError::NotAModel`] for a file without the header;
-    /// [`SavedLdaError::NewerFormat`] for a version above [`SAVED_LDA_FORMAT_VERSION`];
-    /// [`SavedLdaError::Corrupt`] for malformed content, a checksum mismatch or an invalid model
-    /// (non-positive `lambda`, sizes that disagree, a duplicate word).
+    /// [`SavedLdaError::NewerVersion`] for a version above [`SAVED_LDA_FORMAT_VERSION`];
+    /// [`SavedLdaError::Corrupt`] for malformed content (a duplicate word) or a checksum
+    /// mismatch; [`SavedLdaError::CorruptModel`] for an invalid model (non-positive `lambda`,
+    /// sizes that disagree).
     pub fn load(path: &Path) -> Result<Self, SavedLdaError> {
         let io = |source| SavedLdaError::Io {
             path: path.to_path_buf(),
@@ -345,7 +375,7 @@ impl SavedLda {
             });
         }
         if header.format_version > u64::from(SAVED_LDA_FORMAT_VERSION) {
-            return Err(SavedLdaError::NewerFormat {
+            return Err(SavedLdaError::NewerVersion {
                 path: p(),
                 found: header.format_version,
                 supported: SAVED_LDA_FORMAT_VERSION,
@@ -366,7 +396,9 @@ impl SavedLda {
                 "SHA-256 of the model does not match the file's".into(),
             ));
         }
-        model.check().map_err(corrupt)?;
+        model
+            .check()
+            .map_err(|fault| SavedLdaError::CorruptModel { path: p(), fault })?;
         Ok(model)
     }
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::sensitivity::{JOINT_BOUND, YY_SCALE};
 use super::{LinregError, LinregRecord};
-use crate::engine::{EngineError, RecordError, VipsModel};
+use crate::engine::{EngineError, ModelFailure, RecordError, VipsModel};
 
 /// Eigenvalue floor the wall projects the released (normalised) `A / S` onto: a positive
 /// semi-definite projection in effect; the noise-scaled floor is applied afterwards
@@ -527,9 +527,10 @@ impl VipsModel for Linreg {
             0.0,
             0.0,
         )
-        .map_err(|_| EngineError::Model {
+        .map_err(|e| EngineError::ModelFailed {
             model: "linreg",
             reason: "the Normal-Gamma prior is not proper",
+            source: ModelFailure::Linreg(Box::new(e)),
         })?;
         Ok(LinregGlobal {
             sums: LinregTarget {

@@ -20,7 +20,8 @@ use crate::engine::FitResult;
 
 use crate::saved::load_model;
 pub use crate::saved::{
-    MODEL_FORMAT_VERSION, ModelFileError, SavedPrivacy, model_file_kind, read_model_file,
+    InvalidModel, MODEL_FORMAT_VERSION, ModelFault, ModelFileError, SavedPrivacy, model_file_kind,
+    read_model_file,
 };
 pub(crate) use crate::saved::{model_json, parse_model};
 
@@ -48,7 +49,7 @@ impl ColumnRange {
         (v.clamp(self.lower, self.upper) - self.centre) / self.scale
     }
 
-    fn validate(&self, what: &str) -> Result<(), String> {
+    fn validate(&self, what: &str) -> Result<(), InvalidModel> {
         let ok = [self.lower, self.upper, self.centre, self.scale]
             .iter()
             .all(|v| v.is_finite())
@@ -57,9 +58,9 @@ impl ColumnRange {
         if ok {
             Ok(())
         } else {
-            Err(format!(
-                "{what} `{}`: needs finite lower < upper and scale > 0",
-                crate::limits::excerpt(&self.name)
+            Err(InvalidModel::new(
+                format!("{what} `{}`", crate::limits::excerpt(&self.name)),
+                ModelFault::Needs("finite lower < upper and scale > 0"),
             ))
         }
     }
@@ -155,13 +156,16 @@ fn matrix_rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
 pub(crate) fn matrix_from_rows(
     rows: &[Vec<f64>],
     d: usize,
-    what: &str,
-) -> Result<DMatrix<f64>, String> {
+    what: &'static str,
+) -> Result<DMatrix<f64>, InvalidModel> {
     if rows.len() != d || rows.iter().any(|r| r.len() != d) {
-        return Err(format!("{what} is not {d} x {d}"));
+        return Err(InvalidModel::new(
+            what,
+            ModelFault::Shape { rows: d, cols: d },
+        ));
     }
     if rows.iter().flatten().any(|v| !v.is_finite()) {
-        return Err(format!("{what} has a value that is not finite"));
+        return Err(InvalidModel::new(what, ModelFault::NotFinite));
     }
     Ok(DMatrix::from_fn(d, d, |i, j| rows[i][j]))
 }
@@ -232,46 +236,61 @@ impl SavedLinreg {
         })
     }
 
-    fn from_file(file: LinregFile) -> Result<Self, String> {
+    fn from_file(file: LinregFile) -> Result<Self, InvalidModel> {
         if file.model != "linreg" {
-            return Err("`model` is not `linreg`".into());
+            return Err(InvalidModel::new(
+                "`model`",
+                ModelFault::WrongKind("linreg"),
+            ));
         }
         if file.features.is_empty() {
-            return Err("no features".into());
+            return Err(InvalidModel::new("features", ModelFault::Empty));
         }
         for f in &file.features {
             f.validate("feature")?;
         }
         file.target.validate("target")?;
         let rows = RowMap::new(file.features.len(), Some(file.radius))
-            .map_err(|e| format!("radius: {e}"))?;
+            .map_err(|e| InvalidModel::new("radius", ModelFault::Linreg(Box::new(e))))?;
         let d = rows.dim();
         let p = &file.posterior;
         if p.mean.len() != d {
-            return Err(format!(
-                "posterior.mean has {} entries, the features and intercept need {d}",
-                p.mean.len()
+            return Err(InvalidModel::new(
+                "posterior.mean",
+                ModelFault::Length {
+                    by: "the features and intercept",
+                    expected: d,
+                    found: p.mean.len(),
+                },
             ));
         }
         if p.mean.iter().any(|v| !v.is_finite()) {
-            return Err("posterior.mean has a value that is not finite".into());
+            return Err(InvalidModel::new("posterior.mean", ModelFault::NotFinite));
         }
         if !(p.noise_shape > 0.0
             && p.noise_shape.is_finite()
             && p.noise_rate > 0.0
             && p.noise_rate.is_finite())
         {
-            return Err("posterior.noise_shape and noise_rate must be finite and > 0".into());
+            return Err(InvalidModel::new(
+                "posterior.noise_shape and noise_rate",
+                ModelFault::OutOfDomain("finite and > 0"),
+            ));
         }
         let precision = matrix_from_rows(&p.precision, d, "posterior.precision")?;
         // The covariance as `NormalGamma` computes it (same operations, same bits).
         let covariance = precision
             .clone()
             .cholesky()
-            .ok_or("posterior.precision is not positive definite")?
+            .ok_or_else(|| {
+                InvalidModel::new("posterior.precision", ModelFault::NotPositiveDefinite)
+            })?
             .inverse();
         if covariance.iter().any(|v| !v.is_finite()) {
-            return Err("posterior.precision is singular".into());
+            return Err(InvalidModel::new(
+                "posterior.precision",
+                ModelFault::Singular,
+            ));
         }
         file.privacy.validate()?;
         Ok(Self {
@@ -285,7 +304,7 @@ impl SavedLinreg {
     /// The model as pretty JSON (`format_version` 1).
     ///
     /// # Errors
-    /// [`ModelFileError::Serialise`] if a value is not finite.
+    /// [`ModelFileError::Invalid`] if a value is not finite.
     pub fn to_json(&self) -> Result<String, ModelFileError> {
         model_json(&self.file)
     }
@@ -295,8 +314,8 @@ impl SavedLinreg {
     /// # Errors
     /// [`ModelFileError::NewerVersion`] for a newer `format_version`,
     /// [`ModelFileError::WrongModel`] for another model kind, [`ModelFileError::Corrupt`] for
-    /// anything malformed or inconsistent (sizes, non-finite values, a precision that is not
-    /// positive definite).
+    /// malformed JSON, [`ModelFileError::CorruptModel`] for fields that are inconsistent (sizes,
+    /// non-finite values, a precision that is not positive definite).
     pub fn from_json(text: &str, path: &str) -> Result<Self, ModelFileError> {
         parse_model(text, path, "linreg", Self::from_file)
     }
@@ -500,7 +519,7 @@ mod tests {
         let bad_radius = json.replacen("\"radius\": ", "\"radius\": -", 1);
         assert!(matches!(
             SavedLinreg::from_json(&bad_radius, "m.json"),
-            Err(ModelFileError::Corrupt { .. })
+            Err(ModelFileError::CorruptModel { .. })
         ));
         assert!(matches!(
             SavedLinreg::load("/nonexistent/m.json"),

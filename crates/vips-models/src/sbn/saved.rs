@@ -17,7 +17,10 @@ use serde::{Deserialize, Serialize};
 use super::{BinaryImage, Sbn, SbnConfig, SbnError, SbnGlobal, SbnNatural};
 use crate::blr::expected_xi as pg1_mean;
 use crate::engine::FitResult;
-use crate::saved::{MODEL_FORMAT_VERSION, ModelFileError, SavedPrivacy, load_model, parse_model};
+use crate::saved::{
+    InvalidModel, MODEL_FORMAT_VERSION, ModelFault, ModelFileError, SavedPrivacy, load_model,
+    parse_model,
+};
 use expfam::sigmoid;
 
 /// The posterior as saved. `w_covariance[j]` is the lower triangle of `Sigma_j` row by row
@@ -133,7 +136,7 @@ impl SavedSbn {
     /// images that are already 0/1).
     ///
     /// # Errors
-    /// [`ModelFileError::Serialise`] for a posterior that is not finite or not positive definite,
+    /// [`ModelFileError::Invalid`] for a posterior that is not finite or not positive definite,
     /// or a threshold of 0.
     pub fn from_fit(
         model: &Sbn,
@@ -162,18 +165,22 @@ impl SavedSbn {
             posterior,
             privacy: SavedPrivacy::from_summary(&result.privacy, result.iterations),
         };
-        Self::from_file(file).map_err(ModelFileError::Serialise)
+        Self::from_file(file).map_err(ModelFileError::Invalid)
     }
 
-    fn from_file(file: SbnFile) -> Result<Self, String> {
+    fn from_file(file: SbnFile) -> Result<Self, InvalidModel> {
         if file.model != "sbn" {
-            return Err("`model` is not `sbn`".into());
+            return Err(InvalidModel::new("`model`", ModelFault::WrongKind("sbn")));
         }
         if file.threshold == 0 {
-            return Err("`threshold` must be >= 1".into());
+            return Err(InvalidModel::new(
+                "`threshold`",
+                ModelFault::OutOfDomain(">= 1"),
+            ));
         }
         file.privacy.validate()?;
-        let model = Sbn::new(file.config.clone()).map_err(|e| format!("config: {e}"))?;
+        let model = Sbn::new(file.config.clone())
+            .map_err(|e| InvalidModel::new("config", ModelFault::Sbn(Box::new(e))))?;
         let (j_dim, k_dim) = (model.config().visible(), model.config().hidden());
         let p = &file.posterior;
         let tri = k_dim * (k_dim + 1) / 2;
@@ -187,9 +194,13 @@ impl SavedSbn {
             ("c_variance", p.c_variance.len(), j_dim),
         ] {
             if got != want {
-                return Err(format!(
-                    "posterior.{name} has {got} entries, the config (J = {j_dim}, K = {k_dim}) \
-                     needs {want}"
+                return Err(InvalidModel::new(
+                    format!("posterior.{name} (config J = {j_dim}, K = {k_dim})"),
+                    ModelFault::Length {
+                        by: "the config",
+                        expected: want,
+                        found: got,
+                    },
                 ));
             }
         }
@@ -199,14 +210,19 @@ impl SavedSbn {
             ("w_prior_precision", &p.w_prior_precision, k_dim),
         ] {
             if let Some((j, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != want) {
-                return Err(format!(
-                    "posterior.{name}[{j}] has {} entries, expected {want}",
-                    r.len()
+                return Err(InvalidModel::new(
+                    format!("posterior.{name}[{j}]"),
+                    ModelFault::Length {
+                        by: "the config",
+                        expected: want,
+                        found: r.len(),
+                    },
                 ));
             }
             if let Some(j) = rows.iter().position(|r| !all_finite(r.iter())) {
-                return Err(format!(
-                    "posterior.{name}[{j}] has a value that is not finite"
+                return Err(InvalidModel::new(
+                    format!("posterior.{name}[{j}]"),
+                    ModelFault::NotFinite,
                 ));
             }
         }
@@ -217,16 +233,25 @@ impl SavedSbn {
             ("c_variance", &p.c_variance),
         ] {
             if !all_finite(v.iter()) {
-                return Err(format!("posterior.{name} has a value that is not finite"));
+                return Err(InvalidModel::new(
+                    format!("posterior.{name}"),
+                    ModelFault::NotFinite,
+                ));
             }
         }
         for (name, v) in [("b_variance", &p.b_variance), ("c_variance", &p.c_variance)] {
             if let Some(i) = v.iter().position(|&x| x <= 0.0) {
-                return Err(format!("posterior.{name}[{i}] is not > 0"));
+                return Err(InvalidModel::new(
+                    format!("posterior.{name}[{i}]"),
+                    ModelFault::OutOfDomain("> 0"),
+                ));
             }
         }
         if p.w_prior_precision.iter().flatten().any(|&x| x <= 0.0) {
-            return Err("posterior.w_prior_precision has a value that is not > 0".into());
+            return Err(InvalidModel::new(
+                "posterior.w_prior_precision",
+                ModelFault::OutOfDomain("> 0 everywhere"),
+            ));
         }
         let cov: Vec<DMatrix<f64>> = p
             .w_covariance
@@ -248,8 +273,9 @@ impl SavedSbn {
             .par_iter()
             .position_first(|m| nalgebra::Cholesky::new(m.clone()).is_none())
         {
-            return Err(format!(
-                "posterior.w_covariance[{j}] is not positive definite"
+            return Err(InvalidModel::new(
+                format!("posterior.w_covariance[{j}]"),
+                ModelFault::NotPositiveDefinite,
             ));
         }
         let mu_w: Vec<f64> = p.w_mean.iter().flatten().copied().collect();
@@ -301,15 +327,16 @@ impl SavedSbn {
     /// [`ModelFileError::Serialise`] if the model cannot be serialised (every number is checked
     /// finite when the model is built, so this does not happen for a model of this type).
     pub fn to_json(&self) -> Result<String, ModelFileError> {
-        serde_json::to_string(&self.file).map_err(|e| ModelFileError::Serialise(e.to_string()))
+        Ok(serde_json::to_string(&self.file)?)
     }
 
     /// Reads a model from JSON text; `path` names the file in errors.
     ///
     /// # Errors
     /// [`ModelFileError::NewerVersion`], [`ModelFileError::WrongModel`],
-    /// [`ModelFileError::Corrupt`] (malformed, a config the model refuses, sizes that disagree
-    /// with the config, a value that is not finite, a covariance that is not positive definite).
+    /// [`ModelFileError::Corrupt`] (malformed), [`ModelFileError::CorruptModel`] (a config the
+    /// model refuses, sizes that disagree with the config, a value that is not finite, a
+    /// covariance that is not positive definite).
     pub fn from_json(text: &str, path: &str) -> Result<Self, ModelFileError> {
         parse_model(text, path, "sbn", Self::from_file)
     }
@@ -464,7 +491,7 @@ mod tests {
         let short = json.replacen("\"b_mean\":[", "\"b_mean\":[0.5,", 1);
         assert!(matches!(
             SavedSbn::from_json(&short, "m.json"),
-            Err(ModelFileError::Corrupt { .. })
+            Err(ModelFileError::CorruptModel { .. })
         ));
         let wrong = vec![BinaryImage {
             pixels: vec![0; 11],
