@@ -283,8 +283,8 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
                 .dim(dp_sep::SepModel::dim(&model))
                 .budget(epsilon, delta)
                 .clip(clip)
-                .steps(batching.planned_steps(args.epochs, n, true)?)
-                .sampling(batching.sampling_for(n).map_err(flagged("--batch-size"))?)
+                .steps(dp_sep::planned_steps(batching, args.epochs, n, true)?)
+                .sampling(dp_sep::sampling_for(batching, n).map_err(flagged("--batch-size"))?)
                 .rng(rng_policy)
                 .build()
                 .map_err(flagged("--epsilon / --delta"))?;
@@ -371,8 +371,8 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         "family": args.family,
         "epochs": args.epochs,
         "batch_size": match private.map(|p| p.batching) {
-            Some(Batching::Poisson { expected_batch_size }) => serde_json::Value::from(expected_batch_size),
-            _ => serde_json::Value::from("one record"),
+            None | Some(Batching::OneRecord) => serde_json::Value::from("one record"),
+            Some(batch) => serde_json::Value::from(batch.expected_batch_size()),
         },
         "init_precision": args.init_precision,
         "posterior_means": estimate.iter().map(|m| m.mean.as_slice().to_vec()).collect::<Vec<_>>(),

@@ -316,7 +316,8 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     PbpModel::try_new(train.dim(), &[hidden]).map_err(flagged(format!("--hidden {hidden}")))?;
     let private = private_settings(args, epochs)?;
     let batching = private.map_or(Batching::OneRecord, |p| p.batching);
-    batching.planned_steps(
+    dp_sep::planned_steps(
+        batching,
         epochs,
         args.population.unwrap_or(train.len()),
         args.allow_long_run,
@@ -400,12 +401,12 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         "test_log_likelihood": finite(out.metrics.log_likelihood),
         // The wall's sampler: Poisson with --batch-size (the one-record visiting order otherwise).
         "sampling": scheme_name(match (config.batching(), config.privacy()) {
-            (Batching::Poisson { .. }, Some(p)) => config.batching().sampling_for(p.population())?,
-            _ => sampling,
+            (Batching::OneRecord, _) | (_, None) => sampling,
+            (batch, Some(p)) => dp_sep::sampling_for(batch, p.population())?,
         }),
         "batch_size": match config.batching() {
-            Batching::Poisson { expected_batch_size } => serde_json::Value::from(expected_batch_size),
             Batching::OneRecord => serde_json::Value::from("one record"),
+            batch => serde_json::Value::from(batch.expected_batch_size()),
         },
         "scaling": ranges_source.map_or("training mean and std (non-private)".to_string(), |s| format!("declared public ranges: {s}")),
     });

@@ -5,7 +5,8 @@
 //!
 //! One step, with cavity `theta_c` computed from the (already released) state and
 //! `S` the wall's public expected batch size (`1` for 002's one record per step, [`Batching::OneRecord`];
-//! `qN` for a Poisson batch, [`Batching::Poisson`]):
+//! `qN` for a Poisson batch, [`Batching::Poisson`]; `S` for a fixed-size batch,
+//! [`Batching::FixedSize`]):
 //! `theta_fn(x) = proj[q_c p(x | .)] - theta_c` (the statistic, clipped to `C` by the wall);
 //! `m~ = (sum_{x in batch} clip_C(theta_fn(x)) + z) / S` (the wall's release);
 //! `theta~_new = theta_0 + (N - S gamma/N) theta_f + (S gamma/N) m~`;
@@ -13,7 +14,8 @@
 //! With one record (`S = 1`, replace-one) `z ~ N(0, (2 C sigma)^2 I)`: noise
 //! `N(0, sigma^2 (2 gamma C / N)^2 I)` on `theta_new` (002 Eq. 4, Prop. 1). With a Poisson batch
 //! (add/remove-one) `z ~ N(0, (C sigma)^2 I)`: noise `N(0, sigma^2 (gamma C / N)^2 I)` on
-//! `theta_new`. The batch update is Li et al.'s (2015) minibatch SEP, `f <- f^(1 - S eps) prod_n
+//! `theta_new`. With a fixed-size batch (replace-one) `z ~ N(0, (2 C sigma)^2 I)`: noise
+//! `N(0, sigma^2 (2 gamma C / N)^2 I)` on `theta_new`. The batch update is Li et al.'s (2015) minibatch SEP, `f <- f^(1 - S eps) prod_n
 //! f_n^eps` with `eps = gamma / N^2`: one epoch of `N / S` batch steps damps the factor as much as
 //! `N` one-record steps.
 //!
@@ -23,8 +25,8 @@
 //! the factor refresh, the clipping, the repair of an improper posterior and PBP's prior
 //! refinement all depend on the data only through earlier releases. The guarantee is therefore the
 //! wall's: `(epsilon, delta)`-DP for the whole run, with the sampler the accountant assumed, under
-//! replace-one neighbours of the declared `N` slots ([`Batching::OneRecord`]) or add/remove-one
-//! neighbours ([`Batching::Poisson`]).
+//! replace-one neighbours of the declared `N` slots ([`Batching::OneRecord`],
+//! [`Batching::FixedSize`]) or add/remove-one neighbours ([`Batching::Poisson`]).
 
 use dp_core::{ContributionBuffer, SamplingScheme};
 use serde::{Deserialize, Serialize};
@@ -36,7 +38,9 @@ use crate::sep::{
     SepState, StepCounts, check_fit, end_of_epoch, posterior_update, refresh_factor, usable_cavity,
 };
 
-/// How many records a DP-SEP step reads: 002's one record (the default) or a Poisson batch.
+/// How many records a DP-SEP step reads: dp-core's one vocabulary, [`dp_core::Batching`].
+/// 002's one record per step is the default; a Poisson or a fixed-size batch reads `S` records
+/// (in expectation for Poisson) per step.
 ///
 /// # Privacy
 /// [`Batching::OneRecord`]: the wall draws one of the `N` declared slots per step (or one per
@@ -46,130 +50,73 @@ use crate::sep::{
 /// neighbours, sensitivity `C` of the sum, `C / S` of the released average (the wall divides by
 /// the public `S`, never by the realised batch size). Each step is charged as one
 /// `PoissonSubsampledGaussian` event with rate `q`.
+/// [`Batching::FixedSize`]: the wall draws exactly `S` of the `N` declared slots without
+/// replacement; replace-one neighbours, sensitivity `2C` of the sum, `2C / S` of the released
+/// average; the run is charged up front (planned accounting) as `T` `FixedSizeSubsampledGaussian`
+/// events (`m = S` of `N`).
 ///
 /// # Example
 /// ```
 /// use dp_sep::{Batching, SamplingScheme};
 /// let b = Batching::poisson(32)?;
 /// assert_eq!(b.sampling_for(1280)?, SamplingScheme::poisson(32.0 / 1280.0)?);
-/// assert_eq!(b.steps_per_epoch(1280)?, 40);
-/// assert!(Batching::poisson(0).is_err());
-/// assert!(b.sampling_for(16).is_err()); // S > N
+/// assert_eq!(dp_sep::planned_steps(b, 2, 1280, false)?, 80);
+/// assert_eq!(Batching::fixed_size(32)?.sampling_for(1280)?, SamplingScheme::fixed_size(32)?);
 /// assert_eq!(Batching::OneRecord.steps_per_epoch(1280)?, 1280);
 /// # Ok::<(), dp_sep::SepError>(())
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Batching {
-    /// 002's algorithm: one record per step (the wall's `UniformSingle` or `ShuffledEpoch`).
-    #[default]
-    OneRecord,
-    /// A Poisson batch of expected size `S` per step (rate `S / N`), `ceil(N / S)` steps per
-    /// epoch. Build with [`Batching::poisson`], which refuses `S = 0`.
-    Poisson {
-        /// The public expected batch size `S` (`1 <= S <= N`).
-        expected_batch_size: usize,
-    },
+pub use dp_core::Batching;
+
+/// [`Batching::poisson`] with dp-sep's error.
+pub(crate) fn poisson(s: usize) -> Result<Batching, SepError> {
+    Batching::poisson(s).map_err(|_| SepError::InvalidParameter {
+        name: "expected_batch_size",
+        value: 0.0,
+        reason: "must be >= 1",
+    })
 }
 
-impl Batching {
-    /// [`Batching::Poisson`] with expected batch size `s`.
-    ///
-    /// # Errors
-    /// [`SepError::InvalidParameter`] for `s == 0` (`s > N` is refused by
-    /// [`Self::sampling_for`], which knows `N`).
-    pub fn poisson(s: usize) -> Result<Self, SepError> {
-        let b = Self::Poisson {
-            expected_batch_size: s,
-        };
-        b.check()?;
-        Ok(b)
-    }
+/// `batching`'s wall sampler over the declared population `n`, with dp-sep's errors
+/// ([`Batching::sampling_for`]).
+///
+/// # Errors
+/// [`SepError::InvalidParameter`] (`expected_batch_size`) for `S == 0` or `S > n`
+/// (`population`) for `n == 0`.
+pub fn sampling_for(batching: Batching, n: usize) -> Result<SamplingScheme, SepError> {
+    batching.sampling_for(n).map_err(|e| match e {
+        dp_core::CoreError::InvalidParameter { value, reason, .. } => SepError::InvalidParameter {
+            name: "expected_batch_size",
+            value,
+            reason,
+        },
+        dp_core::CoreError::Empty(_) => SepError::InvalidParameter {
+            name: "population",
+            value: 0.0,
+            reason: "must be >= 1",
+        },
+        e => e.into(),
+    })
+}
 
-    fn check(self) -> Result<(), SepError> {
-        match self {
-            Self::Poisson {
-                expected_batch_size: 0,
-            } => Err(SepError::InvalidParameter {
-                name: "expected_batch_size",
-                value: 0.0,
-                reason: "must be >= 1",
-            }),
-            _ => Ok(()),
-        }
-    }
-
-    fn check_population(self, n: usize) -> Result<(), SepError> {
-        self.check()?;
-        match self {
-            Self::Poisson {
-                expected_batch_size: s,
-            } if s > n => Err(SepError::InvalidParameter {
-                name: "expected_batch_size",
-                value: s as f64,
-                reason: "must be <= the declared population N (a Poisson rate S/N <= 1)",
-            }),
-            _ => Ok(()),
-        }
-    }
-
-    /// The expected batch size `S` (`1` for [`Batching::OneRecord`]).
-    pub fn expected_batch_size(self) -> usize {
-        match self {
-            Self::OneRecord => 1,
-            Self::Poisson {
-                expected_batch_size,
-            } => expected_batch_size,
-        }
-    }
-
-    /// The wall's sampler for a Poisson batch over the declared population `n`:
-    /// `SamplingScheme::Poisson { rate: S / n }`. For [`Batching::OneRecord`]:
-    /// [`SamplingScheme::UniformSingle`] (002's DP default; a shuffled epoch is the other
-    /// one-record choice).
-    ///
-    /// # Errors
-    /// [`SepError::InvalidParameter`] for `S == 0` or `S > n`, or `n == 0`.
-    pub fn sampling_for(self, n: usize) -> Result<SamplingScheme, SepError> {
-        if n == 0 {
-            return Err(SepError::InvalidParameter {
-                name: "population",
-                value: 0.0,
-                reason: "must be >= 1",
-            });
-        }
-        self.check_population(n)?;
-        match self {
-            Self::OneRecord => Ok(SamplingScheme::UniformSingle),
-            Self::Poisson {
-                expected_batch_size: s,
-            } => Ok(SamplingScheme::poisson(s as f64 / n as f64)?),
-        }
-    }
-
-    /// Steps per epoch over the declared population `n`: `n` for one record, `ceil(n / S)` for
-    /// a Poisson batch (an epoch reads `n` records in expectation).
-    ///
-    /// # Errors
-    /// As [`Self::sampling_for`].
-    pub fn steps_per_epoch(self, n: usize) -> Result<usize, SepError> {
-        self.sampling_for(n)?;
-        Ok(n.div_ceil(self.expected_batch_size()))
-    }
-
-    /// The planned number of releases `epochs x steps_per_epoch(n)`.
-    ///
-    /// # Errors
-    /// As [`Self::sampling_for`]; [`SepError::TooLarge`] above [`crate::limits::MAX_STEPS`]
-    /// unless `allow_long_run` (see [`crate::limits::check_steps`]).
-    pub fn planned_steps(
-        self,
-        epochs: usize,
-        n: usize,
-        allow_long_run: bool,
-    ) -> Result<u64, SepError> {
-        crate::limits::check_steps("epochs", epochs, self.steps_per_epoch(n)?, allow_long_run)
-    }
+/// The planned number of releases of a DP-SEP run, `epochs x steps_per_epoch(n)` (`n` steps
+/// per epoch with one record, `ceil(n / S)` with a batch).
+///
+/// # Errors
+/// As [`sampling_for`]; [`SepError::TooLarge`] above [`crate::limits::MAX_STEPS`] unless
+/// `allow_long_run` (see [`crate::limits::check_steps`]).
+pub fn planned_steps(
+    batching: Batching,
+    epochs: usize,
+    n: usize,
+    allow_long_run: bool,
+) -> Result<u64, SepError> {
+    sampling_for(batching, n)?;
+    crate::limits::check_steps(
+        "epochs",
+        epochs,
+        n.div_ceil(batching.expected_batch_size()),
+        allow_long_run,
+    )
 }
 
 /// Step size, length and batching of a DP-SEP run; build with [`DpSepConfig::builder`]. The clip
@@ -225,13 +172,13 @@ impl DpSepConfig {
         self.gamma.unwrap_or(n as f64)
     }
 
-    /// Epochs of `N` steps each with one record, `ceil(N / S)` with a Poisson batch (the wall
-    /// must be planned for [`Batching::planned_steps`] releases).
+    /// Epochs of `N` steps each with one record, `ceil(N / S)` with a batch (the wall
+    /// must be planned for [`planned_steps`] releases).
     pub fn epochs(&self) -> usize {
         self.epochs
     }
 
-    /// One record per step (002) or a Poisson batch.
+    /// One record per step (002) or a Poisson or fixed-size batch.
     pub fn batching(&self) -> Batching {
         self.batching
     }
@@ -251,7 +198,7 @@ impl DpSepConfigBuilder {
         self
     }
 
-    /// One record per step (default, 002) or a Poisson batch of expected size `S`.
+    /// One record per step (default, 002) or a Poisson or fixed-size batch of (expected) size `S`.
     pub fn batching(mut self, batching: Batching) -> Self {
         self.cfg.batching = batching;
         self
@@ -264,7 +211,17 @@ impl DpSepConfigBuilder {
     /// [`SepError::InvalidParameter`] for a `gamma` that is not finite and `> 0`, zero epochs or
     /// a zero expected batch size.
     pub fn build(self) -> Result<DpSepConfig, SepError> {
-        self.cfg.batching.check()?;
+        if let Err(dp_core::CoreError::InvalidParameter { value, reason, .. }) = self
+            .cfg
+            .batching
+            .with_batch_size(self.cfg.batching.expected_batch_size())
+        {
+            return Err(SepError::InvalidParameter {
+                name: "expected_batch_size",
+                value,
+                reason,
+            });
+        }
         if let Some(g) = self.cfg.gamma {
             check_positive("gamma", g)?;
         }
@@ -289,7 +246,8 @@ pub struct DpSepReport {
     /// Noise multiplier `sigma`.
     pub noise_multiplier: f64,
     /// Noise std on each coordinate of `theta_new`: `sigma * 2 gamma C / N` with one record per
-    /// step (replace-one), `sigma * gamma C / N` with a Poisson batch (add/remove-one).
+    /// step or a fixed-size batch (replace-one), `sigma * gamma C / N` with a Poisson batch
+    /// (add/remove-one).
     pub theta_noise_std: f64,
     /// Epsilon of the accounted run.
     pub epsilon: f64,
@@ -318,7 +276,7 @@ pub struct DpSepDiagnostics {
     pub counts: StepCounts,
 }
 
-/// One DP-SEP step through `wall`: one record ([`Batching::OneRecord`]) or a Poisson batch
+/// One DP-SEP step through `wall`: one record ([`Batching::OneRecord`]) or a batch
 /// ([`Batching::Poisson`]), whichever sampler the wall was built with; the update weight is
 /// `S gamma / N` with `S` the wall's public expected batch size ([`FactorWall::expected_batch_size`]).
 ///
@@ -386,14 +344,15 @@ where
 }
 
 /// Runs DP-SEP for `config.epochs` epochs through `wall` (`N` steps each with one record,
-/// `ceil(N / S)` with a Poisson batch), with the model's end-of-epoch prior refinement
+/// `ceil(N / S)` with a batch), with the model's end-of-epoch prior refinement
 /// (post-processing). Returns the publishable report and, separately, the data owner's
 /// diagnostics.
 ///
 /// # Errors
 /// [`SepError::InvalidParameter`] for `gamma` or `clip` out of range, `S > N`, or a wall whose
 /// sampler does not match `config.batching()` (a Poisson wall of rate `S / N` for
-/// [`Batching::Poisson`], a one-record wall otherwise); dimension errors; the wall's errors (e.g.
+/// [`Batching::Poisson`], a fixed-size wall of `S` for [`Batching::FixedSize`], a one-record
+/// wall for [`Batching::OneRecord`]); dimension errors; the wall's errors (e.g.
 /// planned for fewer releases).
 pub fn run_dp_sep<M>(
     model: &mut M,
@@ -434,7 +393,8 @@ where
     }
     let clip = check_positive("clip", wall.clip())?;
     let gamma = config.gamma_for(n);
-    let steps_per_epoch = config.batching.steps_per_epoch(n)?;
+    sampling_for(config.batching, n)?;
+    let steps_per_epoch = n.div_ceil(config.batching.expected_batch_size());
     check_batching(config.batching, wall)?;
     let s = wall.expected_batch_size();
     crate::sep::check_gamma(gamma * s, n)?;
@@ -482,6 +442,9 @@ fn check_batching<R>(batching: Batching, wall: &FactorWall<R>) -> Result<(), Sep
             },
             SamplingScheme::Poisson { .. },
         ) => (wall.expected_batch_size() - s as f64).abs() <= 1e-9 * s as f64,
+        (Batching::FixedSize { batch_size }, SamplingScheme::FixedSize { sample_size }) => {
+            batch_size == sample_size
+        }
         _ => false,
     };
     if ok {
@@ -491,7 +454,8 @@ fn check_batching<R>(batching: Batching, wall: &FactorWall<R>) -> Result<(), Sep
             name: "batching",
             value: batching.expected_batch_size() as f64,
             reason: "the wall's sampler does not match DpSepConfig::batching (one record: \
-                     uniform_single or shuffled_epoch; Poisson batch of S: poisson(S / N))",
+                     uniform_single or shuffled_epoch; Poisson batch of S: poisson(S / N); \
+                     fixed-size batch of S: fixed_size(S))",
         })
     }
 }

@@ -25,6 +25,12 @@
 //! over the epochs. Accounting is planned ([`dp_core::WallBuilder::planned_run`]): one ledger
 //! entry charged before any record is touched.
 //!
+//! *A fixed-size batch per step* ([`SamplingScheme::FixedSize`] with `m = S`, from
+//! [`crate::Batching::FixedSize`]), under **replace-one** neighbours of the `N` slots: `S` slots
+//! drawn uniformly without replacement, the sum of their clipped statistics has sensitivity
+//! `2C`, noise std `sigma * 2C`, divided by `S`; planned accounting as above, charged as `T`
+//! `FixedSizeSubsampledGaussian { m: S, n: N }` events.
+//!
 //! *A Poisson batch per step* ([`SamplingScheme::Poisson`] with rate `q = S / N`, `N` declared
 //! with [`dp_core::WallBuilder::public_population_size`] and required by
 //! [`dp_core::WallBuilder::require_public_population`]), under **add/remove-one** neighbours: each
@@ -131,8 +137,8 @@ impl WallPlan {
     pub fn steps(&self) -> u64 {
         self.steps
     }
-    /// The sampler: [`SamplingScheme::UniformSingle`], [`SamplingScheme::ShuffledEpoch`] or
-    /// [`SamplingScheme::Poisson`] (the accountant's event is the scheme's, so the two cannot
+    /// The sampler: [`SamplingScheme::UniformSingle`], [`SamplingScheme::ShuffledEpoch`],
+    /// [`SamplingScheme::FixedSize`] or [`SamplingScheme::Poisson`] (the accountant's event is the scheme's, so the two cannot
     /// disagree).
     pub fn sampling(&self) -> SamplingScheme {
         self.sampling
@@ -192,8 +198,8 @@ impl WallPlanBuilder {
     /// [`SepError::InvalidParameter`] for a missing setting, a zero population, statistic
     /// length or number of steps, `clip` not finite and `> 0`, epsilon below
     /// [`crate::limits::MIN_EPSILON`] or not finite, delta outside `(0, 1)`, or a shuffled
-    /// schedule that is not whole epochs; [`SepError::UnsupportedSampling`] for a fixed-size
-    /// batch scheme;
+    /// schedule that is not whole epochs (every [`SamplingScheme`] is accepted: each is one of
+    /// [`crate::Batching::sampling_for`]'s or a shuffled epoch);
     /// [`SepError::TooLarge`] for a population or statistic above the limits of
     /// [`crate::limits`].
     pub fn build(self) -> Result<WallPlan, SepError> {
@@ -228,12 +234,6 @@ impl WallPlanBuilder {
 
 fn check_plan(plan: &WallPlan) -> Result<(), SepError> {
     crate::error::check_positive("clip", plan.clip)?;
-    match plan.sampling {
-        SamplingScheme::UniformSingle
-        | SamplingScheme::ShuffledEpoch
-        | SamplingScheme::Poisson { .. } => {}
-        scheme => return Err(SepError::UnsupportedSampling { scheme }),
-    }
     for (name, v) in [
         ("steps", plan.steps),
         ("population", plan.population as u64),
@@ -385,8 +385,13 @@ impl<R> FactorWall<R> {
                 .calibrate_for_releases(plan.steps),
             _ => builder.population_slots(plan.population).planned_run(
                 format!(
-                    "DP-SEP run: {} releases of one record's factor clipped to C = {}",
-                    plan.steps, plan.clip
+                    "DP-SEP run: {} releases of {} clipped to C = {}",
+                    plan.steps,
+                    match plan.sampling {
+                        SamplingScheme::FixedSize { .. } => "a fixed-size batch's summed factors",
+                        _ => "one record's factor",
+                    },
+                    plan.clip
                 ),
                 plan.steps,
             ),
@@ -452,13 +457,11 @@ impl<R> FactorWall<R> {
         self.wall.expected_batch_size()
     }
 
-    /// `2` under replace-one (one record per step), `1` under add/remove-one (Poisson): the
-    /// sensitivity of the un-normalised release is `relation_factor() x C`.
+    /// `2` under replace-one (one record per step, a fixed-size batch), `1` under
+    /// add/remove-one (Poisson): the sensitivity of the un-normalised release is
+    /// `relation_factor() x C`.
     pub fn relation_factor(&self) -> f64 {
-        match self.wall.sampling() {
-            SamplingScheme::Poisson { .. } => 1.0,
-            _ => 2.0,
-        }
+        self.wall.sampling().sensitivity_factor()
     }
 
     /// The clip norm `C` (the wall's bound; DP-SEP clips its refreshed factor to it too).

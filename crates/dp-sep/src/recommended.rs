@@ -151,7 +151,7 @@ impl Recommended {
                 reason: "must be >= 1",
             });
         }
-        Batching::poisson(self.batch_size.min(n / 2).max(1))
+        crate::dpsep::poisson(self.batch_size.min(n / 2).max(1))
     }
 
     /// The damping `gamma = P N / E` for `n` records and `epochs` epochs, lowered if needed to
@@ -224,22 +224,17 @@ impl Recommended {
         overrides: &Overrides,
     ) -> Result<Resolved, SepError> {
         let batching = match (overrides.batch_size, overrides.one_record) {
-            (Some(b), _) => Batching::poisson(b)?,
+            (Some(b), _) => crate::dpsep::poisson(b)?,
             (None, true) => Batching::OneRecord,
             (None, false) => self.batching(n)?,
         };
         let gamma = match (overrides.gamma, batching) {
             (Some(g), _) => g,
             (None, Batching::OneRecord) => 1.0,
-            (
-                None,
-                Batching::Poisson {
-                    expected_batch_size,
-                },
-            ) => {
+            (None, batch) => {
                 let nf = n as f64;
                 self.gamma(n, epochs)?
-                    .min(nf * nf / expected_batch_size as f64)
+                    .min(nf * nf / batch.expected_batch_size() as f64)
             }
         };
         Ok(Resolved {

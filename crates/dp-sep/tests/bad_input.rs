@@ -259,24 +259,21 @@ fn step_counts_and_tiny_budgets_are_bounded() {
     assert!(matches!(huge, Err(SepError::TooLarge { .. })));
 }
 
-/// A fixed-size batch scheme is refused by the wall plan and by the non-private runner, with
-/// the scheme kept in the error (DP-SEP's batches are Poisson, `Batching::Poisson`).
+/// A fixed-size batch scheme is accepted by the wall plan (DP-SEP's `Batching::FixedSize`,
+/// issue 18) and refused by the non-private runner, with the scheme kept in the error.
 #[test]
 fn batch_sampling_schemes_are_refused() {
-    let poisson = dp_sep::SamplingScheme::fixed_size(3).unwrap();
+    let fixed_plan = dp_sep::SamplingScheme::fixed_size(3).unwrap();
     let plan = dp_sep::WallPlan::builder()
         .population(10)
         .dim(2)
         .budget(1.0, 1e-5)
         .clip(1.0)
         .steps(10)
-        .sampling(poisson)
+        .sampling(fixed_plan)
         .rng(dp_core::RngPolicy::Seeded { seed: 1 })
         .build();
-    assert!(matches!(
-        plan,
-        Err(SepError::UnsupportedSampling { scheme }) if scheme == poisson
-    ));
+    assert_eq!(plan.unwrap().sampling(), fixed_plan);
     let mut model = MogModel::new(1, 1, 0.5, Family::Diagonal).unwrap();
     let prior = model.prior();
     let mut state = dp_sep::SepState::new(prior.clone(), vec![0.0; prior.len()], 3).unwrap();

@@ -1,4 +1,4 @@
-//! DP-SEP with Poisson batches (issue 19): the accounting charges exactly one
+//! DP-SEP with Poisson batches (issue 19) and fixed-size batches (issue 18): the accounting charges exactly one
 //! `PoissonSubsampledGaussian` event with `q = S / N` per step actually run, the run takes
 //! `epochs x ceil(N / S)` steps, and bad settings are typed errors. (The end-to-end
 //! neighbouring tests are in `tests/end_to_end.rs`.)
@@ -32,7 +32,7 @@ fn plan(batching: Batching, epochs: usize, steps_override: Option<u64>) -> WallP
         .dim(8)
         .budget(1.0, 1e-5)
         .clip(1.0)
-        .steps(steps_override.unwrap_or(batching.planned_steps(epochs, N, false).unwrap()))
+        .steps(steps_override.unwrap_or(dp_sep::planned_steps(batching, epochs, N, false).unwrap()))
         .sampling(batching.sampling_for(N).unwrap())
         .rng(RngPolicy::Seeded { seed: 9 })
         .build()
@@ -46,7 +46,10 @@ fn ledger_holds_one_poisson_event_with_q_s_over_n_per_step_run() {
     // ceil(100 / 16) = 7 steps per epoch, 3 epochs.
     let epochs = 3;
     let t = 21;
-    assert_eq!(batching.planned_steps(epochs, N, false).unwrap(), t);
+    assert_eq!(
+        dp_sep::planned_steps(batching, epochs, N, false).unwrap(),
+        t
+    );
     let plan = plan(batching, epochs, None);
     let mut wall = FactorWall::new(points, &plan).unwrap();
     assert_eq!(
@@ -97,6 +100,44 @@ fn ledger_holds_one_poisson_event_with_q_s_over_n_per_step_run() {
     assert_eq!(wall.core().ledger().len() as u64, t);
 }
 
+/// A fixed-size batch of `S` (replace-one): the run is charged up front as one planned entry of
+/// `T = epochs x ceil(N / S)` fixed-size subsampled Gaussians (`m = S` of `N`), and the noise
+/// std on `theta_new` carries the replace-one factor 2.
+#[test]
+fn fixed_size_batches_are_planned_replace_one_events() {
+    let (mut model, mut state, points) = setup();
+    let batching = Batching::fixed_size(16).unwrap();
+    let epochs = 2;
+    let t = 14;
+    assert_eq!(
+        dp_sep::planned_steps(batching, epochs, N, false).unwrap(),
+        t
+    );
+    let plan = plan(batching, epochs, None);
+    assert_eq!(plan.sampling(), SamplingScheme::fixed_size(16).unwrap());
+    let mut wall = FactorWall::new(points, &plan).unwrap();
+    assert_eq!(wall.core().ledger().len(), 1, "one planned entry");
+    let sigma = wall.noise_multiplier();
+    let planned = PrivacyEvent::fixed_size_subsampled_gaussian(sigma, 16, N as u64)
+        .unwrap()
+        .self_composed(t)
+        .unwrap();
+    assert_eq!(wall.core().ledger().entries()[0].event, planned);
+    let config = DpSepConfig::builder()
+        .gamma(1.0)
+        .epochs(epochs)
+        .batching(batching)
+        .build()
+        .unwrap();
+    let (report, _) = run_dp_sep(&mut model, &mut state, &mut wall, &config).unwrap();
+    assert_eq!(report.releases, t);
+    assert_eq!(report.expected_batch_size, 16.0);
+    assert!(report.epsilon <= 1.0 + 1e-9, "{}", report.epsilon);
+    // Replace-one: noise std on theta_new sigma 2 gamma C / N.
+    assert!((report.theta_noise_std - sigma * 2.0 / N as f64).abs() < 1e-15);
+    assert!(model.is_valid(&state.posterior()));
+}
+
 #[test]
 fn one_record_path_is_unchanged_and_planned() {
     let (mut model, mut state, points) = setup();
@@ -114,10 +155,7 @@ fn one_record_path_is_unchanged_and_planned() {
 fn bad_batch_sizes_are_typed_errors() {
     assert!(matches!(
         Batching::poisson(0),
-        Err(SepError::InvalidParameter {
-            name: "expected_batch_size",
-            ..
-        })
+        Err(dp_core::CoreError::InvalidParameter { .. })
     ));
     let zero = Batching::Poisson {
         expected_batch_size: 0,
@@ -131,10 +169,11 @@ fn bad_batch_sizes_are_typed_errors() {
     ));
     assert!(zero.sampling_for(N).is_err());
     let too_big = Batching::poisson(N + 1).unwrap();
+    assert!(too_big.sampling_for(N).is_err());
+    assert!(too_big.steps_per_epoch(N).is_err());
     for e in [
-        too_big.sampling_for(N).unwrap_err(),
-        too_big.steps_per_epoch(N).unwrap_err(),
-        too_big.planned_steps(1, N, false).unwrap_err(),
+        dp_sep::sampling_for(too_big, N).unwrap_err(),
+        dp_sep::planned_steps(too_big, 1, N, false).unwrap_err(),
     ] {
         assert!(
             matches!(
@@ -194,6 +233,15 @@ fn a_wall_whose_sampler_does_not_match_the_batching_is_refused() {
         (
             Batching::poisson(20).unwrap(),
             Batching::poisson(10).unwrap(),
+        ),
+        // A fixed-size wall for a Poisson config of the same size, and of another size.
+        (
+            Batching::fixed_size(10).unwrap(),
+            Batching::poisson(10).unwrap(),
+        ),
+        (
+            Batching::fixed_size(20).unwrap(),
+            Batching::fixed_size(10).unwrap(),
         ),
     ];
     for (walled, configured) in cases {
@@ -273,7 +321,7 @@ fn batched_run_with_tiny_noise_finds_the_clusters() {
         .dim(8)
         .budget(1e6, 1e-5)
         .clip(1.0)
-        .steps(batching.planned_steps(20, N, false).unwrap())
+        .steps(dp_sep::planned_steps(batching, 20, N, false).unwrap())
         .sampling(batching.sampling_for(N).unwrap())
         .rng(RngPolicy::Seeded { seed: 2 })
         .build()

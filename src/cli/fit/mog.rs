@@ -231,8 +231,8 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                 .dim(dp_sep::SepModel::dim(&model))
                 .budget(epsilon, delta)
                 .clip(clip)
-                .steps(batching.planned_steps(args.epochs, n, false)?)
-                .sampling(batching.sampling_for(n)?)
+                .steps(dp_sep::planned_steps(batching, args.epochs, n, false)?)
+                .sampling(dp_sep::sampling_for(batching, n)?)
                 .rng(rng_policy)
                 .build()?;
             let mut wall = FactorWall::new(points, &plan)?;

@@ -184,7 +184,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         _ => None,
     };
     let batching = private.as_ref().map_or(Batching::OneRecord, |p| p.batching);
-    let steps = batching.planned_steps(epochs, n, false)?;
+    let steps = dp_sep::planned_steps(batching, epochs, n, false)?;
     let mut builder = PbpConfig::builder()
         .method(Method::Sep)
         .hidden(vec![hidden])
@@ -231,7 +231,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                 .build()?;
             let sampling = match p.batching {
                 Batching::OneRecord => config.sampling(),
-                b => b.sampling_for(n)?,
+                b => dp_sep::sampling_for(b, n)?,
             };
             let plan = WallPlan::builder()
                 .population(n)
@@ -281,7 +281,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                 json!({"method": "dp-sep", "gamma": num(p.gamma), "clip": num(p.clip),
                        "batch_size": match p.batching {
                            Batching::OneRecord => json!("one record"),
-                           Batching::Poisson { expected_batch_size } => json!(expected_batch_size),
+                           b => json!(b.expected_batch_size()),
                        },
                        "releases": report.releases,
                        "theta_noise_std": num(report.theta_noise_std),

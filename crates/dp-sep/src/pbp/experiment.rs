@@ -266,8 +266,9 @@ impl PbpConfig {
     pub fn scaling(&self) -> &Scaling {
         &self.scaling
     }
-    /// DP-SEP's batching: one record per step (default; the sampler is [`Self::sampling`]) or
-    /// a Poisson batch (the sampler is then Poisson with rate `S / N`).
+    /// DP-SEP's batching: one record per step (default; the sampler is [`Self::sampling`]), a
+    /// Poisson batch (the sampler is then Poisson with rate `S / N`) or a fixed-size batch (the
+    /// sampler is then fixed-size, `m = S`).
     pub fn batching(&self) -> Batching {
         self.batching
     }
@@ -320,8 +321,8 @@ impl PbpConfigBuilder {
         self.cfg.scaling = scaling;
         self
     }
-    /// DP-SEP's batching (default [`Batching::OneRecord`]); a Poisson batch only for a private
-    /// run, and it replaces [`Self::sampling`] as the wall's sampler.
+    /// DP-SEP's batching (default [`Batching::OneRecord`]); a Poisson or fixed-size batch only
+    /// for a private run, and it replaces [`Self::sampling`] as the wall's sampler.
     pub fn batching(mut self, batching: Batching) -> Self {
         self.cfg.batching = batching;
         self
@@ -333,21 +334,21 @@ impl PbpConfigBuilder {
     /// # Errors
     /// [`SepError::InvalidParameter`] for zero epochs, a `gamma` or `clip` not finite and
     /// `> 0`, a private run with a method other than SEP or without a clip norm (the privacy
-    /// settings themselves are checked by [`PbpPrivacyBuilder::build`]), a Poisson batch for a non-private run or of expected size `0` or above the
+    /// settings themselves are checked by [`PbpPrivacyBuilder::build`]), a Poisson or fixed-size batch for a non-private run or of (expected) size `0` or above the
     /// declared population; [`SepError::UnsupportedSampling`] for a batch scheme as the
     /// visiting order.
     pub fn build(self) -> Result<PbpConfig, SepError> {
         let c = self.cfg;
-        if let Batching::Poisson { .. } = c.batching {
+        if c.batching != Batching::OneRecord {
             match c.privacy {
                 Some(p) => {
-                    c.batching.sampling_for(p.population())?;
+                    crate::dpsep::sampling_for(c.batching, p.population())?;
                 }
                 None => {
                     return Err(SepError::InvalidParameter {
                         name: "batching",
                         value: c.batching.expected_batch_size() as f64,
-                        reason: "a Poisson batch is only available for a private run (DP-SEP)",
+                        reason: "a Poisson or fixed-size batch is only available for a private run (DP-SEP)",
                     });
                 }
             }
@@ -545,14 +546,19 @@ pub fn run_pbp_observed(
                 .build()?;
             let sampling = match config.batching {
                 Batching::OneRecord => config.sampling,
-                batch => batch.sampling_for(n)?,
+                batch => crate::dpsep::sampling_for(batch, n)?,
             };
             let plan = WallPlan::builder()
                 .population(n)
                 .dim(crate::SepModel::dim(&model))
                 .budget(privacy.epsilon(), privacy.delta())
                 .clip(clip)
-                .steps(config.batching.planned_steps(config.epochs, n, true)?)
+                .steps(crate::dpsep::planned_steps(
+                    config.batching,
+                    config.epochs,
+                    n,
+                    true,
+                )?)
                 .sampling(sampling)
                 .rng(privacy.noise_rng())
                 .build()?;
