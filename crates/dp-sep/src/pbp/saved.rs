@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::model::PbpModel;
+use crate::SepError;
 use crate::data::{PublicRanges, Standardizer};
 use crate::model::SepModel;
 
@@ -38,12 +39,13 @@ pub const MAX_PBP_FILE_BYTES: u64 = 256 << 20;
 #[non_exhaustive]
 pub enum SavedPbpError {
     /// The file could not be read (or is too large).
-    #[error("{path}: cannot read: {reason}")]
-    Read {
+    #[error("{path}: cannot read: {source}")]
+    Io {
         /// The file.
         path: String,
-        /// What went wrong.
-        reason: String,
+        /// What went wrong (an I/O error or the size limit).
+        #[source]
+        source: SepError,
     },
     /// The file was written by a newer format than this build reads.
     #[error(
@@ -58,14 +60,23 @@ pub enum SavedPbpError {
         /// The newest version this build reads.
         supported: u32,
     },
-    /// The file is not a valid PBP model (malformed JSON, a missing or unknown field, sizes
-    /// that disagree with the architecture, a value that is not finite, an improper posterior).
+    /// The file is not a PBP model file (malformed JSON, a missing or unknown field).
     #[error("{path}: corrupt PBP model file: {reason}")]
     Corrupt {
         /// The file.
         path: String,
         /// What is wrong.
         reason: String,
+    },
+    /// The file's fields do not make a valid PBP model (sizes that disagree with the
+    /// architecture, a value that is not finite, an improper posterior).
+    #[error("{path}: corrupt PBP model file: {fault}")]
+    CorruptModel {
+        /// The file.
+        path: String,
+        /// The field at fault and what is wrong with it.
+        #[source]
+        fault: InvalidModel,
     },
     /// The file holds another kind of model.
     #[error("{path}: holds a {found} model, expected \"pbp\"")]
@@ -77,11 +88,97 @@ pub enum SavedPbpError {
     },
     /// The parts given to [`SavedPbp::new`] disagree or are not finite.
     #[error("cannot save the PBP model: {0}")]
-    Invalid(String),
+    Invalid(#[from] InvalidModel),
+    /// The model could not be serialised by `serde_json` (never for a validated model).
+    #[error("cannot save the PBP model: {0}")]
+    Serialise(#[from] serde_json::Error),
     /// A row given to [`SavedPbp::predict`] of the wrong width or with a value that is not
     /// finite.
-    #[error("{0}")]
-    Input(String),
+    #[error(transparent)]
+    Input(#[from] RowFault),
+}
+
+/// A saved PBP model whose fields do not make a valid model: the field (as the file names it,
+/// e.g. `scaling.features[2]`) and what is wrong with it. The same shape as
+/// `vips_models::saved::InvalidModel`.
+#[derive(Debug, Error)]
+#[error("{field} {fault}")]
+pub struct InvalidModel {
+    /// The field at fault.
+    pub field: String,
+    /// What is wrong with it.
+    #[source]
+    pub fault: ModelFault,
+}
+
+impl InvalidModel {
+    /// The field `field` refused for `fault`.
+    pub fn new(field: impl Into<String>, fault: ModelFault) -> Self {
+        Self {
+            field: field.into(),
+            fault,
+        }
+    }
+}
+
+/// What is wrong with one field of a saved PBP model ([`InvalidModel`]).
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ModelFault {
+    /// The field holds a value that is NaN or infinite.
+    #[error("has a value that is not finite")]
+    NotFinite,
+    /// A value outside its domain (the domain, e.g. `a finite number >= 0`).
+    #[error("is not {0}")]
+    OutOfDomain(&'static str),
+    /// A list of the wrong length.
+    #[error("has {found} entries, {by} needs {expected}")]
+    Length {
+        /// What fixes the length (e.g. `the architecture`).
+        by: &'static str,
+        /// The length needed.
+        expected: usize,
+        /// The length found.
+        found: usize,
+    },
+    /// A list that must not be empty.
+    #[error("is empty")]
+    Empty,
+    /// The `model` field names another model kind.
+    #[error("is not `{0}`")]
+    WrongKind(&'static str),
+    /// A constraint between values that does not hold (the constraint).
+    #[error("needs {0}")]
+    Needs(&'static str),
+    /// A posterior that is not a proper distribution.
+    #[error("is improper (a weight variance or the noise Gamma is not positive)")]
+    Improper,
+    /// Settings (the architecture) that the model refuses.
+    #[error("is refused: {0}")]
+    Refused(#[source] SepError),
+}
+
+/// Why a row given to [`SavedPbp::predict`] is refused.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum RowFault {
+    /// A row of the wrong width.
+    #[error("{found} features, the model has {expected}")]
+    DimensionMismatch {
+        /// The model's number of features.
+        expected: usize,
+        /// The row's number of values.
+        found: usize,
+    },
+    /// A feature that is NaN or infinite.
+    #[error("feature `{feature}` is not finite")]
+    NonFinite {
+        /// The feature's name (shortened if long).
+        feature: String,
+    },
+    /// The network refused the scaled row.
+    #[error(transparent)]
+    Model(#[from] SepError),
 }
 
 /// The network's architecture: inputs and hidden ReLU layers (one output).
@@ -142,11 +239,15 @@ impl SavedScaling {
         ranges: Option<&PublicRanges>,
     ) -> Result<Self, SavedPbpError> {
         if feature_names.len() != scaler.dim() {
-            return Err(SavedPbpError::Invalid(format!(
-                "{} feature names for a scaling of {} features",
-                feature_names.len(),
-                scaler.dim()
-            )));
+            return Err(InvalidModel::new(
+                "feature names",
+                ModelFault::Length {
+                    by: "the scaling",
+                    expected: scaler.dim(),
+                    found: feature_names.len(),
+                },
+            )
+            .into());
         }
         let (fb, tb) = (scaler.feature_bounds(), scaler.target_bounds());
         let column = |name: String, centre: f64, scale: f64, b: Option<(f64, f64)>| SavedColumn {
@@ -181,11 +282,15 @@ impl SavedScaling {
         })
     }
 
-    fn validate(&self, input_dim: usize) -> Result<(), String> {
+    fn validate(&self, input_dim: usize) -> Result<(), InvalidModel> {
         if self.features.len() != input_dim {
-            return Err(format!(
-                "scaling.features has {} columns, the architecture {input_dim} inputs",
-                self.features.len()
+            return Err(InvalidModel::new(
+                "scaling.features",
+                ModelFault::Length {
+                    by: "the architecture's input_dim",
+                    expected: input_dim,
+                    found: self.features.len(),
+                },
             ));
         }
         for (k, c) in self.features.iter().chain([&self.target]).enumerate() {
@@ -195,21 +300,28 @@ impl SavedScaling {
                 "scaling.target".into()
             };
             if !(c.centre.is_finite() && c.scale > 0.0 && c.scale.is_finite()) {
-                return Err(format!(
-                    "{what}: needs a finite centre and a finite scale > 0"
+                return Err(InvalidModel::new(
+                    what,
+                    ModelFault::Needs("a finite centre and a finite scale > 0"),
                 ));
             }
             match (self.private, c.lower, c.upper) {
                 (true, Some(lo), Some(hi)) if lo.is_finite() && hi.is_finite() && lo < hi => {}
                 (true, _, _) => {
-                    return Err(format!(
-                        "{what}: declared ranges (private scaling) need finite lower < upper"
+                    return Err(InvalidModel::new(
+                        what,
+                        ModelFault::Needs(
+                            "finite lower < upper (declared ranges, a private scaling)",
+                        ),
                     ));
                 }
                 (false, None, None) => {}
                 (false, _, _) => {
-                    return Err(format!(
-                        "{what}: a fitted (non-private) scaling has no lower / upper"
+                    return Err(InvalidModel::new(
+                        what,
+                        ModelFault::Needs(
+                            "no lower / upper (a fitted, non-private scaling has none)",
+                        ),
                     ));
                 }
             }
@@ -251,18 +363,24 @@ pub struct SavedPbpPrivacy {
 }
 
 impl SavedPbpPrivacy {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), InvalidModel> {
         for (k, v) in [
-            ("epsilon", self.epsilon),
-            ("delta", self.delta),
-            ("noise_multiplier", self.noise_multiplier),
+            ("privacy.epsilon", self.epsilon),
+            ("privacy.delta", self.delta),
+            ("privacy.noise_multiplier", self.noise_multiplier),
         ] {
             if v.is_some_and(|x| !(x.is_finite() && x >= 0.0)) {
-                return Err(format!("privacy.{k} is not a finite number >= 0"));
+                return Err(InvalidModel::new(
+                    k,
+                    ModelFault::OutOfDomain("a finite number >= 0"),
+                ));
             }
         }
         if self.private && (self.epsilon.is_none() || self.delta.is_none()) {
-            return Err("privacy: a private model needs epsilon and delta".into());
+            return Err(InvalidModel::new(
+                "privacy",
+                ModelFault::Needs("epsilon and delta (a private model)"),
+            ));
         }
         Ok(())
     }
@@ -349,34 +467,35 @@ impl SavedPbp {
             posterior,
             privacy,
         };
-        Self::from_file(file).map_err(SavedPbpError::Invalid)
+        Ok(Self::from_file(file)?)
     }
 
-    fn from_file(file: PbpFile) -> Result<Self, String> {
+    fn from_file(file: PbpFile) -> Result<Self, InvalidModel> {
         if file.model != "pbp" {
-            return Err("`model` is not `pbp`".into());
+            return Err(InvalidModel::new("`model`", ModelFault::WrongKind("pbp")));
         }
         let a = &file.architecture;
         if a.hidden.is_empty() {
-            return Err("architecture.hidden lists no hidden layer".into());
+            return Err(InvalidModel::new("architecture.hidden", ModelFault::Empty));
         }
-        let model =
-            PbpModel::try_new(a.input_dim, &a.hidden).map_err(|e| format!("architecture: {e}"))?;
+        let model = PbpModel::try_new(a.input_dim, &a.hidden)
+            .map_err(|e| InvalidModel::new("architecture", ModelFault::Refused(e)))?;
         let dim = model.dim();
         if file.posterior.len() != dim {
-            return Err(format!(
-                "posterior has {} natural parameters, the architecture needs {dim}",
-                file.posterior.len()
+            return Err(InvalidModel::new(
+                "posterior (natural parameters)",
+                ModelFault::Length {
+                    by: "the architecture",
+                    expected: dim,
+                    found: file.posterior.len(),
+                },
             ));
         }
         if file.posterior.iter().any(|v| !v.is_finite()) {
-            return Err("posterior has a value that is not finite".into());
+            return Err(InvalidModel::new("posterior", ModelFault::NotFinite));
         }
         if !model.is_valid(&file.posterior) {
-            return Err(
-                "posterior is improper (a weight variance or the noise Gamma is not positive)"
-                    .into(),
-            );
+            return Err(InvalidModel::new("posterior", ModelFault::Improper));
         }
         file.scaling.validate(a.input_dim)?;
         file.privacy.validate()?;
@@ -386,16 +505,16 @@ impl SavedPbp {
     /// Reads a PBP model file (bounded by [`MAX_PBP_FILE_BYTES`]).
     ///
     /// # Errors
-    /// [`SavedPbpError::Read`] for a missing, unreadable or too large file; otherwise as
+    /// [`SavedPbpError::Io`] for a missing, unreadable or too large file; otherwise as
     /// [`SavedPbp::from_json`].
     pub fn load(path: impl AsRef<Path>) -> Result<Self, SavedPbpError> {
         let path = path.as_ref();
         let name = path.display().to_string();
         let text = crate::limits::open_bounded(path, MAX_PBP_FILE_BYTES)
             .and_then(|r| r.read_all())
-            .map_err(|e| SavedPbpError::Read {
+            .map_err(|source| SavedPbpError::Io {
                 path: name.clone(),
-                reason: e.to_string(),
+                source,
             })?;
         Self::from_json(&text, &name)
     }
@@ -405,7 +524,7 @@ impl SavedPbp {
     /// # Errors
     /// [`SavedPbpError::NewerVersion`] for a `format_version` above [`PBP_FORMAT_VERSION`],
     /// [`SavedPbpError::WrongModel`] for another model kind, [`SavedPbpError::Corrupt`] for
-    /// anything malformed or inconsistent.
+    /// anything malformed, [`SavedPbpError::CorruptModel`] for fields that are inconsistent.
     pub fn from_json(text: &str, path: &str) -> Result<Self, SavedPbpError> {
         #[derive(Deserialize)]
         struct Head {
@@ -438,15 +557,18 @@ impl SavedPbp {
             _ => return Err(corrupt(path, "no string `model`")),
         }
         let file: PbpFile = serde_json::from_str(text).map_err(|e| corrupt(path, e.to_string()))?;
-        Self::from_file(file).map_err(|r| corrupt(path, r))
+        Self::from_file(file).map_err(|fault| SavedPbpError::CorruptModel {
+            path: path.to_string(),
+            fault,
+        })
     }
 
     /// The model as pretty JSON (`format_version` 1).
     ///
     /// # Errors
-    /// [`SavedPbpError::Invalid`] if it cannot be serialised (never for a validated model).
+    /// [`SavedPbpError::Serialise`] if it cannot be serialised (never for a validated model).
     pub fn to_json(&self) -> Result<String, SavedPbpError> {
-        serde_json::to_string_pretty(&self.file).map_err(|e| SavedPbpError::Invalid(e.to_string()))
+        Ok(serde_json::to_string_pretty(&self.file)?)
     }
 
     /// Predictive mean and variance of the target for one raw row `x` (features in input
@@ -461,17 +583,17 @@ impl SavedPbp {
     pub fn predict(&self, x: &[f64]) -> Result<(f64, f64), SavedPbpError> {
         let s = &self.file.scaling;
         if x.len() != s.features.len() {
-            return Err(SavedPbpError::Input(format!(
-                "{} features, the model has {}",
-                x.len(),
-                s.features.len()
-            )));
+            return Err(RowFault::DimensionMismatch {
+                expected: s.features.len(),
+                found: x.len(),
+            }
+            .into());
         }
         if let Some(j) = x.iter().position(|v| !v.is_finite()) {
-            return Err(SavedPbpError::Input(format!(
-                "feature `{}` is not finite",
-                crate::limits::excerpt(&s.features[j].name)
-            )));
+            return Err(RowFault::NonFinite {
+                feature: crate::limits::excerpt(&s.features[j].name),
+            }
+            .into());
         }
         // The operations of `Standardizer::transform` (clip, subtract, divide).
         let z: Vec<f64> = x
@@ -488,7 +610,7 @@ impl SavedPbp {
         let (m, v, noise) = self
             .model
             .predict(&self.file.posterior, &z)
-            .map_err(|e| SavedPbpError::Input(e.to_string()))?;
+            .map_err(RowFault::Model)?;
         let t = &s.target;
         // `target_to_original`, then `clamp_prediction`.
         let mut mean = m * t.scale + t.centre;
@@ -703,7 +825,13 @@ mod tests {
         ] {
             assert_ne!(bad, text, "the corruption applies");
             let e = SavedPbp::from_json(&bad, "f.json").unwrap_err();
-            assert!(matches!(e, SavedPbpError::Corrupt { .. }), "{e}");
+            assert!(
+                matches!(
+                    e,
+                    SavedPbpError::Corrupt { .. } | SavedPbpError::CorruptModel { .. }
+                ),
+                "{e}"
+            );
             assert!(e.to_string().starts_with("f.json: "), "{e}");
         }
         let missing = SavedPbp::load("/nonexistent/model.json").unwrap_err();
