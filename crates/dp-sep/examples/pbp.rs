@@ -443,9 +443,9 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
 fn weights(posterior: &[f64]) -> Result<(Vec<f64>, Vec<f64>), SepError> {
     if posterior.len() < 2 || !posterior.len().is_multiple_of(2) {
         return Err(SepError::DimensionMismatch {
-            context: "PBP posterior (2 per weight plus 2)",
+            what: "PBP posterior (2 per weight plus 2)",
             expected: 2,
-            got: posterior.len(),
+            found: posterior.len(),
         });
     }
     let w = posterior.len() / 2 - 1;

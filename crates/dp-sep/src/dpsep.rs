@@ -306,9 +306,9 @@ where
 {
     if wall.dim() != state.prior().len() {
         return Err(SepError::DimensionMismatch {
-            context: "released factor length",
+            what: "released factor length",
             expected: state.prior().len(),
-            got: wall.dim(),
+            found: wall.dim(),
         });
     }
     // S gamma: the weight of the released average in theta_new is S gamma / N (gamma / N for one
@@ -386,9 +386,9 @@ where
     check_fit(&*model, state, n)?;
     if wall.population() != n {
         return Err(SepError::DimensionMismatch {
-            context: "declared population: wall vs SepState::n",
+            what: "declared population: wall vs SepState::n",
             expected: n,
-            got: wall.population(),
+            found: wall.population(),
         });
     }
     let clip = check_positive("clip", wall.clip())?;

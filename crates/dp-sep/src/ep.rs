@@ -39,9 +39,9 @@ impl EpState {
     pub fn with_factor(prior: Vec<f64>, factor: &[f64], n: usize) -> Result<Self, SepError> {
         if factor.len() != prior.len() {
             return Err(SepError::DimensionMismatch {
-                context: "EpState::with_factor",
+                what: "EpState::with_factor",
                 expected: prior.len(),
-                got: factor.len(),
+                found: factor.len(),
             });
         }
         let mut s = Self::new(prior, n)?;
@@ -117,9 +117,9 @@ pub fn run_ep<M: SepModel, R: Rng + ?Sized>(
 ) -> Result<u64, SepError> {
     if records.len() != state.factors.len() {
         return Err(SepError::DimensionMismatch {
-            context: "EP factors vs records",
+            what: "EP factors vs records",
             expected: state.factors.len(),
-            got: records.len(),
+            found: records.len(),
         });
     }
     if !(damping > 0.0 && damping <= 1.0) {
@@ -164,9 +164,9 @@ pub fn run_adf<M: SepModel, R: Rng + ?Sized>(
     }
     if posterior.len() != model.dim() || prior.len() != model.dim() {
         return Err(SepError::DimensionMismatch {
-            context: "ADF posterior length",
+            what: "ADF posterior length",
             expected: model.dim(),
-            got: posterior.len(),
+            found: posterior.len(),
         });
     }
     let mut skipped = 0;

@@ -18,14 +18,14 @@ pub enum SepError {
         reason: &'static str,
     },
     /// Vectors or matrices whose sizes do not agree.
-    #[error("dimension mismatch in {context}: expected {expected}, got {got}")]
+    #[error("dimension mismatch in {what}: expected {expected}, found {found}")]
     DimensionMismatch {
         /// Where the mismatch was found.
-        context: &'static str,
+        what: &'static str,
         /// Expected length.
         expected: usize,
         /// Actual length.
-        got: usize,
+        found: usize,
     },
     /// No records (rows, features, indices) where at least one is needed; the text says which.
     #[error("empty data: {0}")]

@@ -239,9 +239,9 @@ fn checked_symmetric(
     }
     if m.ncols() != m.nrows() {
         return Err(SepError::DimensionMismatch {
-            context: "covariance matrix columns (it must be square)",
+            what: "covariance matrix columns (it must be square)",
             expected: m.nrows(),
-            got: m.ncols(),
+            found: m.ncols(),
         });
     }
     for (j, col) in m.column_iter().enumerate() {
@@ -272,9 +272,9 @@ fn checked_symmetric(
 fn check_vector(v: &DVector<f64>, d: usize, name: &'static str) -> Result<(), SepError> {
     if v.len() != d {
         return Err(SepError::DimensionMismatch {
-            context: name,
+            what: name,
             expected: d,
-            got: v.len(),
+            found: v.len(),
         });
     }
     if let Some(i) = v.iter().position(|x| !x.is_finite()) {
@@ -338,9 +338,9 @@ pub fn gaussian_kl(
     let d = sigma_q.nrows();
     if sigma_p.nrows() != d {
         return Err(SepError::DimensionMismatch {
-            context: "sigma_p rows (must match sigma_q)",
+            what: "sigma_p rows (must match sigma_q)",
             expected: d,
-            got: sigma_p.nrows(),
+            found: sigma_p.nrows(),
         });
     }
     let (vp, up) = checked_spd(sigma_p, "sigma_p")?;
@@ -774,9 +774,9 @@ pub fn gaussian_kl_diagonal(
     let d = vq.len();
     if var_p.len() != d {
         return Err(SepError::DimensionMismatch {
-            context: "var_p (must match var_q)",
+            what: "var_p (must match var_q)",
             expected: d,
-            got: var_p.len(),
+            found: var_p.len(),
         });
     }
     let vp = checked_variances(var_p, "var_p")?;
@@ -823,9 +823,9 @@ pub fn one_plus_lambda_min(
     let prec = Precision::new(sigma_q)?;
     if sigma_p.nrows() != prec.d {
         return Err(SepError::DimensionMismatch {
-            context: "sigma_p rows (must match sigma_q)",
+            what: "sigma_p rows (must match sigma_q)",
             expected: prec.d,
-            got: sigma_p.nrows(),
+            found: sigma_p.nrows(),
         });
     }
     checked_spd(sigma_p, "sigma_p")?;

@@ -53,9 +53,9 @@ impl SepState {
     pub fn new(prior: Vec<f64>, factor: Vec<f64>, n: usize) -> Result<Self, SepError> {
         if prior.len() != factor.len() {
             return Err(SepError::DimensionMismatch {
-                context: "SepState::new (prior vs factor)",
+                what: "SepState::new (prior vs factor)",
                 expected: prior.len(),
-                got: factor.len(),
+                found: factor.len(),
             });
         }
         if n == 0 {
@@ -452,9 +452,9 @@ pub(crate) fn check_fit<M: SepModel>(
 ) -> Result<(), SepError> {
     if state.prior.len() != model.dim() {
         return Err(SepError::DimensionMismatch {
-            context: "state vs model natural-parameter length",
+            what: "state vs model natural-parameter length",
             expected: model.dim(),
-            got: state.prior.len(),
+            found: state.prior.len(),
         });
     }
     if n_records == 0 {
@@ -462,9 +462,9 @@ pub(crate) fn check_fit<M: SepModel>(
     }
     if n_records != state.n {
         return Err(SepError::DimensionMismatch {
-            context: "SepState::n vs number of records",
+            what: "SepState::n vs number of records",
             expected: state.n,
-            got: n_records,
+            found: n_records,
         });
     }
     Ok(())

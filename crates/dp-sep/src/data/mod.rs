@@ -45,9 +45,9 @@ impl Dataset {
         }
         if x.len() != y.len() * d {
             return Err(SepError::DimensionMismatch {
-                context: "Dataset::new (x.len() = n * d)",
+                what: "Dataset::new (x.len() = n * d)",
                 expected: y.len() * d,
-                got: x.len(),
+                found: x.len(),
             });
         }
         if let Some(i) = x.iter().position(|v| !v.is_finite()) {

@@ -109,9 +109,9 @@ pub fn gibbs_posterior<R: Rng + ?Sized>(
     let d = init[0].len();
     if let Some(bad) = data.iter().chain(init).find(|x| x.len() != d) {
         return Err(SepError::DimensionMismatch {
-            context: "gibbs_posterior",
+            what: "gibbs_posterior",
             expected: d,
-            got: bad.len(),
+            found: bad.len(),
         });
     }
     if d == 0 {

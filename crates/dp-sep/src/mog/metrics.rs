@@ -41,9 +41,9 @@ pub struct MogAccuracy {
 pub fn kl_gaussian(p: &Moments, q: &Moments) -> Result<f64, SepError> {
     if p.mean.len() != q.mean.len() {
         return Err(SepError::DimensionMismatch {
-            context: "kl_gaussian dimension",
+            what: "kl_gaussian dimension",
             expected: p.mean.len(),
-            got: q.mean.len(),
+            found: q.mean.len(),
         });
     }
     p.to_gaussian()?
@@ -76,9 +76,9 @@ pub fn compare(truth: &[Moments], estimate: &[Moments]) -> Result<MogAccuracy, S
     let j = truth.len();
     if estimate.len() != j || j > 8 {
         return Err(SepError::DimensionMismatch {
-            context: "mog::compare components (and J <= 8)",
+            what: "mog::compare components (and J <= 8)",
             expected: j,
-            got: estimate.len(),
+            found: estimate.len(),
         });
     }
     let dist = |a: usize, b: usize| (&truth[a].mean - &estimate[b].mean).norm_squared();

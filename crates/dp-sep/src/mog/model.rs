@@ -128,18 +128,18 @@ impl MogModel {
     pub fn natural_from_moments(&self, comps: &[Moments]) -> Result<Vec<f64>, SepError> {
         if comps.len() != self.j {
             return Err(SepError::DimensionMismatch {
-                context: "MogModel::natural_from_moments components",
+                what: "MogModel::natural_from_moments components",
                 expected: self.j,
-                got: comps.len(),
+                found: comps.len(),
             });
         }
         let mut out = vec![0.0; self.dim()];
         for (k, c) in comps.iter().enumerate() {
             if c.mean.len() != self.d || c.cov.nrows() != self.d || c.cov.ncols() != self.d {
                 return Err(SepError::DimensionMismatch {
-                    context: "MogModel::natural_from_moments dimension",
+                    what: "MogModel::natural_from_moments dimension",
                     expected: self.d,
-                    got: c.mean.len(),
+                    found: c.mean.len(),
                 });
             }
             let natural = self.gaussian(c.mean.clone(), c.cov.clone())?.natural();
@@ -203,9 +203,9 @@ impl MogModel {
     fn gaussians(&self, theta: &[f64]) -> Result<Vec<MvGaussian>, SepError> {
         if theta.len() != self.dim() {
             return Err(SepError::DimensionMismatch {
-                context: "MogModel::moments",
+                what: "MogModel::moments",
                 expected: self.dim(),
-                got: theta.len(),
+                found: theta.len(),
             });
         }
         (0..self.j)

@@ -461,9 +461,9 @@ pub fn prepare(train: &Dataset, config: &PbpConfig) -> Result<Prepared, SepError
         (Scaling::Declared(ranges), _) => {
             if ranges.features().len() != train.dim() {
                 return Err(SepError::DimensionMismatch {
-                    context: "declared feature ranges vs features",
+                    what: "declared feature ranges vs features",
                     expected: train.dim(),
-                    got: ranges.features().len(),
+                    found: ranges.features().len(),
                 });
             }
             Standardizer::from_public_ranges(ranges)
@@ -514,9 +514,9 @@ pub fn run_pbp_observed(
 ) -> Result<(PbpOutcome, PbpDiagnostics), SepError> {
     if train.dim() != test.dim() {
         return Err(SepError::DimensionMismatch {
-            context: "train vs test features",
+            what: "train vs test features",
             expected: train.dim(),
-            got: test.dim(),
+            found: test.dim(),
         });
     }
     let start = Instant::now();

@@ -198,9 +198,9 @@ impl PbpModel {
         }
         if x.len() != self.arch.input_dim() {
             return Err(SepError::DimensionMismatch {
-                context: "PbpModel::predict input",
+                what: "PbpModel::predict input",
                 expected: self.arch.input_dim(),
-                got: x.len(),
+                found: x.len(),
             });
         }
         let w = self.arch.n_weights();
