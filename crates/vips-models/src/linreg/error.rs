@@ -36,6 +36,10 @@ pub enum LinregError {
     /// The posterior precision could not be factorised (not positive definite).
     #[error("posterior: {0}")]
     NotPositiveDefinite(&'static str),
+    /// A saved model that is not valid (a posterior that is not finite or not positive
+    /// definite).
+    #[error("invalid model: {0}")]
+    Invalid(#[from] crate::saved::InvalidModel),
     /// The VIPS engine refused or failed.
     #[error(transparent)]
     Engine(#[from] EngineError),

@@ -176,7 +176,8 @@ impl SavedLinreg {
     ///
     /// # Errors
     /// [`LinregError::DimensionMismatch`] if the ranges, the row map and the posterior disagree;
-    /// [`LinregError::NotPositiveDefinite`] if the posterior precision cannot be factorised.
+    /// [`LinregError::Invalid`] if the posterior is not finite or its precision cannot be
+    /// factorised.
     pub fn from_fit(
         features: Vec<ColumnRange>,
         target: ColumnRange,
@@ -231,9 +232,7 @@ impl SavedLinreg {
             },
             privacy: SavedPrivacy::from_summary(&result.privacy, result.iterations),
         };
-        Self::from_file(file).map_err(|_| {
-            LinregError::NotPositiveDefinite("the posterior is not finite and positive definite")
-        })
+        Ok(Self::from_file(file)?)
     }
 
     fn from_file(file: LinregFile) -> Result<Self, InvalidModel> {
