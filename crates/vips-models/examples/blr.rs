@@ -82,7 +82,7 @@ struct Args {
     /// fixed-size subsampled Gaussian event; paper 001; not with --accountant pld). Refused in a
     /// non-private full-batch run, where it has no effect.
     #[arg(long, value_parser = common::sampling)]
-    sampling: Option<vips_models::engine::BatchSampling>,
+    sampling: Option<vips_models::engine::Batching>,
     /// Total epsilon (omit for a non-private run).
     #[arg(long, value_parser = positive)]
     epsilon: Option<f64>,
@@ -322,13 +322,11 @@ fn run(args: &Args) -> Result<(), CliError> {
         batch,
         population as f64,
     )?;
-    let svi = SviConfig::builder()
-        .expected_batch_size(batch)
+    let svi = common::with_batching(SviConfig::builder(), args.sampling, batch)
         .step(step)
         .stop(Stop::Iterations { iterations })
         .privacy(privacy)
         .accountant(args.accountant.unwrap_or_default())
-        .sampling(args.sampling.unwrap_or_default())
         .noise_seed(args.noise_seed)
         .population(Some(population))
         .progress_bar(true)

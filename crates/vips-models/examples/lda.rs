@@ -86,7 +86,7 @@ struct Args {
     /// fixed-size subsampled Gaussian event; paper 001; not with --accountant pld). Refused in a
     /// non-private full-batch run, where it has no effect.
     #[arg(long, value_parser = common::sampling)]
-    sampling: Option<vips_models::engine::BatchSampling>,
+    sampling: Option<vips_models::engine::Batching>,
     /// Total epsilon (omit for a non-private run).
     #[arg(long, value_parser = positive)]
     epsilon: Option<f64>,
@@ -287,15 +287,13 @@ fn run(args: Args) -> Result<(), CliError> {
             delta: args.delta.unwrap_or(1e-5),
         },
     };
-    let svi = SviConfig::builder()
+    let svi = common::with_batching(SviConfig::builder(), args.sampling, args.batch_size)
         .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
-        .expected_batch_size(args.batch_size)
         .stop(Stop::Passes {
             passes: args.passes,
         })
         .privacy(privacy)
         .accountant(args.accountant.unwrap_or_default())
-        .sampling(args.sampling.unwrap_or_default())
         .noise_seed(args.noise_seed)
         .init_seed(args.seed)
         .progress(args.progress)

@@ -78,7 +78,7 @@ struct Args {
     /// fixed-size subsampled Gaussian event; paper 001; not with --accountant pld). Refused in a
     /// non-private full-batch run, where it has no effect.
     #[arg(long, value_parser = common::sampling)]
-    sampling: Option<vips_models::engine::BatchSampling>,
+    sampling: Option<vips_models::engine::Batching>,
     /// Total epsilon (omit for a non-private run).
     #[arg(long, value_parser = positive)]
     epsilon: Option<f64>,
@@ -245,23 +245,25 @@ fn run(args: Args) -> Result<(), CliError> {
         ));
     }
     common::check_sampling(args.sampling, private, args.batch_size.min(cap), cap)?;
-    let svi = SviConfig::builder()
-        .expected_batch_size(args.batch_size.min(cap))
-        .population(population)
-        .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
-        .stop(Stop::Passes {
-            passes: args.passes,
-        })
-        .privacy(privacy)
-        .accountant(args.accountant.unwrap_or_default())
-        .sampling(args.sampling.unwrap_or_default())
-        .noise_seed(args.noise_seed)
-        .init_seed(args.init_seed)
-        .progress(args.progress)
-        .progress_bar(true)
-        .allow_long_run(args.allow_long_run)
-        .cancel(cancel)
-        .build()?;
+    let svi = common::with_batching(
+        SviConfig::builder(),
+        args.sampling,
+        args.batch_size.min(cap),
+    )
+    .population(population)
+    .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
+    .stop(Stop::Passes {
+        passes: args.passes,
+    })
+    .privacy(privacy)
+    .accountant(args.accountant.unwrap_or_default())
+    .noise_seed(args.noise_seed)
+    .init_seed(args.init_seed)
+    .progress(args.progress)
+    .progress_bar(true)
+    .allow_long_run(args.allow_long_run)
+    .cancel(cancel)
+    .build()?;
     let baseline = args
         .diagnostics
         .then(|| baseline_pixel_accuracy(&train, &test));
@@ -284,8 +286,7 @@ fn run(args: Args) -> Result<(), CliError> {
         let init = SbnNatural::from_global(&model.init_global(&mut rng)?);
         // noise std / bound: sigma times the regime's sensitivity factor (2 under replace-one)
         let factor = svi
-            .sampling()
-            .scheme(svi.expected_batch_size(), result.privacy.public_population)?
+            .sampling_scheme(result.privacy.public_population)?
             .sensitivity_factor();
         let sigma = result.privacy.noise_multiplier.unwrap_or(0.0) * factor;
         Some(block_snr(&model, &init, &snr_batch, sigma))

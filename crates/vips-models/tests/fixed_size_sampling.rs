@@ -1,5 +1,5 @@
 //! Issue 22: the VIPS engine's second sampling regime, fixed-size batches without replacement
-//! (replace-one, paper 001), chosen with `SviConfigBuilder::sampling(BatchSampling::FixedSize)`.
+//! (replace-one, paper 001), chosen with `SviConfigBuilder::batching(Batching::FixedSize { .. })`.
 //!
 //! Checked here, from the public entry point [`vips_models::engine::fit`]:
 //! - end-to-end replace-one neighbouring: changing one record to another (an adversarial pair
@@ -18,8 +18,8 @@ use dp_accountant::{AccountantConfig, AccountantKind, PrivacyEvent, epsilon_for_
 use dp_core::{ContributionBuffer, Release, ReleaseSpec, VectorBlock};
 use serde::Serialize;
 use vips_models::engine::{
-    BatchSampling, EngineError, FitResult, Privacy, RecordError, StepSize, Stop, SviConfig,
-    VipsModel, fit,
+    Batching, EngineError, FitResult, Privacy, RecordError, StepSize, Stop, SviConfig, VipsModel,
+    fit,
 };
 
 /// Per-record bound on `|x|` (the wall clips to it).
@@ -139,7 +139,7 @@ fn run(records: Vec<f64>, svi: &SviConfig) -> (Vec<f64>, FitResult<Posterior>) {
 #[test]
 fn replace_one_moves_every_release_by_at_most_its_bound() {
     let svi = builder(TARGET, 200)
-        .sampling(BatchSampling::FixedSize)
+        .batching(Batching::fixed_size(S).unwrap())
         .build()
         .unwrap();
     let mut d = data();
@@ -183,7 +183,7 @@ fn replace_one_moves_every_release_by_at_most_its_bound() {
 fn every_batch_has_exactly_s_records() {
     let ones = vec![1.0; N];
     let svi = builder(Privacy::NonPrivate, 50)
-        .sampling(BatchSampling::FixedSize)
+        .batching(Batching::fixed_size(S).unwrap())
         .build()
         .unwrap();
     let mut shifts = Vec::new();
@@ -207,7 +207,7 @@ fn every_batch_has_exactly_s_records() {
 #[test]
 fn ledger_records_the_fixed_size_event_and_replays_bit_for_bit() {
     let svi = builder(TARGET, 25)
-        .sampling(BatchSampling::FixedSize)
+        .batching(Batching::fixed_size(S).unwrap())
         .build()
         .unwrap();
     let (_, result) = run(data(), &svi);
@@ -231,7 +231,7 @@ fn ledger_records_the_fixed_size_event_and_replays_bit_for_bit() {
         "{blocks}"
     );
     assert_eq!(p.neighbouring, "replace_one");
-    assert_eq!(result.sampling, BatchSampling::FixedSize);
+    assert_eq!(result.sampling, Batching::fixed_size(S).unwrap());
     assert_eq!(p.sampling_rate, S as f64 / N as f64);
 
     let json = serde_json::to_value(&result).unwrap();
@@ -260,7 +260,7 @@ fn ledger_records_the_fixed_size_event_and_replays_bit_for_bit() {
 fn calibration_meets_the_target_and_pld_is_refused() {
     for kind in AccountantKind::ALL {
         let built = builder(TARGET, 12)
-            .sampling(BatchSampling::FixedSize)
+            .batching(Batching::fixed_size(S).unwrap())
             .accountant(kind)
             .build();
         if kind == AccountantKind::Pld {
@@ -272,7 +272,7 @@ fn calibration_meets_the_target_and_pld_is_refused() {
                     },
                 ) => {
                     assert_eq!(accountant, AccountantKind::Pld);
-                    assert_eq!(sampling, BatchSampling::FixedSize);
+                    assert_eq!(sampling, Batching::fixed_size(S).unwrap());
                     assert!(e.to_string().contains("pld"), "{e}");
                 }
                 other => panic!("PLD with fixed-size sampling: {other:?}"),
@@ -300,7 +300,7 @@ fn calibration_meets_the_target_and_pld_is_refused() {
     };
     assert!(matches!(
         builder(fixed_noise, 5)
-            .sampling(BatchSampling::FixedSize)
+            .batching(Batching::fixed_size(S).unwrap())
             .accountant(AccountantKind::Pld)
             .build(),
         Err(EngineError::SamplingUnsupported { .. })
@@ -314,16 +314,16 @@ fn calibration_meets_the_target_and_pld_is_refused() {
 }
 
 /// The default regime is Poisson: a default config's result is bit-identical (JSON, every
-/// float) to one with an explicit `BatchSampling::Poisson`, its JSON has no `sampling` key (as
+/// float) to one with an explicit `Batching::Poisson`, its JSON has no `sampling` key (as
 /// before the option existed), and it is add/remove-one.
 #[test]
 fn default_is_poisson_and_unchanged() {
     let default = builder(TARGET, 10).build().unwrap();
     let explicit = builder(TARGET, 10)
-        .sampling(BatchSampling::Poisson)
+        .batching(Batching::poisson(S).unwrap())
         .build()
         .unwrap();
-    assert_eq!(default.sampling(), BatchSampling::Poisson);
+    assert_eq!(default.batching(), Batching::poisson(S).unwrap());
     // (the configurations differ only in their cancel tokens, which compare by identity)
     assert_eq!(
         serde_json::to_string(&default).unwrap(),
@@ -352,11 +352,11 @@ fn default_is_poisson_and_unchanged() {
     let cfg_json = serde_json::to_value(&default).unwrap();
     assert!(cfg_json.get("sampling").is_none(), "{cfg_json}");
     let fixed = builder(TARGET, 10)
-        .sampling(BatchSampling::FixedSize)
+        .batching(Batching::fixed_size(S).unwrap())
         .build()
         .unwrap();
     let back: SviConfig = serde_json::from_str(&serde_json::to_string(&fixed).unwrap()).unwrap();
-    assert_eq!(back.sampling(), BatchSampling::FixedSize);
+    assert_eq!(back.batching(), Batching::fixed_size(S).unwrap());
 }
 
 /// Bad input is a typed error: a fractional fixed batch, an unknown regime name, a batch over
@@ -365,8 +365,7 @@ fn default_is_poisson_and_unchanged() {
 #[test]
 fn bad_input_and_the_public_count_under_replace_one() {
     let e = builder(Privacy::NonPrivate, 5)
-        .expected_batch_size(20.5)
-        .sampling(BatchSampling::FixedSize)
+        .batching(Batching::FixedSize { batch_size: 0 })
         .build()
         .unwrap_err();
     assert!(
@@ -379,20 +378,38 @@ fn bad_input_and_the_public_count_under_replace_one() {
         ),
         "{e}"
     );
-    let e = "bernoulli".parse::<BatchSampling>().unwrap_err();
-    assert!(matches!(e, EngineError::UnknownSampling { .. }), "{e}");
+    // the engine refuses DP-SEP's one record per step, with a typed error naming it
+    let e = builder(Privacy::NonPrivate, 5)
+        .batching(Batching::OneRecord)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            EngineError::InvalidParameter {
+                name: "batching",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = "bernoulli".parse::<Batching>().unwrap_err();
+    assert!(
+        matches!(e, dp_core::CoreError::UnknownBatching { .. }),
+        "{e}"
+    );
     for (s, want) in [
-        ("poisson", BatchSampling::Poisson),
-        ("fixed", BatchSampling::FixedSize),
-        ("Fixed_Size", BatchSampling::FixedSize),
+        ("poisson", "poisson"),
+        ("fixed", "fixed_size"),
+        ("Fixed_Size", "fixed_size"),
     ] {
-        assert_eq!(s.parse::<BatchSampling>().unwrap(), want);
+        assert_eq!(s.parse::<Batching>().unwrap().name(), want);
     }
-    assert!(BatchSampling::FixedSize.scheme(30.0, 20).is_err());
+    assert!(Batching::fixed_size(30).unwrap().sampling_for(20).is_err());
 
     let svi = builder(TARGET, 5)
         .population(None)
-        .sampling(BatchSampling::FixedSize)
+        .batching(Batching::fixed_size(S).unwrap())
         .build()
         .unwrap();
     let (_, result) = run(data(), &svi);
@@ -455,12 +472,11 @@ fn lda_replace_one_document_moves_the_release_by_at_most_twice_the_bound() {
     let mut beyond_add_remove = 0;
     for seed in 0..40 {
         let svi = SviConfig::builder()
-            .expected_batch_size(BATCH as f64)
             .population(Some(DOCS))
             .step(StepSize::Constant { rho: 1.0 })
             .stop(Stop::Iterations { iterations: 1 })
             .privacy(TARGET)
-            .sampling(BatchSampling::FixedSize)
+            .batching(Batching::fixed_size(BATCH).unwrap())
             .noise_seed(Some(seed))
             .init_seed(9)
             .build()
@@ -509,7 +525,7 @@ fn noise_has_the_replace_one_scale() {
         delta: 1e-5,
     };
     let svi = builder(privacy, 400)
-        .sampling(BatchSampling::FixedSize)
+        .batching(Batching::fixed_size(S).unwrap())
         .build()
         .unwrap();
     let (h, result) = run(vec![0.0; N], &svi);

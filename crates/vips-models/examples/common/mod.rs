@@ -205,9 +205,12 @@ pub enum ValueError {
     /// An accountant name the accountant does not know.
     #[error(transparent)]
     Accountant(#[from] dp_accountant::AccountantError),
-    /// A sampling regime the engine does not know.
+    /// An engine error.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// A batching name dp-core does not know.
+    #[error(transparent)]
+    Batching(#[from] dp_core::CoreError),
 }
 
 fn number(s: &str) -> Result<f64, ValueError> {
@@ -319,13 +322,38 @@ pub fn accountant(s: &str) -> Result<dp_accountant::AccountantKind, ValueError> 
     Ok(s.trim().parse::<dp_accountant::AccountantKind>()?)
 }
 
-/// Parses `--sampling` (clap value parser): `poisson` or `fixed`
-/// ([`vips_models::engine::BatchSampling`]).
+/// Parses `--sampling` (clap value parser): `poisson` or `fixed` / `fixed_size`
+/// ([`vips_models::engine::Batching`]; the size comes from `--batch-size`, see
+/// [`with_batching`]).
 ///
 /// # Errors
-/// [`ValueError::Engine`] for another name.
-pub fn sampling(s: &str) -> Result<vips_models::engine::BatchSampling, ValueError> {
-    Ok(s.parse::<vips_models::engine::BatchSampling>()?)
+/// [`ValueError::Batching`] for another name; [`ValueError::Range`] for `one_record` (DP-SEP's;
+/// here it is `fixed` with `--batch-size 1`).
+pub fn sampling(s: &str) -> Result<vips_models::engine::Batching, ValueError> {
+    match s.parse::<vips_models::engine::Batching>()? {
+        vips_models::engine::Batching::OneRecord => Err(ValueError::Range(
+            "one_record is DP-SEP's batching: use --sampling fixed --batch-size 1",
+        )),
+        b => Ok(b),
+    }
+}
+
+/// Gives the engine's builder `--sampling` with the batch size `batch` (`--batch-size`): a
+/// fixed-size batch of `batch` records (a whole number, checked by [`check_sampling`]) or a
+/// Poisson batch of expected size `batch` (the default).
+pub fn with_batching(
+    builder: vips_models::engine::SviConfigBuilder,
+    sampling: Option<vips_models::engine::Batching>,
+    batch: f64,
+) -> vips_models::engine::SviConfigBuilder {
+    use vips_models::engine::Batching;
+    match sampling {
+        Some(Batching::FixedSize { .. }) => builder.batching(Batching::FixedSize {
+            batch_size: batch as usize,
+        }),
+        Some(b @ Batching::OneRecord) => builder.batching(b),
+        _ => builder.expected_batch_size(batch),
+    }
 }
 
 /// Refuses `--sampling` where it has no effect: a non-private run whose batch is the whole
@@ -333,7 +361,7 @@ pub fn sampling(s: &str) -> Result<vips_models::engine::BatchSampling, ValueErro
 /// full-batch run keeps it (the regimes then differ in neighbouring relation and noise). A
 /// fixed-size batch must be a whole number of records (`--batch-size`).
 pub fn check_sampling(
-    sampling: Option<vips_models::engine::BatchSampling>,
+    sampling: Option<vips_models::engine::Batching>,
     private: bool,
     batch: f64,
     population: f64,
@@ -344,10 +372,12 @@ pub fn check_sampling(
             "has no effect in a non-private full-batch run (every record is taken under either \
              regime)",
         )),
-        Some(vips_models::engine::BatchSampling::FixedSize) if batch.fract() != 0.0 => Err(usage(
-            "--batch-size",
-            format!("must be a whole number of records with --sampling fixed, got {batch}"),
-        )),
+        Some(vips_models::engine::Batching::FixedSize { .. }) if batch.fract() != 0.0 => {
+            Err(usage(
+                "--batch-size",
+                format!("must be a whole number of records with --sampling fixed, got {batch}"),
+            ))
+        }
         _ => Ok(()),
     }
 }

@@ -3,10 +3,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use dp_accountant::{
-    AccountantConfig, AccountantError, AccountantKind, Neighbouring, PrivacyEvent,
-};
-use dp_core::SamplingScheme;
+use dp_accountant::{AccountantConfig, AccountantError, AccountantKind, PrivacyEvent};
+use dp_core::{Batching, SamplingScheme};
 use serde::{Deserialize, Serialize};
 
 use super::{EngineError, StepSize};
@@ -48,88 +46,22 @@ impl PartialEq for CancelToken {
     }
 }
 
-/// How each iteration draws its batch: which of dp-core's [`SamplingScheme`]s the engine's wall
-/// uses (the variants carry the scheme's names; the scheme's parameter, `q = S / N` or `m = S`,
-/// follows from the expected batch size `S` and the population `N`, so it is not repeated here).
-///
-/// | regime | batch | neighbouring | sensitivity | accountant event |
-/// |---|---|---|---|---|
-/// | [`Self::Poisson`] (default) | each record with probability `S / N` | add/remove-one | `B` | Poisson-subsampled Gaussian |
-/// | [`Self::FixedSize`] (paper 001) | exactly `S` records, uniformly without replacement | replace-one | `2B` | fixed-size subsampled Gaussian |
-///
-/// # Example
-/// ```
-/// use vips_models::engine::BatchSampling;
-/// let s: BatchSampling = "fixed".parse()?;
-/// assert_eq!(s, BatchSampling::FixedSize);
-/// assert_eq!(s.name(), "fixed_size");
-/// assert_eq!(s.scheme(256.0, 1000)?, dp_core::SamplingScheme::FixedSize { sample_size: 256 });
-/// assert_eq!(BatchSampling::default(), BatchSampling::Poisson);
-/// # Ok::<(), vips_models::engine::EngineError>(())
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// The regime half of the configuration's JSON (`sampling`: `poisson`, omitted, or
+/// `fixed_size`); the size is `expected_batch_size`. Not user-facing: the vocabulary is
+/// [`Batching`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum BatchSampling {
-    /// [`SamplingScheme::Poisson`] with rate `q = S / N`: add/remove-one neighbouring, the
-    /// engine's original regime (003).
+pub(crate) enum Regime {
     #[default]
     Poisson,
-    /// [`SamplingScheme::FixedSize`] with `sample_size = S`: exactly `S` records drawn uniformly
-    /// without replacement, replace-one neighbouring (001).
     FixedSize,
+    /// Refused by [`SviConfigBuilder::build`]; kept so the refusal is explicit, not a fallback.
+    OneRecord,
 }
 
-impl BatchSampling {
-    /// Both regimes, the default first.
-    pub const ALL: [Self; 2] = [Self::Poisson, Self::FixedSize];
-
-    /// Whether this is the default, [`Self::Poisson`] (the result's JSON omits it then).
-    pub fn is_poisson(&self) -> bool {
+impl Regime {
+    pub(crate) fn is_poisson(&self) -> bool {
         *self == Self::Poisson
-    }
-
-    /// The name in JSON and in the examples' output: `poisson` or `fixed_size` (dp-core's
-    /// `scheme` tags).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::Poisson => "poisson",
-            Self::FixedSize => "fixed_size",
-        }
-    }
-
-    /// The neighbouring relation of the guarantee under this regime.
-    pub fn neighbouring(&self) -> Neighbouring {
-        match self {
-            Self::Poisson => Neighbouring::AddRemoveOne,
-            Self::FixedSize => Neighbouring::ReplaceOne,
-        }
-    }
-
-    /// dp-core's scheme for expected batch size `batch` (`S`) over `population` (`N`) records.
-    ///
-    /// # Errors
-    /// [`EngineError::Empty`] for `N = 0`; [`EngineError::InvalidParameter`]
-    /// (`expected_batch_size`) for `S > N`, or, under [`Self::FixedSize`], an `S` that is not a
-    /// whole number `>= 1`; [`EngineError::Wall`] for a rate dp-core refuses.
-    pub fn scheme(&self, batch: f64, population: usize) -> Result<SamplingScheme, EngineError> {
-        if population == 0 {
-            return Err(EngineError::Empty("no records"));
-        }
-        if batch > population as f64 {
-            return Err(EngineError::invalid(
-                "expected_batch_size",
-                batch,
-                "exceeds the number of records",
-            ));
-        }
-        match self {
-            Self::Poisson => Ok(SamplingScheme::poisson(batch / population as f64)?),
-            Self::FixedSize => {
-                check_whole_batch(batch)?;
-                Ok(SamplingScheme::fixed_size(batch as usize)?)
-            }
-        }
     }
 }
 
@@ -146,28 +78,15 @@ fn check_whole_batch(batch: f64) -> Result<(), EngineError> {
     }
 }
 
-impl std::fmt::Display for BatchSampling {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
+/// Serialises a [`Batching`] as its name (`poisson`, `fixed_size`): the `sampling` field of
+/// [`crate::engine::FitResult`], as before issue 18.
+pub(crate) fn batching_name<S: serde::Serializer>(b: &Batching, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(b.name())
 }
 
-impl std::str::FromStr for BatchSampling {
-    type Err = EngineError;
-
-    /// `poisson`, or `fixed` / `fixed_size` / `fixed-size` (case-insensitive).
-    ///
-    /// # Errors
-    /// [`EngineError::UnknownSampling`] for anything else.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "poisson" => Ok(Self::Poisson),
-            "fixed" | "fixed_size" | "fixed-size" => Ok(Self::FixedSize),
-            _ => Err(EngineError::UnknownSampling {
-                given: crate::limits::excerpt(s),
-            }),
-        }
-    }
+/// Whether `b` is a Poisson batch (the default; the result's JSON omits it then).
+pub(crate) fn is_poisson(b: &Batching) -> bool {
+    matches!(b, Batching::Poisson { .. })
 }
 
 /// When the driver stops.
@@ -232,9 +151,10 @@ pub struct SviConfig {
     /// The accountant that calibrates and accounts (absent in the JSON = RDP, the default).
     #[serde(default, skip_serializing_if = "AccountantKind::is_rdp")]
     pub(crate) accountant: AccountantKind,
-    /// The sampling regime (absent in the JSON = Poisson, the default).
-    #[serde(default, skip_serializing_if = "BatchSampling::is_poisson")]
-    pub(crate) sampling: BatchSampling,
+    /// The sampling regime (absent in the JSON = Poisson, the default); the size is
+    /// `expected_batch_size`.
+    #[serde(default, skip_serializing_if = "Regime::is_poisson")]
+    pub(crate) sampling: Regime,
     #[serde(skip)]
     pub(crate) progress_bar: bool,
     #[serde(skip)]
@@ -281,7 +201,7 @@ impl SviConfig {
                 population: None,
                 iteration_limit: MAX_ITERATIONS,
                 accountant: AccountantKind::Rdp,
-                sampling: BatchSampling::Poisson,
+                sampling: Regime::Poisson,
                 progress_bar: false,
                 cancel: CancelToken::new(),
             },
@@ -294,9 +214,51 @@ impl SviConfig {
         self.accountant
     }
 
-    /// The sampling regime ([`SviConfigBuilder::sampling`]; default Poisson).
-    pub fn sampling(&self) -> BatchSampling {
-        self.sampling
+    /// How each iteration draws its batch ([`SviConfigBuilder::batching`]; default a Poisson
+    /// batch of expected size 256). A Poisson expected batch size set with
+    /// [`SviConfigBuilder::expected_batch_size`] that is not a whole number is rounded here
+    /// ([`Self::expected_batch_size`] and the run use the exact value).
+    pub fn batching(&self) -> Batching {
+        let s = self.expected_batch_size;
+        match self.sampling {
+            Regime::Poisson => Batching::Poisson {
+                expected_batch_size: s.round() as usize,
+            },
+            Regime::FixedSize => Batching::FixedSize {
+                batch_size: s as usize,
+            },
+            Regime::OneRecord => Batching::OneRecord,
+        }
+    }
+
+    /// dp-core's scheme of the wall over `population` (`N`) records: Poisson with rate
+    /// `q = S / N`, or fixed size with `m = S`.
+    ///
+    /// # Errors
+    /// [`EngineError::Empty`] for `N = 0`; [`EngineError::InvalidParameter`]
+    /// (`expected_batch_size`) for `S > N`, or, under a fixed-size batch, an `S` that is not a
+    /// whole number `>= 1`; (`batching`) for [`Batching::OneRecord`]; [`EngineError::Wall`] for a
+    /// rate dp-core refuses.
+    pub fn sampling_scheme(&self, population: usize) -> Result<SamplingScheme, EngineError> {
+        let batch = self.expected_batch_size;
+        if population == 0 {
+            return Err(EngineError::Empty("no records"));
+        }
+        if batch > population as f64 {
+            return Err(EngineError::invalid(
+                "expected_batch_size",
+                batch,
+                "exceeds the number of records",
+            ));
+        }
+        match self.sampling {
+            Regime::Poisson => Ok(SamplingScheme::poisson(batch / population as f64)?),
+            Regime::FixedSize => {
+                check_whole_batch(batch)?;
+                Ok(SamplingScheme::fixed_size(batch as usize)?)
+            }
+            Regime::OneRecord => Err(one_record_refused()),
+        }
     }
 
     /// The step-size schedule.
@@ -322,7 +284,7 @@ impl SviConfig {
 
     /// The population size the run uses in `q = S / N` and in the M-step `nu + N s~`: the
     /// declared public figure; for a non-private run without one, `records` (the realised count,
-    /// which is then not protected, as nothing is); under [`BatchSampling::FixedSize`] without
+    /// which is then not protected, as nothing is); under [`Batching::FixedSize`] without
     /// one, `records` too (public under replace-one: a neighbour has the same count).
     ///
     /// # Errors
@@ -331,7 +293,7 @@ impl SviConfig {
     pub fn public_population(&self, records: usize) -> Result<usize, EngineError> {
         match (self.population, self.privacy, self.sampling) {
             (Some(n), _, _) => Ok(n),
-            (None, Privacy::NonPrivate, _) | (None, _, BatchSampling::FixedSize) => Ok(records),
+            (None, Privacy::NonPrivate, _) | (None, _, Regime::FixedSize) => Ok(records),
             (None, _, _) => Err(EngineError::PopulationNotDeclared),
         }
     }
@@ -403,9 +365,12 @@ impl SviConfigBuilder {
         self.cfg.step = step;
         self
     }
-    /// Expected batch size `S`; the Poisson rate is `q = S / N`.
+    /// A Poisson batch of expected size `S`, a real number `> 0` (the rate is `q = S / N`): the
+    /// same as [`Self::batching`] with [`Batching::Poisson`] for a whole `S`. Kept because the
+    /// expected size of a Poisson batch need not be a whole number.
     pub fn expected_batch_size(mut self, s: f64) -> Self {
         self.cfg.expected_batch_size = s;
+        self.cfg.sampling = Regime::Poisson;
         self
     }
     /// The stopping rule.
@@ -418,37 +383,48 @@ impl SviConfigBuilder {
         self.cfg.privacy = privacy;
         self
     }
-    /// The sampling regime: [`BatchSampling::Poisson`] (the default; add/remove-one, `q = S / N`)
-    /// or [`BatchSampling::FixedSize`] (exactly `S` records without replacement; replace-one,
-    /// paper 001). Each has its own sensitivity and accountant event (see [`BatchSampling`]);
-    /// a non-private run samples the same way, with no noise.
+    /// How each iteration draws its batch, and its size (dp-core's one vocabulary):
+    /// [`Batching::Poisson`] (the default, `S = 256`; add/remove-one, `q = S / N`) or
+    /// [`Batching::FixedSize`] (exactly `S` records without replacement; replace-one, paper
+    /// 001). Each has its own sensitivity and accountant event (see [`Batching`]); a non-private
+    /// run samples the same way, with no noise. [`Batching::OneRecord`] (DP-SEP's one record per
+    /// step) is refused by [`Self::build`]: a one-record batch here is
+    /// `Batching::fixed_size(1)`, whose sampler and accounting are the same.
     ///
     /// # Example
     /// ```
-    /// use vips_models::engine::{BatchSampling, Privacy, Stop, SviConfig};
+    /// use vips_models::engine::{Batching, Privacy, Stop, SviConfig};
     /// let cfg = SviConfig::builder()
-    ///     .expected_batch_size(100.0)
+    ///     .batching(Batching::fixed_size(100)?)
     ///     .stop(Stop::Iterations { iterations: 50 })
     ///     .privacy(Privacy::Target { epsilon: 1.0, delta: 1e-5 })
     ///     .population(Some(10_000))
-    ///     .sampling(BatchSampling::FixedSize)
     ///     .build()?;
-    /// assert_eq!(cfg.sampling(), BatchSampling::FixedSize);
-    /// # Ok::<(), vips_models::engine::EngineError>(())
+    /// assert_eq!(cfg.batching(), Batching::fixed_size(100)?);
+    /// assert_eq!(cfg.expected_batch_size(), 100.0);
+    /// assert!(SviConfig::builder().batching(Batching::OneRecord).build().is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Privacy
-    /// Under [`BatchSampling::FixedSize`] the guarantee is stated under **replace-one**
-    /// neighbouring over the `N` public slots of dp-core's
+    /// [`Batching::Poisson`]: add/remove-one neighbouring, sensitivity factor 1 (noise std
+    /// `sigma * B` on a sum of contributions of norm `<= B`), one Poisson-subsampled Gaussian
+    /// event per iteration. Under [`Batching::FixedSize`] the guarantee is stated under
+    /// **replace-one** neighbouring over the `N` public slots of dp-core's
     /// [`dp_core::WallBuilder::population_slots`] (`N` the declared population, or the record
     /// count, public under replace-one): every release is clipped per record, summed, noised with
-    /// std `sigma * 2 B` (the replace-one sensitivity of a sum of contributions of norm `<= B`),
-    /// divided by the exact `S`, and charged one fixed-size subsampled Gaussian event
-    /// (`m = S` of `N`); a [`Privacy::Target`] run calibrates `sigma` against that event. The
-    /// accountant must cover the event: [`SviConfigBuilder::build`] refuses one that does not
-    /// (PLD) with [`EngineError::SamplingUnsupported`].
-    pub fn sampling(mut self, sampling: BatchSampling) -> Self {
-        self.cfg.sampling = sampling;
+    /// std `sigma * 2 B` (sensitivity factor 2), divided by the exact `S`, and charged one
+    /// fixed-size subsampled Gaussian event (`m = S` of `N`); a [`Privacy::Target`] run
+    /// calibrates `sigma` against that event. The accountant must cover the event:
+    /// [`SviConfigBuilder::build`] refuses one that does not (PLD) with
+    /// [`EngineError::SamplingUnsupported`].
+    pub fn batching(mut self, batching: Batching) -> Self {
+        self.cfg.expected_batch_size = batching.expected_batch_size() as f64;
+        self.cfg.sampling = match batching {
+            Batching::FixedSize { .. } => Regime::FixedSize,
+            Batching::OneRecord => Regime::OneRecord,
+            _ => Regime::Poisson,
+        };
         self
     }
     /// The accountant that calibrates the noise multiplier of a [`Privacy::Target`] run and
@@ -532,6 +508,7 @@ impl SviConfigBuilder {
     /// Validates the settings.
     ///
     /// # Errors
+    /// [`EngineError::InvalidParameter`] (`batching`) for [`Batching::OneRecord`];
     /// [`EngineError::SamplingUnsupported`] for a private fixed-size run whose accountant cannot
     /// account the fixed-size event (PLD);
     /// [`EngineError::InvalidParameter`] for a bad schedule, a batch size that is not finite and
@@ -621,12 +598,15 @@ impl SviConfigBuilder {
                 }
             }
         }
-        if c.sampling == BatchSampling::FixedSize {
+        if c.sampling == Regime::OneRecord {
+            return Err(one_record_refused());
+        }
+        if c.sampling == Regime::FixedSize {
             check_whole_batch(c.expected_batch_size)?;
             if let Privacy::Target { delta, .. } | Privacy::NoiseMultiplier { delta, .. } =
                 c.privacy
             {
-                check_accountant_covers(c.accountant, c.sampling, delta)?;
+                check_accountant_covers(c.accountant, c.batching(), delta)?;
             }
         }
         if let Some(n) = c.population {
@@ -640,12 +620,12 @@ impl SviConfigBuilder {
 /// of one such event (no accountant is named here: whichever refuses is reported).
 fn check_accountant_covers(
     accountant: AccountantKind,
-    sampling: BatchSampling,
+    sampling: Batching,
     delta: f64,
 ) -> Result<(), EngineError> {
     let probe = match sampling {
-        BatchSampling::Poisson => PrivacyEvent::poisson_subsampled_gaussian(1.0, 0.5)?,
-        BatchSampling::FixedSize => PrivacyEvent::fixed_size_subsampled_gaussian(1.0, 1, 2)?,
+        Batching::Poisson { .. } => PrivacyEvent::poisson_subsampled_gaussian(1.0, 0.5)?,
+        _ => PrivacyEvent::fixed_size_subsampled_gaussian(1.0, 1, 2)?,
     };
     let config = AccountantConfig::default().with_accountant(accountant);
     match dp_accountant::epsilon_for_event(&probe, delta, &config) {
@@ -656,4 +636,13 @@ fn check_accountant_covers(
         }),
         Err(e) => Err(e.into()),
     }
+}
+
+/// The engine's refusal of [`Batching::OneRecord`].
+fn one_record_refused() -> EngineError {
+    EngineError::invalid(
+        "batching",
+        1.0,
+        "one_record is DP-SEP's batching; the engine's one-record batch is Batching::fixed_size(1)",
+    )
 }

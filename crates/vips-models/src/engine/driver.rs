@@ -30,8 +30,8 @@ const UNBOUNDED: f64 = 1e300;
 /// Gaussian event; the M-step forms `nu + N s~` and the global parameters are damped with
 /// `rho_t`.
 ///
-/// With [`crate::engine::BatchSampling::FixedSize`]
-/// ([`crate::engine::SviConfigBuilder::sampling`]) the wall instead holds `N` public slots
+/// With [`crate::engine::Batching::FixedSize`]
+/// ([`crate::engine::SviConfigBuilder::batching`]) the wall instead holds `N` public slots
 /// (dp-core's `population_slots`) and draws exactly `S` of them uniformly without replacement;
 /// the noise std is `sigma` times the replace-one sensitivity (twice the bound), the sum is
 /// divided by the exact `S`, and the ledger is charged one fixed-size subsampled Gaussian event
@@ -107,9 +107,7 @@ pub fn fit<M: VipsModel>(
     model.check_records(&records)?;
     let population = config.public_population(realised)?;
     let rate = config.sampling_rate(population)?;
-    let scheme = config
-        .sampling
-        .scheme(config.expected_batch_size, population)?;
+    let scheme = config.sampling_scheme(population)?;
     let (spec, blocks) = model.release_spec()?;
     let private = !matches!(config.privacy, Privacy::NonPrivate);
     if private && let Some(b) = spec.blocks().iter().find(|b| b.bound() >= UNBOUNDED) {
@@ -284,7 +282,7 @@ pub fn fit<M: VipsModel>(
                 expected_batch_size: expected_batch,
                 public_population: population,
                 population_declared: config.population().is_some(),
-                neighbouring: match config.sampling.neighbouring() {
+                neighbouring: match config.batching().neighbouring() {
                     Neighbouring::AddRemoveOne => "add_remove_one",
                     Neighbouring::ReplaceOne => "replace_one",
                 }
@@ -296,7 +294,7 @@ pub fn fit<M: VipsModel>(
             trace,
             iterations,
             expected_records_processed,
-            sampling: config.sampling,
+            sampling: config.batching(),
         },
         diagnostics: FitDiagnostics {
             realised_population: realised,

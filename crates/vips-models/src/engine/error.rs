@@ -105,21 +105,15 @@ pub enum EngineError {
          choose another accountant (rdp covers both regimes; examples: --accountant rdp) or \
          Poisson sampling (examples: --sampling poisson)",
         match sampling {
-            super::BatchSampling::Poisson => "the Poisson-subsampled Gaussian",
+            dp_core::Batching::Poisson { .. } => "the Poisson-subsampled Gaussian",
             _ => "the fixed-size subsampled Gaussian, replace-one",
         }
     )]
     SamplingUnsupported {
         /// The accountant chosen.
         accountant: dp_accountant::AccountantKind,
-        /// The regime it cannot account.
-        sampling: super::BatchSampling,
-    },
-    /// A sampling regime name that is not `poisson` or `fixed` / `fixed_size`.
-    #[error("unknown sampling regime `{given}`: expected `poisson` or `fixed` (fixed_size)")]
-    UnknownSampling {
-        /// What was given (at most 80 characters).
-        given: String,
+        /// The batching it cannot account.
+        sampling: dp_core::Batching,
     },
     /// The accountant refused.
     #[error("accountant: {0}")]

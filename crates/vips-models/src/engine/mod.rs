@@ -3,7 +3,7 @@
 //!
 //! A model implements [`VipsModel`] (E-step per record with declared per-record bounds, M-step
 //! from released statistics, SVI blend); [`fit`] drives it: Poisson batches (add/remove-one) or
-//! fixed-size batches without replacement (replace-one, 001; [`BatchSampling`]) from dp-core's
+//! fixed-size batches without replacement (replace-one, 001), chosen with dp-core's [`Batching`], from dp-core's
 //! sampler, releases through the privacy wall, `rho_t = (tau0 + t)^-kappa`, a non-private mode
 //! through the same path, stopping by iterations, passes or budget, and a serialisable
 //! [`FitResult`] with the ledger and a per-iteration trace.
@@ -16,7 +16,9 @@ mod pool;
 mod result;
 mod schedule;
 
-pub use config::{BatchSampling, CancelToken, Privacy, Stop, SviConfig, SviConfigBuilder};
+pub use config::{CancelToken, Privacy, Stop, SviConfig, SviConfigBuilder};
+/// How each iteration draws its batch: dp-core's one vocabulary, re-exported.
+pub use dp_core::Batching;
 pub use driver::fit;
 pub use error::{EngineError, ModelFailure};
 pub use model::{RecordError, VipsModel};

@@ -105,14 +105,15 @@ pub struct FitResult<G> {
     pub iterations: u64,
     /// Expected number of records processed (`iterations x q N`, public).
     pub expected_records_processed: f64,
-    /// The sampling regime ([`crate::engine::SviConfigBuilder::sampling`]); absent in the JSON
-    /// for Poisson, the default (so a Poisson result's JSON is as before). The ledger's events
-    /// (and its `sampling` notes) record the same regime, so replaying it reproduces the epsilon.
+    /// The batching ([`crate::engine::SviConfigBuilder::batching`]); in the JSON its name
+    /// (`fixed_size`), absent for Poisson, the default (so a Poisson result's JSON is as
+    /// before). The ledger's events (and its `sampling` notes) record the same regime, so
+    /// replaying it reproduces the epsilon.
     #[serde(
-        default,
-        skip_serializing_if = "crate::engine::BatchSampling::is_poisson"
+        serialize_with = "crate::engine::config::batching_name",
+        skip_serializing_if = "crate::engine::config::is_poisson"
     )]
-    pub sampling: crate::engine::BatchSampling,
+    pub sampling: dp_core::Batching,
 }
 
 /// One row of the diagnostics' per-iteration trace.
