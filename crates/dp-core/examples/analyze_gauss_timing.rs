@@ -11,40 +11,8 @@ use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
 
-/// What the example can fail with.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-enum ExampleError {
-    /// An argument that does not parse.
-    #[error("argument {name} = {value:?} is not a {kind}")]
-    BadArgument {
-        /// The argument.
-        name: &'static str,
-        /// What was given.
-        value: String,
-        /// What it should be.
-        kind: &'static str,
-    },
-    /// The library refused its input.
-    #[error(transparent)]
-    Core(#[from] dp_core::CoreError),
-}
-
-/// Argument `name`, parsed; `default` when absent.
-fn arg<T: std::str::FromStr>(
-    value: Option<String>,
-    name: &'static str,
-    kind: &'static str,
-    default: T,
-) -> Result<T, ExampleError> {
-    value.map_or(Ok(default), |v| {
-        v.parse().map_err(|_| ExampleError::BadArgument {
-            name,
-            value: v,
-            kind,
-        })
-    })
-}
+mod common;
+use common::{ExampleError, arg};
 
 fn main() -> Result<(), ExampleError> {
     let mut args = std::env::args().skip(1);

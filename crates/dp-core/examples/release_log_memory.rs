@@ -13,43 +13,8 @@ use std::time::{Duration, Instant};
 
 use dp_core::{PrivacyWall, ReleaseSpec, SamplingScheme};
 
-/// What the example can fail with.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-enum ExampleError {
-    /// An argument that does not parse.
-    #[error("argument {name} = {value:?} is not a {kind}")]
-    BadArgument {
-        /// The argument.
-        name: &'static str,
-        /// What was given.
-        value: String,
-        /// What it should be.
-        kind: &'static str,
-    },
-    /// A mode that is none of `planned`, `per-release`, `non-private`.
-    #[error("unknown mode `{0}`: expected planned, per-release or non-private")]
-    UnknownMode(String),
-    /// The library refused its input.
-    #[error(transparent)]
-    Core(#[from] dp_core::CoreError),
-}
-
-/// Argument `name`, parsed; `default` when absent.
-fn arg<T: std::str::FromStr>(
-    value: Option<String>,
-    name: &'static str,
-    kind: &'static str,
-    default: T,
-) -> Result<T, ExampleError> {
-    value.map_or(Ok(default), |v| {
-        v.parse().map_err(|_| ExampleError::BadArgument {
-            name,
-            value: v,
-            kind,
-        })
-    })
-}
+mod common;
+use common::{ExampleError, arg};
 
 fn main() -> Result<(), ExampleError> {
     let mut args = std::env::args().skip(1);
@@ -70,7 +35,13 @@ fn main() -> Result<(), ExampleError> {
             .planned_run("long run", releases),
         "per-release" => builder.epsilon_delta(1e9, 1e-5).noise_multiplier(1.0),
         "non-private" => builder.non_private(),
-        other => return Err(ExampleError::UnknownMode(other.to_string())),
+        other => {
+            return Err(ExampleError::UnknownChoice {
+                name: "mode",
+                given: other.to_string(),
+                expected: "planned, per-release or non-private",
+            });
+        }
     };
     let mut wall = builder.noise_free_for_tests().seed(1).build()?;
     let mut spec = ReleaseSpec::builder("dp-sep step");

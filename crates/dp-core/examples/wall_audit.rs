@@ -4,43 +4,8 @@
 
 use dp_core::audit::{AuditConfig, AuditedWall, audit_wall};
 
-/// What the example can fail with.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-enum ExampleError {
-    /// An argument that does not parse.
-    #[error("argument {name} = {value:?} is not a {kind}")]
-    BadArgument {
-        /// The argument.
-        name: &'static str,
-        /// What was given.
-        value: String,
-        /// What it should be.
-        kind: &'static str,
-    },
-    /// A relation that is none of `gaussian`, `poisson`, `replace-gaussian`, `single`.
-    #[error("unknown relation `{0}`: expected gaussian, poisson, replace-gaussian or single")]
-    UnknownRelation(String),
-    /// The library refused its input.
-    #[error(transparent)]
-    Core(#[from] dp_core::CoreError),
-}
-
-/// Argument `name`, parsed; `default` when absent.
-fn arg<T: std::str::FromStr>(
-    value: Option<String>,
-    name: &'static str,
-    kind: &'static str,
-    default: T,
-) -> Result<T, ExampleError> {
-    value.map_or(Ok(default), |v| {
-        v.parse().map_err(|_| ExampleError::BadArgument {
-            name,
-            value: v,
-            kind,
-        })
-    })
-}
+mod common;
+use common::{ExampleError, arg};
 
 fn main() -> Result<(), ExampleError> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -57,7 +22,13 @@ fn main() -> Result<(), ExampleError> {
             sigma,
             arg(at(2), "RATE_OR_N", "whole number", 2)?,
         )?,
-        other => return Err(ExampleError::UnknownRelation(other.to_string())),
+        other => {
+            return Err(ExampleError::UnknownChoice {
+                name: "relation",
+                given: other.to_string(),
+                expected: "gaussian, poisson, replace-gaussian or single",
+            });
+        }
     };
     let scale: f64 = arg(at(3), "SCALE", "number", 1.0)?;
     let config = AuditConfig::default()
