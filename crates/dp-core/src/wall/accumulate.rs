@@ -22,6 +22,17 @@ const RECORDS_PER_GROUP: usize = 16 * CHUNK;
 /// task's part of a sum stays in cache. Does not affect the result.
 const ENTRIES_PER_SPAN: usize = 32 * 1024;
 
+/// Entries a reduction tests for zero at once ([`add_and_zero`]); does not affect the result.
+const ZERO_RUN: usize = 16;
+
+/// From this many stored entries (all blocks of a spec together; 4 Mi entries = 32 MiB per
+/// array) the workers' memory (each one's record scratch and chunk sums, about three arrays of
+/// the spec's size per thread) is freed once a release's sums are final, instead of being kept
+/// for the next release: at BLR's `d = 4,146` that is some 290 MB on two threads that the
+/// projection and the M-step no longer share memory with. Workers start from zero either way,
+/// so this does not affect the result.
+const LARGE_SPEC_ENTRIES: usize = 1 << 22;
+
 /// One worker's reusable state: its buffer and the entry sums of its current chunk.
 #[derive(Debug)]
 struct Worker {
@@ -185,6 +196,16 @@ impl SumScratch {
         }
     }
 
+    /// Frees the workers (and the chunks' run stores) of a large spec ([`LARGE_SPEC_ENTRIES`]);
+    /// they are rebuilt, zeroed, by the next release.
+    fn release_workers_if_large(&mut self) {
+        let entries: usize = self.shapes.iter().map(|s| s.stored_len()).sum();
+        if entries >= LARGE_SPEC_ENTRIES {
+            self.workers = Vec::new();
+            self.chunk_runs = Vec::new();
+        }
+    }
+
     /// The per-block sums of the last successful [`clipped_sums`], in spec order.
     pub(crate) fn sums(&self) -> impl Iterator<Item = &[f64]> {
         self.from_runs.iter().enumerate().map(|(b, &r)| {
@@ -200,11 +221,22 @@ impl SumScratch {
 /// Adds every part into `total`, part by part in order, and zeroes the parts; in parallel over
 /// spans of the output when `parallel` (each entry gets `((t + p_0) + p_1) + ...`, whatever the
 /// thread count).
+///
+/// A chunk's sum of a large sparse statistic is mostly zeros (64 BLR records touch some 50,000 of
+/// `d(d+1)/2 = 8.6` million entries at `d = 4,146`), so runs of [`ZERO_RUN`] zero entries are
+/// only read: adding `±0` leaves an entry of the total unchanged, since a total that starts at
+/// `+0` and is only added to is never `-0` (round to nearest gives `+0` for an exact
+/// cancellation). The totals are the same bit for bit as adding every entry.
 fn add_and_zero(total: &mut [f64], parts: Vec<&mut [f64]>, parallel: bool) {
     let add = |t: &mut [f64], p: &mut [f64]| {
-        for (t, p) in t.iter_mut().zip(p.iter_mut()) {
-            *t += *p;
-            *p = 0.0;
+        for (t, p) in t.chunks_mut(ZERO_RUN).zip(p.chunks_mut(ZERO_RUN)) {
+            if p.iter().all(|v| *v == 0.0) {
+                continue;
+            }
+            for (t, p) in t.iter_mut().zip(p.iter_mut()) {
+                *t += *p;
+                *p = 0.0;
+            }
         }
     };
     if !parallel || total.len() <= ENTRIES_PER_SPAN {
@@ -323,6 +355,7 @@ where
         }
     }
     scratch.finish();
+    scratch.release_workers_if_large();
     Ok(counts)
 }
 
@@ -425,5 +458,68 @@ where
         }
     }
     scratch.finish();
+    scratch.release_workers_if_large();
     Ok(counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A large sparse symmetric statistic (above [`LARGE_SPEC_ENTRIES`], so the workers are
+    /// freed after every release, and mostly-zero chunk sums, so [`add_and_zero`] skips zero
+    /// runs): the same sums bit for bit on the calling thread and on two threads, release after
+    /// release, equal to a plain record-by-record reference up to the chunk association.
+    #[test]
+    fn large_sparse_sums_repeat_bit_for_bit() {
+        let d = 2900; // d (d + 1) / 2 = 4.2 Mi stored entries
+        let mut b = ReleaseSpec::builder("large sparse");
+        let s = b.symmetric("s", d, 10.0).unwrap();
+        let spec = b.build().unwrap();
+        assert!(spec.blocks()[0].stored_len() >= LARGE_SPEC_ENTRIES);
+        let records: Vec<[usize; 3]> = (0..300)
+            .map(|i| [(i * 7) % d, (i * 13 + 1) % d, (i * 31 + 5) % d])
+            .collect();
+        let indices: Vec<usize> = (0..records.len()).collect();
+        let stat = |r: &[usize; 3], buf: &mut ContributionBuffer| {
+            for (a, &i) in r.iter().enumerate() {
+                for &j in &r[a..] {
+                    buf.add_symmetric(s, i, j, 1e-4 * (i as f64 - j as f64 + 0.5));
+                }
+            }
+        };
+        let mut scratch = SumScratch::default();
+        sequential_sums(&records, &indices, &spec, stat, &mut scratch, true).unwrap();
+        let reference: Vec<f64> = scratch.sums().next().unwrap().to_vec();
+        assert!(
+            scratch.workers.is_empty(),
+            "a large spec's workers are freed"
+        );
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        for _ in 0..2 {
+            pool.install(|| {
+                clipped_sums(&records, &indices, &spec, &stat, &mut scratch, true).unwrap()
+            });
+            assert_eq!(scratch.sums().next().unwrap(), &reference[..]);
+            assert!(scratch.workers.is_empty());
+            sequential_sums(&records, &indices, &spec, stat, &mut scratch, true).unwrap();
+            assert_eq!(scratch.sums().next().unwrap(), &reference[..]);
+        }
+        // Against a plain sum of every record's entries (a different association: to rounding).
+        let mut plain = vec![0.0; reference.len()];
+        for r in &records {
+            for (a, &i) in r.iter().enumerate() {
+                for &j in &r[a..] {
+                    plain[super::super::spec::packed_index(i, j)] +=
+                        1e-4 * (i as f64 - j as f64 + 0.5);
+                }
+            }
+        }
+        for (p, r) in plain.iter().zip(&reference) {
+            assert!((p - r).abs() <= 1e-12 * (1.0 + p.abs()));
+        }
+    }
 }
