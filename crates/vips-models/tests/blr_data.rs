@@ -128,3 +128,27 @@ fn split_is_stratified_seeded_and_checked() {
     assert!(stratified_split(recs.clone(), 0.0, 1).is_err());
     assert!(stratified_split(recs, 1.0, 1).is_err());
 }
+
+#[test]
+fn ranges_file_missing_a_feature_names_the_column() {
+    let dir = std::env::temp_dir().join(format!("blr-missing-ranges-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ranges.csv");
+    std::fs::write(&path, "name,lower,upper\na,0,1\n").unwrap();
+    let err = vips_models::blr::read_ranges_csv(&path, &["a".into(), "width".into()]).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("width") && text.contains("ranges.csv"),
+        "{text}"
+    );
+    match err {
+        BlrError::InFile { source, .. } => {
+            assert!(
+                matches!(*source, BlrError::MissingRanges { .. }),
+                "{source:?}"
+            )
+        }
+        other => panic!("expected InFile(MissingRanges), got {other:?}"),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -106,7 +106,7 @@ impl BlrConfigBuilder {
     pub fn build(self) -> Result<BlrConfig, BlrError> {
         let cfg = self.cfg;
         if cfg.dim == 0 {
-            return Err(BlrError::Empty("a model needs at least one feature".into()));
+            return Err(BlrError::Empty("a model needs at least one feature"));
         }
         check_dim_memory(cfg.dim, "the model dimension d")?;
         check_hyperprior(cfg.hyperprior)?;

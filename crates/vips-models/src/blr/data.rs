@@ -66,13 +66,13 @@ impl FeatureMap {
             });
         }
         if lower.is_empty() {
-            return Err(BlrError::Empty("no feature ranges".into()));
+            return Err(BlrError::Empty("no feature ranges"));
         }
         let mut centre = Vec::with_capacity(lower.len());
         let mut scale = Vec::with_capacity(lower.len());
         for (&lo, &hi) in lower.iter().zip(upper) {
             if !(lo.is_finite() && hi.is_finite()) {
-                return Err(BlrError::NonFinite("public feature ranges".into()));
+                return Err(BlrError::NonFinite("public feature ranges"));
             }
             if lo >= hi {
                 return Err(BlrError::invalid(
@@ -139,7 +139,7 @@ impl FeatureMap {
             });
         }
         if raw.iter().any(|v| !v.is_finite()) {
-            return Err(BlrError::NonFinite("raw features".into()));
+            return Err(BlrError::NonFinite("raw features"));
         }
         // (x - c) / s computed as x/s - c/s halves the chance of overflow; a value the public
         // scaling still cannot represent is refused (never silently made infinite).
@@ -155,10 +155,7 @@ impl FeatureMap {
             }
             let v = v / self.radius;
             if !v.is_finite() {
-                return Err(BlrError::NonFinite(format!(
-                    "feature {} after the public scaling (value too large for its range)",
-                    i + 1
-                )));
+                return Err(BlrError::NonFiniteFeature { feature: i + 1 });
             }
             out.push(v);
         }
@@ -405,7 +402,7 @@ pub fn parse_csv(text: &str, options: &CsvOptions) -> Result<Loaded, BlrError> {
         records.push(record);
     }
     if records.is_empty() {
-        return Err(BlrError::Empty("the CSV has a header but no rows".into()));
+        return Err(BlrError::Empty("the CSV has a header but no rows"));
     }
     let mut names = feature_names;
     if map.output_dim() > d_raw {
@@ -485,7 +482,7 @@ pub fn read_csv_header(path: impl AsRef<Path>, label: &str) -> Result<Vec<String
 /// # Errors
 /// [`BlrError::Io`] if the file cannot be read; [`BlrError::InFile`] naming the file around
 /// [`BlrError::Parse`] (the line) for a malformed line, a value that is not a finite number or a
-/// name listed twice or not a feature, and around [`BlrError::Empty`] for features with no range.
+/// name listed twice or not a feature, and around [`BlrError::MissingRanges`] for features with no range.
 ///
 /// # Example
 /// ```
@@ -562,10 +559,9 @@ pub fn read_ranges_csv(
     if !missing.is_empty() {
         return Err(in_file(
             path,
-            BlrError::Empty(format!(
-                "no range for the feature column(s) {}",
-                excerpt(&missing.join(", "))
-            )),
+            BlrError::MissingRanges {
+                columns: excerpt(&missing.join(", ")),
+            },
         ));
     }
     Ok(features
@@ -695,7 +691,7 @@ pub fn parse_libsvm(text: &str, options: LibsvmOptions) -> Result<Loaded, BlrErr
         rows.push((indices, values, y, line));
     }
     if rows.is_empty() {
-        return Err(BlrError::Empty("the LIBSVM file has no rows".into()));
+        return Err(BlrError::Empty("the LIBSVM file has no rows"));
     }
     let dim = options.dim.unwrap_or(max_id).max(1);
     // The dimension sizes the model's d x d state: refuse before anything of that size exists.

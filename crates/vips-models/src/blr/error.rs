@@ -18,7 +18,13 @@ pub enum BlrError {
     },
     /// No records, no features, or a split that leaves a side empty.
     #[error("empty input: {0}")]
-    Empty(String),
+    Empty(&'static str),
+    /// A ranges file that declares no range for some feature columns.
+    #[error("empty input: no range for the feature column(s) {columns}")]
+    MissingRanges {
+        /// The columns without a range (names from the public header, shortened).
+        columns: String,
+    },
     /// A record or a scaling does not match the model's dimension.
     #[error("dimension mismatch in {what}: expected {expected}, found {found}")]
     DimensionMismatch {
@@ -31,7 +37,16 @@ pub enum BlrError {
     },
     /// A value that is NaN or infinite.
     #[error("non-finite value in {0}")]
-    NonFinite(String),
+    NonFinite(&'static str),
+    /// A feature that is not finite after the public scaling (its value is too large for its
+    /// declared range).
+    #[error(
+        "non-finite value in feature {feature} after the public scaling (value too large for its range)"
+    )]
+    NonFiniteFeature {
+        /// The feature's 1-based position.
+        feature: usize,
+    },
     /// A model that is not valid (a posterior that is not finite).
     #[error("invalid model: {0}")]
     Invalid(#[from] crate::saved::InvalidModel),

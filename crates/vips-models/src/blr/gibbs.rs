@@ -54,7 +54,7 @@ pub fn gibbs<R: Rng + ?Sized>(
 ) -> Result<GibbsSummary, BlrError> {
     if records.is_empty() || draws == 0 || dim == 0 {
         return Err(BlrError::Empty(
-            "Gibbs needs records, a dimension and draws".into(),
+            "Gibbs needs records, a dimension and draws",
         ));
     }
     if !(alpha > 0.0 && alpha.is_finite()) {

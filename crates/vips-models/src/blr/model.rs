@@ -162,7 +162,7 @@ impl Blr {
     /// [`BlrError::Empty`] for no records; [`BlrError::DimensionMismatch`] naming the first bad record.
     pub fn check_records(&self, records: &[BlrRecord]) -> Result<(), BlrError> {
         if records.is_empty() {
-            return Err(BlrError::Empty("no records".into()));
+            return Err(BlrError::Empty("no records"));
         }
         let d = self.config.dim();
         for r in records {

@@ -152,7 +152,7 @@ impl BlrRecord {
             }
         }
         if x.values().iter().any(|v| !v.is_finite()) {
-            return Err(BlrError::NonFinite("record features".into()));
+            return Err(BlrError::NonFinite("record features"));
         }
         let clip = clip_l2(x.values_mut(), 1.0).map_err(BlrError::Clip)?;
         Ok((Self { x, y }, clip))

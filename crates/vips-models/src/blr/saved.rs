@@ -75,7 +75,7 @@ impl SavedScaling {
             }
             Self::Identity { dim } => {
                 if *dim == 0 {
-                    return Err(BlrError::Empty("no features".into()));
+                    return Err(BlrError::Empty("no features"));
                 }
                 Ok(FeatureMap::identity(*dim))
             }

@@ -57,7 +57,7 @@ pub fn stratified_split(
     }
     if train.is_empty() || test.is_empty() {
         return Err(BlrError::Empty(
-            "the stratified split leaves the train or the test side empty".into(),
+            "the stratified split leaves the train or the test side empty",
         ));
     }
     for (side, rows) in [("training", &train), ("test", &test)] {
