@@ -1,7 +1,7 @@
 //! BLR as a [`VipsModel`]: E-step with Pólya-Gamma expectations, M-step to `N(mu, Sigma)`,
 //! Gamma hyperprior update (000 Sec. 6, Algorithm 5; 003 Sec. 6).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use dp_core::{ContributionBuffer, Release, ReleaseSpec, SymmetricBlock, VectorBlock};
 use expfam::{
@@ -59,9 +59,93 @@ pub struct BlrGlobal {
     lik_precision: DMatrix<f64>,
     alpha: Option<Gamma>,
     alpha_mean: f64,
-    posterior: Arc<MvGaussian>,
+    posterior: Current,
     eigenvalues_raised: usize,
     failed_updates: u64,
+}
+
+/// The current `q(m)`: from `d = 64` on, until the first M-step, the prior `N(0, I / <alpha>)`
+/// kept as its `1 x 1` form `N(0, variance)` (no `d x d` matrix, no `O(d^3)` factorisation),
+/// its `d x d` [`MvGaussian`] built only if asked for ([`BlrGlobal::posterior`]); then the
+/// M-step's posterior.
+#[derive(Clone, Debug)]
+enum Current {
+    Prior(Arc<Prior>),
+    Fitted(Arc<MvGaussian>),
+}
+
+/// The prior `N(0, variance I)`; `variance` was checked at [`VipsModel::init_global`] by building
+/// the `1 x 1` prior, which succeeds exactly when the `d x d` one does (the same checks on the
+/// same diagonal entry).
+#[derive(Debug)]
+struct Prior {
+    dim: usize,
+    /// The variance the prior was built from (`1 / <alpha>`).
+    declared: f64,
+    /// `N(0, variance)`: what the E-step is handed ([`VipsModel::expected_natural`]).
+    one: Arc<MvGaussian>,
+    built: OnceLock<MvGaussian>,
+}
+
+impl Prior {
+    /// The prior as an [`MvGaussian`] (built once, `O(d^3)` in expfam's Cholesky).
+    fn gaussian(&self) -> &MvGaussian {
+        self.built.get_or_init(|| {
+            let d = self.dim;
+            MvGaussian::new(
+                DVector::zeros(d),
+                DMatrix::from_diagonal_element(d, d, self.declared),
+            )
+            .expect("the 1 x 1 prior with this variance was built at init_global")
+        })
+    }
+
+    /// The prior variance (the `1 x 1` covariance: `(v + v) / 2 = v`, as on the `d x d`
+    /// diagonal).
+    fn variance(&self) -> f64 {
+        self.one.cov()[(0, 0)]
+    }
+}
+
+impl Current {
+    fn gaussian(&self) -> &MvGaussian {
+        match self {
+            Current::Prior(p) => p.gaussian(),
+            Current::Fitted(g) => g,
+        }
+    }
+}
+
+/// `x^T (variance I) x` with exactly the operations of [`Features::quadratic_form`] on the dense
+/// matrix `variance I` (the same products, zeros included, summed in the same order), so the
+/// E-step under the prior is bit for bit the one on the `d x d` prior covariance.
+fn prior_quadratic_form(x: &Features, variance: f64) -> f64 {
+    let entry = |same: bool| if same { variance } else { 0.0 };
+    match x {
+        Features::Dense(v) => {
+            let mut total = 0.0;
+            for (j, &xj) in v.iter().enumerate() {
+                if xj == 0.0 {
+                    continue;
+                }
+                let s: f64 = v.iter().enumerate().map(|(i, x)| entry(i == j) * x).sum();
+                total += xj * s;
+            }
+            total
+        }
+        Features::Sparse { indices, values } => {
+            let mut total = 0.0;
+            for (&j, &xj) in indices.iter().zip(values) {
+                let s: f64 = indices
+                    .iter()
+                    .zip(values)
+                    .map(|(&i, &xi)| entry(i == j) * xi)
+                    .sum();
+                total += xj * s;
+            }
+            total
+        }
+    }
 }
 
 /// BLR's M-step target from one release: `h = N s1~` and the likelihood precision `N s2~`
@@ -95,11 +179,19 @@ struct GlobalView<'a> {
 
 impl Serialize for BlrGlobal {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let post = &self.posterior;
+        let d = self.h.len();
+        let prior_mean;
+        let (mean, covariance_diagonal) = match &self.posterior {
+            Current::Prior(p) => {
+                prior_mean = vec![0.0; d];
+                (&prior_mean[..], vec![p.variance(); d])
+            }
+            Current::Fitted(g) => (g.mean().as_slice(), g.cov().diagonal().as_slice().to_vec()),
+        };
         GlobalView {
             dim: self.h.len(),
-            mean: post.mean().as_slice(),
-            covariance_diagonal: post.cov().diagonal().as_slice().to_vec(),
+            mean,
+            covariance_diagonal,
             alpha_mean: self.alpha_mean,
             alpha: self.alpha,
             eigenvalues_raised_last_release: self.eigenvalues_raised,
@@ -109,9 +201,10 @@ impl Serialize for BlrGlobal {
 }
 
 impl BlrGlobal {
-    /// The current `q(m) = N(mu, Sigma)`.
+    /// The current `q(m) = N(mu, Sigma)`. Before the first M-step of a model of dimension 64 or
+    /// more this is the prior, whose `d x d` form is built on the first call.
     pub fn posterior(&self) -> &MvGaussian {
-        &self.posterior
+        self.posterior.gaussian()
     }
 
     /// `q(alpha)` (`None` for a fixed prior precision).
@@ -401,28 +494,48 @@ impl VipsModel for Blr {
         let (alpha, alpha_mean) = self.alpha_prior()?;
         let h = DVector::zeros(d);
         let lik_precision = DMatrix::zeros(d, d);
-        let posterior = MvGaussian::new(
-            DVector::zeros(d),
-            DMatrix::from_diagonal_element(d, d, 1.0 / alpha_mean),
+        // From d = 64 on the prior is checked as 1 x 1 (the same checks on the same diagonal
+        // entry) and its d x d form is built only if asked for: the E-step needs its variance.
+        let variance = 1.0 / alpha_mean;
+        let checked = if d >= FAER_MIN_DIMENSION { 1 } else { d };
+        let prior = MvGaussian::new(
+            DVector::zeros(checked),
+            DMatrix::from_diagonal_element(checked, checked, variance),
         )
         .map_err(|e| EngineError::ModelFailed {
             model: "blr",
             reason: "the prior N(0, I / <alpha>) is not a valid Gaussian",
             source: e.into(),
         })?;
+        let posterior = if checked == d {
+            Current::Fitted(Arc::new(prior))
+        } else {
+            Current::Prior(Arc::new(Prior {
+                dim: d,
+                declared: variance,
+                one: Arc::new(prior),
+                built: OnceLock::new(),
+            }))
+        };
         Ok(BlrGlobal {
             h,
             lik_precision,
             alpha,
             alpha_mean,
-            posterior: Arc::new(posterior),
+            posterior,
             eigenvalues_raised: 0,
             failed_updates: 0,
         })
     }
 
+    /// The current `q(m)`; before the first M-step of a model of dimension 64 or more, the
+    /// isotropic prior `N(0, v I_d)` as its `1 x 1` form `N(0, v)`, which
+    /// [`VipsModel::record_statistic`] reads as such.
     fn expected_natural(&self, global: &BlrGlobal) -> Result<Arc<MvGaussian>, EngineError> {
-        Ok(Arc::clone(&global.posterior))
+        Ok(match &global.posterior {
+            Current::Prior(p) => Arc::clone(&p.one),
+            Current::Fitted(g) => Arc::clone(g),
+        })
     }
 
     fn new_scratch(&self) {}
@@ -445,10 +558,21 @@ impl VipsModel for Blr {
                 "a feature vector longer than the model's dimension",
             ));
         }
-        let mean = natural.mean().as_slice();
-        let cov = natural.cov().as_slice();
-        let m = x.dot(mean);
-        let quad = x.quadratic_form(cov, d).max(0.0);
+        let (m, quad) = match natural.dim() {
+            n if n == d => (
+                x.dot(natural.mean().as_slice()),
+                x.quadratic_form(natural.cov().as_slice(), d),
+            ),
+            // The isotropic prior N(0, v I_d) as N(0, v) (`expected_natural`): the mean is zero
+            // (`m m` is `+0` whatever the sign of a zero dot product, as on the d x d prior).
+            1 => (0.0, prior_quadratic_form(x, natural.cov()[(0, 0)])),
+            _ => {
+                return Err(RecordError::new(
+                    "expected parameters of another dimension than the model's",
+                ));
+            }
+        };
+        let quad = quad.max(0.0);
         // 000 Eq. 36: q(xi_n) = PG(1, sqrt(x^T <m m^T> x)).
         let xi = expected_xi((m * m + quad).sqrt());
         let c = record.centred_label();
@@ -511,7 +635,7 @@ impl VipsModel for Blr {
                     global.alpha = Some(q);
                     global.alpha_mean = q.mean();
                 }
-                global.posterior = Arc::new(post);
+                global.posterior = Current::Fitted(Arc::new(post));
             }
             Err(_) => global.failed_updates += 1,
         }
@@ -555,5 +679,73 @@ mod tests {
         let mut nan = p;
         nan[(2, 2)] = f64::NAN;
         assert!(Blr::posterior_from(&h, &nan, 1.0).is_err());
+    }
+
+    /// The E-step's quadratic form under the prior is bit for bit the one on the dense
+    /// `variance I`, for dense and sparse rows; the lazily built prior is the eager one.
+    #[test]
+    fn prior_expectation_is_the_dense_prior_bit_for_bit() {
+        let d = FAER_MIN_DIMENSION + 5;
+        let variance = 1.0 / 0.37;
+        let dense_cov = DMatrix::from_diagonal_element(d, d, variance);
+        let dense = Features::Dense((0..d).map(|i| ((i * 7) % 11) as f64 / 13.0 - 0.3).collect());
+        let sparse = Features::Sparse {
+            indices: vec![0, 3, 17, 40, (d - 1) as u32],
+            values: vec![0.1, -0.25, 0.3, 1e-3, -0.07],
+        };
+        for x in [&dense, &sparse] {
+            let want = x.quadratic_form(dense_cov.as_slice(), d);
+            assert_eq!(prior_quadratic_form(x, variance).to_bits(), want.to_bits());
+        }
+        let model = Blr::new(
+            BlrConfig::builder(d)
+                .hyperprior(Hyperprior::Fixed { alpha: 0.37 })
+                .build()
+                .unwrap(),
+        );
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(0);
+        let global = model.init_global(&mut rng).unwrap();
+        assert!(matches!(global.posterior, Current::Prior(_)));
+        let eager = MvGaussian::new(DVector::zeros(d), dense_cov).unwrap();
+        assert_eq!(global.posterior().mean(), eager.mean());
+        assert_eq!(global.posterior().cov(), eager.cov());
+        let view = serde_json::to_value(&global).unwrap();
+        let fitted = BlrGlobal {
+            posterior: Current::Fitted(Arc::new(eager)),
+            ..global.clone()
+        };
+        assert_eq!(view, serde_json::to_value(&fitted).unwrap());
+        // The E-step on the 1 x 1 prior releases the same sums as on the d x d prior.
+        let records: Vec<BlrRecord> = [dense, sparse]
+            .into_iter()
+            .enumerate()
+            .map(|(i, x)| BlrRecord::new(x, i == 0).unwrap().0)
+            .collect();
+        let sums = |natural: &Arc<MvGaussian>| {
+            let (spec, blocks) = model.release_spec().unwrap();
+            let mut wall = dp_core::PrivacyWall::builder(records.clone())
+                .sampling(dp_core::SamplingScheme::poisson(1.0).unwrap())
+                .non_private()
+                .public_population_size(2)
+                .build()
+                .unwrap();
+            let release = wall
+                .release(&spec, |r, buf| {
+                    model
+                        .record_statistic(&blocks, natural, r, &mut (), buf)
+                        .unwrap()
+                })
+                .unwrap();
+            (
+                release.vector(blocks.s1).unwrap().clone(),
+                release.symmetric(blocks.s2).unwrap().clone(),
+            )
+        };
+        let lazy = model.expected_natural(&global).unwrap();
+        assert_eq!(lazy.dim(), 1);
+        let eager = model.expected_natural(&fitted).unwrap();
+        assert_eq!(eager.dim(), d);
+        assert_eq!(sums(&lazy), sums(&eager));
     }
 }
