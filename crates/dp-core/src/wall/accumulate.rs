@@ -230,7 +230,8 @@ impl SumScratch {
 fn add_and_zero(total: &mut [f64], parts: Vec<&mut [f64]>, parallel: bool) {
     let add = |t: &mut [f64], p: &mut [f64]| {
         for (t, p) in t.chunks_mut(ZERO_RUN).zip(p.chunks_mut(ZERO_RUN)) {
-            if p.iter().all(|v| *v == 0.0) {
+            // `±0` has no bit set but the sign: OR the other bits (branch-free, vectorised).
+            if p.iter().fold(0u64, |any, v| any | (v.to_bits() << 1)) == 0 {
                 continue;
             }
             for (t, p) in t.iter_mut().zip(p.iter_mut()) {
