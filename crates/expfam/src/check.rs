@@ -71,9 +71,9 @@ pub(crate) fn same_len(name: &'static str, expected: usize, got: usize) -> Resul
         Ok(())
     } else {
         Err(ExpFamError::DimensionMismatch {
-            name,
+            what: name,
             expected,
-            got,
+            found: got,
         })
     }
 }

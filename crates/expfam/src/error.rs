@@ -28,14 +28,14 @@ pub enum ExpFamError {
         requirement: &'static str,
     },
     /// Two inputs that must agree in dimension do not.
-    #[error("dimension mismatch in `{name}`: expected {expected}, got {got}")]
+    #[error("dimension mismatch in `{what}`: expected {expected}, found {found}")]
     DimensionMismatch {
         /// Which parameter or input.
-        name: &'static str,
+        what: &'static str,
         /// The dimension required.
         expected: usize,
         /// The dimension given.
-        got: usize,
+        found: usize,
     },
     /// An input that must be non-empty (or have at least `min` entries) is too short.
     #[error("`{name}` has {got} entries, needs at least {min}")]

@@ -360,9 +360,9 @@ fn faer_moments(
     for found in [lik_precision.nrows(), lik_precision.ncols()] {
         if found != d {
             return Err(ExpFamError::DimensionMismatch {
-                name: "likelihood precision",
+                what: "likelihood precision",
                 expected: d,
-                got: found,
+                found,
             }
             .into());
         }
