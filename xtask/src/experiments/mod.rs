@@ -6,6 +6,7 @@ pub mod dpsep;
 pub mod dpsep_defaults;
 pub mod lda;
 pub mod papers_lda;
+pub mod papers_sep;
 pub mod papers_vips;
 pub mod regression;
 pub mod sampler;
@@ -51,6 +52,11 @@ pub fn all() -> Vec<Experiment> {
             name: "papers_vips",
             about: "issue 22: the papers' BLR and SBN figures (003 Fig. 5, 7; 000 Fig. 5, 6, 8, 9)",
             run: papers_vips::run,
+        },
+        Experiment {
+            name: "papers_sep",
+            about: "issue 22: the papers' DP-SEP figure (002 Fig. 1, mixture of Gaussians)",
+            run: papers_sep::run,
         },
         Experiment {
             name: "blr",
