@@ -15,6 +15,18 @@ pub enum CliError {
         /// Why it is refused.
         reason: String,
     },
+    /// A declared dimension that is not the saved model's.
+    #[error("{flag} {given}: the model {model} has dimension {expected}")]
+    Dimension {
+        /// The flag declaring the dimension.
+        flag: &'static str,
+        /// The dimension given.
+        given: usize,
+        /// The model file.
+        model: String,
+        /// The model's dimension.
+        expected: usize,
+    },
     /// A file that cannot be used (the reason names the line).
     #[error("{path}: {reason}")]
     File {

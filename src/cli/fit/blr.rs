@@ -1,13 +1,14 @@
 //! `dp-bayes fit blr`: private Bayesian logistic regression on a CSV file with a label column
-//! and public feature ranges, scored on a seeded stratified held-out split.
+//! and public feature ranges, or on a sparse LIBSVM file of a declared public dimension, scored
+//! on a seeded stratified held-out split.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::json;
 use vips_models::blr::{
-    self, Blr, BlrConfig, CsvOptions, Hyperprior, SavedBlr, SavedScaling, evaluate,
-    stratified_split,
+    self, Blr, BlrConfig, BlrError, CsvOptions, Hyperprior, LibsvmOptions, Loaded, SavedBlr,
+    SavedScaling, evaluate, stratified_split,
 };
 use vips_models::engine::{StepSize, Stop, SviConfig};
 
@@ -20,21 +21,33 @@ use crate::cli::io::num;
 #[command(allow_negative_numbers = true)]
 pub struct Args {
     /// CSV file with a header; every column but the label is a numeric feature.
+    #[arg(long, required_unless_present = "libsvm", conflicts_with = "libsvm")]
+    csv: Option<PathBuf>,
+    /// LIBSVM file (`label id:value ...`, ids 1-based; labels 0/1 or -1/+1), stored sparse;
+    /// see --dim and --radius. Not with --csv.
     #[arg(long)]
-    csv: PathBuf,
-    /// Label column (values 0/1 or -1/1).
-    #[arg(long, default_value = "target")]
+    libsvm: Option<PathBuf>,
+    /// Public dimension of --libsvm (required for a private fit: the largest feature id of the
+    /// file is a property of the private data). An id above it is refused, naming the line.
+    #[arg(long, conflicts_with = "csv", value_parser = super::count)]
+    dim: Option<usize>,
+    /// Public radius --libsvm rows are divided by before the unit-ball clip (default 1; e.g.
+    /// the square root of a public bound on the number of active binary features).
+    #[arg(long, conflicts_with = "csv", value_parser = positive)]
+    radius: Option<f64>,
+    /// Label column of --csv (values 0/1 or -1/1).
+    #[arg(long, default_value = "target", conflicts_with = "libsvm")]
     label: String,
-    /// Public per-feature ranges, CSV lines `name,lower,upper` matched to the header by name
-    /// (every feature listed once). Default: the published WDBC ranges when the header is the
-    /// WDBC header.
-    #[arg(long, conflicts_with = "no_scaling")]
+    /// Public per-feature ranges of --csv, CSV lines `name,lower,upper` matched to the header by
+    /// name (every feature listed once). Default: the published WDBC ranges when the header is
+    /// the WDBC header.
+    #[arg(long, conflicts_with_all = ["no_scaling", "libsvm"])]
     ranges: Option<PathBuf>,
-    /// Rows are already in the unit ball (clipped if not): no scaling, no intercept.
-    #[arg(long)]
+    /// Rows of --csv are already in the unit ball (clipped if not): no scaling, no intercept.
+    #[arg(long, conflicts_with = "libsvm")]
     no_scaling: bool,
-    /// Do not append a constant intercept feature.
-    #[arg(long, conflicts_with = "no_scaling")]
+    /// Do not append a constant intercept feature (--csv).
+    #[arg(long, conflicts_with_all = ["no_scaling", "libsvm"])]
     no_intercept: bool,
     /// Iterations (releases); default 1 when private (all the budget on one release), 30 when
     /// not.
@@ -52,6 +65,8 @@ pub struct Args {
     /// Rate of the Gamma hyperprior on the prior precision.
     #[arg(long, default_value_t = 1.0, value_parser = positive)]
     b0: f64,
+    #[command(flatten)]
+    batching: super::SamplingArg,
     #[command(flatten)]
     pub common: Common,
 }
@@ -94,6 +109,97 @@ fn scaling(args: &Args, features: &[String]) -> Result<(SavedScaling, String), C
     ))
 }
 
+/// The loaded rows with the public facts of the input they go with.
+struct Input {
+    loaded: Loaded,
+    /// The label's name in the saved model.
+    label: String,
+    /// Feature names in the saved model (the CSV's, or `f1..fD` for LIBSVM ids).
+    features: Vec<String>,
+    scaling: SavedScaling,
+    /// How the rows were mapped (result.json `settings.feature_map`).
+    source: String,
+    /// The input's public description (result.json `settings.input`).
+    settings: serde_json::Value,
+}
+
+/// A CSV file with a label column and public scaling.
+fn csv_input(args: &Args, csv: &std::path::Path) -> Result<Input, CliError> {
+    let features = blr::read_csv_header(csv, &args.label)?;
+    let (scaling, source) = scaling(args, &features)?;
+    let map = scaling.feature_map()?;
+    let loaded = blr::load_csv(
+        csv,
+        &CsvOptions {
+            label: args.label.clone(),
+            map: Some(map),
+        },
+    )?;
+    Ok(Input {
+        loaded,
+        label: args.label.clone(),
+        features,
+        scaling,
+        source,
+        settings: json!({ "csv": csv.display().to_string(), "label": args.label }),
+    })
+}
+
+/// The saved scaling of LIBSVM rows divided by `radius`: the identity for radius 1, else ranges
+/// `[-1, 1]` (centre 0, scale 1) without intercept divided by `radius`, which maps a raw value
+/// `x` to `x / radius` exactly as the LIBSVM loader does.
+pub fn libsvm_scaling(dim: usize, radius: f64) -> SavedScaling {
+    if radius == 1.0 {
+        SavedScaling::Identity { dim }
+    } else {
+        SavedScaling::Ranges {
+            lower: vec![-1.0; dim],
+            upper: vec![1.0; dim],
+            intercept: false,
+            radius: Some(radius),
+        }
+    }
+}
+
+/// The feature names of a LIBSVM model: `f1..fD` (the file's 1-based ids).
+pub fn libsvm_names(dim: usize) -> Vec<String> {
+    (1..=dim).map(|j| format!("f{j}")).collect()
+}
+
+/// A LIBSVM file of a declared dimension (`--dim`, required when private).
+fn libsvm_input(args: &Args, path: &std::path::Path, private: bool) -> Result<Input, CliError> {
+    if private && args.dim.is_none() {
+        return Err(BlrError::Undeclared {
+            what: "LIBSVM dimension",
+            flag: "--dim",
+            reason: "the largest feature id of the file is a property of the private data",
+        }
+        .into());
+    }
+    let radius = args.radius.unwrap_or(1.0);
+    let loaded = blr::load_libsvm(
+        path,
+        LibsvmOptions {
+            dim: args.dim,
+            radius,
+        },
+    )?;
+    let dim = loaded.report.dim;
+    Ok(Input {
+        loaded,
+        label: "label".into(),
+        features: libsvm_names(dim),
+        scaling: libsvm_scaling(dim, radius),
+        source: format!("x / {radius} then clip to the unit ball (public radius)"),
+        settings: json!({
+            "libsvm": path.display().to_string(),
+            "dim": dim,
+            "dim_declared": args.dim.is_some(),
+            "radius": radius,
+        }),
+    })
+}
+
 /// Fits and returns the saved model and the summary parts.
 pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let c = &args.common;
@@ -112,16 +218,25 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     }
     let cancel = super::ctrl_c_token()?;
     let start = Instant::now();
-    let features = blr::read_csv_header(&args.csv, &args.label)?;
-    let (scaling, source) = scaling(args, &features)?;
+    let input = match (&args.csv, &args.libsvm) {
+        (Some(csv), None) => csv_input(args, csv)?,
+        (None, Some(libsvm)) => libsvm_input(args, libsvm, c.epsilon.is_some())?,
+        _ => {
+            return Err(usage(
+                "--csv",
+                "give exactly one of --csv FILE and --libsvm FILE",
+            ));
+        }
+    };
+    let Input {
+        loaded,
+        label,
+        features,
+        scaling,
+        source,
+        settings: input_settings,
+    } = input;
     let map = scaling.feature_map()?;
-    let loaded = blr::load_csv(
-        &args.csv,
-        &CsvOptions {
-            label: args.label.clone(),
-            map: Some(map.clone()),
-        },
-    )?;
     let dim = map.output_dim();
     let (train, test) = if args.test_fraction > 0.0 {
         stratified_split(loaded.records, args.test_fraction, args.split_seed)?
@@ -132,8 +247,15 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let private = population.is_some() && c.epsilon.is_some();
     let iterations = args.iterations.unwrap_or(if private { 1 } else { 30 }) as u64;
     let n = population.unwrap_or(realised);
-    let svi = SviConfig::builder()
-        .expected_batch_size(n as f64)
+    let svi = args
+        .batching
+        .apply(
+            SviConfig::builder(),
+            private,
+            n as f64,
+            n as f64,
+            "--population",
+        )?
         .population(population)
         .step(StepSize::Constant { rho: 1.0 })
         .stop(Stop::Iterations { iterations })
@@ -150,13 +272,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let model = Blr::new(BlrConfig::builder(dim).hyperprior(hyperprior).build()?);
     let fit = blr::fit(&model, train, &svi)?;
     let (fitted, diag) = (fit.result, fit.diagnostics);
-    let saved = SavedBlr::from_fit(
-        &args.label,
-        features,
-        scaling,
-        model.config().prior(),
-        &fitted,
-    )?;
+    let saved = SavedBlr::from_fit(&label, features, scaling, model.config().prior(), &fitted)?;
     let heldout = match (test.is_empty(), evaluate(fitted.global.posterior(), &test)) {
         (false, Some(m)) if m.auc.is_finite() => json!({
             "test_fraction": args.test_fraction,
@@ -174,16 +290,16 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         }),
     };
     Ok(Fitted {
+        sampling: Some(fitted.sampling.name()),
         model: "blr",
         model_json: saved.to_json()?,
         iterations: fitted.iterations,
         dim,
         heldout,
         settings: json!({
-            "csv": args.csv.display().to_string(),
-            "label": args.label,
+            "input": input_settings,
             "feature_map": source,
-            "intercept": !args.no_scaling && !args.no_intercept,
+            "intercept": args.csv.is_some() && !args.no_scaling && !args.no_intercept,
             "radius": map.radius(),
             "hyperprior_shape": args.a0,
             "hyperprior_rate": args.b0,

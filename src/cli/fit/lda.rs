@@ -52,9 +52,11 @@ pub struct Args {
     /// Number of topics K.
     #[arg(long, default_value_t = 10, value_parser = count)]
     topics: usize,
-    /// Expected batch size S (Poisson rate q = S / N).
+    /// Expected batch size S (Poisson rate q = S / N; the exact size with --sampling fixed).
     #[arg(long, default_value_t = 256.0, value_parser = positive)]
     batch_size: f64,
+    #[command(flatten)]
+    batching: super::SamplingArg,
     /// Step-size delay tau0.
     #[arg(long, default_value_t = 1024.0)]
     tau0: f64,
@@ -186,6 +188,23 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
             ));
         }
     }
+    // The selection's event is add/remove-one; fixed-size batches are replace-one, and one
+    // ledger cannot compose the two: refused before anything is selected or fitted.
+    if private
+        && args.text.is_some()
+        && args.vocab.is_none()
+        && matches!(
+            args.batching.sampling,
+            Some(vips_models::engine::Batching::FixedSize { .. })
+        )
+    {
+        return Err(usage(
+            "--sampling",
+            "fixed (replace-one neighbouring) cannot share a ledger with the private vocabulary \
+             selection (add/remove-one): give a public vocabulary with --vocab FILE, or use \
+             poisson",
+        ));
+    }
     // The fit's (epsilon, delta) and, for a private selection, the vocabulary's.
     let (fit_privacy, vocab_budget) = match (privacy, &args.text, &args.vocab) {
         (Privacy::Target { epsilon, delta }, Some(_), None) => {
@@ -305,9 +324,17 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         None => ResamplingKey::from_os_entropy()?,
     };
     let records = model.prepare(&train, &key)?;
-    let svi = SviConfig::builder()
+    let cap = population.unwrap_or(records.len()) as f64;
+    let svi = args
+        .batching
+        .apply(
+            SviConfig::builder(),
+            private,
+            args.batch_size,
+            cap,
+            "--batch-size",
+        )?
         .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
-        .expected_batch_size(args.batch_size)
         .stop(Stop::Passes {
             passes: args.passes,
         })
@@ -376,6 +403,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     notes.insert("tokenizer".into(), "english".into());
     notes.insert("iterations".into(), result.iterations.to_string());
     notes.insert("rng".into(), privacy.rng.clone());
+    notes.insert("sampling".into(), result.sampling.name().into());
     let provenance = Provenance {
         vocabulary: report_saved,
         guarantee: privacy.epsilon.zip(privacy.delta),
@@ -442,6 +470,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         d.extend(t.clone());
     }
     Ok(Fitted {
+        sampling: Some(result.sampling.name()),
         model: "lda",
         model_json: saved.to_json()?,
         iterations: result.iterations,

@@ -1,11 +1,13 @@
 //! `dp-bayes fit linreg`: private Bayesian linear regression on a UCI split folder with its
-//! standard splits (the flags and keys of the vips-models example `linreg`).
+//! standard splits (the flags and keys of the vips-models example `linreg`), or on a CSV file
+//! with a target column and declared public ranges (`name,lower,upper`, as `fit blr` takes them).
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use dp_sep::data::split_folder::SplitFolder;
-use dp_sep::data::{PublicRange, Standardizer};
-use serde_json::json;
+use dp_sep::data::{Dataset, PublicRange, PublicRanges, Standardizer};
+use serde_json::{Value, json};
 use vips_models::engine::{StepSize, Stop, SviConfig};
 use vips_models::linreg::{
     self, ColumnRange, Linreg, LinregConfig, RowMap, SavedLinreg, TargetMap, evaluate,
@@ -15,13 +17,39 @@ use super::uci::{DeclaredRanges, UciArgs, declared_ranges};
 use super::{Common, Fitted, non_negative, positive};
 use crate::cli::error::{CliError, usage};
 use crate::cli::io::num;
+use crate::cli::io::read_feature_csv;
 
 /// Arguments of `fit linreg`.
 #[derive(clap::Args, Debug)]
 #[command(allow_negative_numbers = true)]
 pub struct Args {
-    #[command(flatten)]
-    pub data: UciArgs,
+    /// UCI split folder (`uci/<name>` or `uci/<name>/data`).
+    #[arg(long, required_unless_present = "csv", conflicts_with = "csv")]
+    uci: Option<PathBuf>,
+    /// Standard split of --uci (0-based): the model is fitted on its training rows and scored
+    /// on its test rows.
+    #[arg(long, default_value_t = 0, conflicts_with = "csv")]
+    split: usize,
+    /// Public ranges. With --uci: a JSON file with `columns` and `ranges`, as
+    /// crates/dp-sep/ranges/*.json (default: the committed file of the folder's name). With
+    /// --csv: CSV lines `name,lower,upper` matched to the header by name, every feature and the
+    /// --label column listed once (required).
+    #[arg(long, conflicts_with_all = ["feature_range", "target_range"])]
+    ranges: Option<PathBuf>,
+    /// One public range LO:HI for every feature of --uci (with --target-range); features are
+    /// then named x1..xd and the target y.
+    #[arg(long, requires = "target_range", conflicts_with = "csv", value_parser = super::uci::range, allow_hyphen_values = true)]
+    feature_range: Option<(f64, f64)>,
+    /// Public range LO:HI of the target of --uci (with --feature-range).
+    #[arg(long, requires = "feature_range", conflicts_with = "csv", value_parser = super::uci::range, allow_hyphen_values = true)]
+    target_range: Option<(f64, f64)>,
+    /// CSV file with a header; every column but --label is a numeric feature. The whole file is
+    /// fitted (no held-out split): score new rows with `dp-bayes predict`.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Target column of --csv (default `target`).
+    #[arg(long, requires = "csv")]
+    label: Option<String>,
     /// Public radius rows (z, 1) are divided by (default sqrt(1 + d/3)).
     #[arg(long, value_parser = positive)]
     radius: Option<f64>,
@@ -51,18 +79,35 @@ fn column_range(name: String, r: &PublicRange) -> ColumnRange {
     }
 }
 
-/// Fits and returns the saved model and the summary parts.
-pub fn fit(args: &Args) -> Result<Fitted, CliError> {
-    let c = &args.common;
-    let (privacy, population) = c.privacy()?;
-    let cancel = super::ctrl_c_token()?;
-    let start = Instant::now();
-    let data = SplitFolder::load(&args.data.uci)?;
+/// The training rows (raw units), the held-out rows (UCI splits only) and the declared ranges.
+struct Input {
+    train: Dataset,
+    test: Option<Dataset>,
+    ranges: PublicRanges,
+    /// Feature names, in the order of the feature columns.
+    names: Vec<String>,
+    target: String,
+    /// The input's public description (result.json `settings.input`).
+    source: Value,
+    /// Where the ranges were declared.
+    ranges_source: String,
+}
+
+/// A UCI split folder, its split and its declared ranges.
+fn uci_input(args: &Args, dir: &std::path::Path) -> Result<Input, CliError> {
+    let uci = UciArgs {
+        uci: dir.to_path_buf(),
+        split: args.split,
+        ranges: args.ranges.clone(),
+        feature_range: args.feature_range,
+        target_range: args.target_range,
+    };
+    let data = SplitFolder::load(dir)?;
     let Some(DeclaredRanges {
         ranges,
         names,
-        target: target_name,
-    }) = declared_ranges(&data, &args.data)?
+        target,
+    }) = declared_ranges(&data, &uci)?
     else {
         return Err(usage(
             "--ranges",
@@ -70,10 +115,90 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
              --feature-range LO:HI --target-range LO:HI",
         ));
     };
-    let (train, test) = data.split(args.data.split)?;
+    let (train, test) = data.split(args.split)?;
+    Ok(Input {
+        train,
+        test: Some(test),
+        names,
+        target,
+        source: json!({ "dataset": data.name(), "split": args.split }),
+        ranges_source: ranges.source().to_string(),
+        ranges,
+    })
+}
+
+/// A CSV file with a target column and a `name,lower,upper` ranges file. The header and the
+/// ranges are read by the BLR loaders of vips-models (matched by name, every column listed);
+/// the rows by the reader `predict` uses, so that fit and predict read a file alike (the BLR
+/// row loader takes 0/1 labels only, not a real-valued target).
+fn csv_input(args: &Args, csv: &std::path::Path) -> Result<Input, CliError> {
+    let label = args.label.clone().unwrap_or_else(|| "target".to_string());
+    let names = vips_models::blr::read_csv_header(csv, &label)?;
+    let ranges_file = args.ranges.as_ref().ok_or_else(|| {
+        usage(
+            "--ranges",
+            "--csv needs declared public ranges: a CSV file of lines name,lower,upper for every \
+             feature and the --label column (never computed from the rows)",
+        )
+    })?;
+    let mut columns = names.clone();
+    columns.push(label.clone());
+    let (lower, upper) = vips_models::blr::read_ranges_csv(ranges_file, &columns)?;
+    let mut declared = lower
+        .iter()
+        .zip(&upper)
+        .map(|(&lo, &hi)| PublicRange::new(lo, hi))
+        .collect::<Result<Vec<_>, _>>()?;
+    let target_range = declared.pop().ok_or(CliError::File {
+        path: ranges_file.display().to_string(),
+        reason: "no ranges".into(),
+    })?;
+    let ranges = PublicRanges::new(declared, target_range)?;
+    let wanted: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let rows = read_feature_csv(csv, &wanted, &label)?;
+    let d = names.len();
+    let mut x = Vec::with_capacity(rows.len() * d);
+    let mut y = Vec::with_capacity(rows.len());
+    for r in rows {
+        x.extend_from_slice(&r[..d]);
+        y.push(r[d]);
+    }
+    Ok(Input {
+        train: Dataset::new(x, y, d)?,
+        test: None,
+        ranges,
+        names,
+        target: label.clone(),
+        source: json!({
+            "csv": csv.display().to_string(),
+            "label": label,
+        }),
+        ranges_source: ranges_file.display().to_string(),
+    })
+}
+
+/// Fits and returns the saved model and the summary parts.
+pub fn fit(args: &Args) -> Result<Fitted, CliError> {
+    let c = &args.common;
+    let (privacy, population) = c.privacy()?;
+    let cancel = super::ctrl_c_token()?;
+    let start = Instant::now();
+    let Input {
+        train,
+        test,
+        ranges,
+        names,
+        target: target_name,
+        source,
+        ranges_source,
+    } = match (&args.uci, &args.csv) {
+        (_, Some(csv)) => csv_input(args, csv)?,
+        (Some(dir), None) => uci_input(args, dir)?,
+        (None, None) => return Err(usage("--uci", "give --uci DIR or --csv FILE")),
+    };
     let map = Standardizer::from_public_ranges(&ranges);
     let (train_z, box_clips) = map.transform_counted(&train);
-    let test_z = map.transform(&test);
+    let test_z = test.as_ref().map(|t| map.transform(t));
     let rows = RowMap::new(train.dim(), args.radius)?;
     let target = TargetMap {
         centre: ranges.target().centre(),
@@ -86,9 +211,12 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         rescaled += u64::from(clipped);
         records.push(r);
     }
-    let test_x = (0..test_z.len())
-        .map(|i| rows.features(test_z.row(i)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let test_x = match &test_z {
+        Some(t) => (0..t.len())
+            .map(|i| rows.features(t.row(i)))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
     let realised = records.len();
     let mut config = LinregConfig::builder(rows.dim());
     if let Some(l) = args.prior_precision {
@@ -129,25 +257,30 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         model.config(),
         &fitted,
     )?;
-    let heldout = match evaluate(fitted.global.posterior(), &test_x, test.targets(), target) {
-        Some(m) => json!({
-            "split": args.data.split,
-            "test_rmse": num(m.rmse),
-            "test_log_likelihood": num(m.log_likelihood),
+    let heldout = match &test {
+        None => json!({
+            "note": "no held-out rows: --csv fits every row (score new rows with `dp-bayes predict`)",
         }),
-        None => json!({ "split": args.data.split, "note": "the test split is empty" }),
+        Some(t) => match evaluate(fitted.global.posterior(), &test_x, t.targets(), target) {
+            Some(m) => json!({
+                "split": args.split,
+                "test_rmse": num(m.rmse),
+                "test_log_likelihood": num(m.log_likelihood),
+            }),
+            None => json!({ "split": args.split, "note": "the test split is empty" }),
+        },
     };
     let cfg = model.config();
     Ok(Fitted {
+        sampling: Some(fitted.sampling.name()),
         model: "linreg",
         model_json: saved.to_json()?,
         iterations: fitted.iterations,
         dim: rows.dim(),
         heldout,
         settings: json!({
-            "dataset": data.name(),
-            "split": args.data.split,
-            "ranges": ranges.source(),
+            "input": source,
+            "ranges": ranges_source,
             "radius": rows.radius(),
             "prior_precision": cfg.prior_precision(),
             "prior_noise_shape": cfg.noise_prior().0,
@@ -158,7 +291,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         }),
         diagnostics: json!({
             "n_train": realised,
-            "n_test": test.len(),
+            "n_test": test.as_ref().map_or(0, Dataset::len),
             "realised_population": diag.realised_population,
             "records_with_clipped_features": box_clips.records_with_clipped_features,
             "records_with_clipped_target": box_clips.records_with_clipped_target,

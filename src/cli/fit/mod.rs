@@ -13,7 +13,7 @@ mod uci;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
-use vips_models::engine::{CancelToken, Privacy, PrivacySummary};
+use vips_models::engine::{Batching, CancelToken, Privacy, PrivacySummary, SviConfigBuilder};
 
 use super::error::{CliError, ValueError, usage};
 use super::io::{check_no_null, emit, num, out_dir, remove_stale, write_atomic};
@@ -22,9 +22,11 @@ use super::io::{check_no_null, emit, num, out_dir, remove_stale, write_atomic};
 #[derive(clap::Subcommand, Debug)]
 #[allow(clippy::large_enum_variant)] // parsed once per run
 pub enum FitCommand {
-    /// Bayesian linear regression (one release of X^T X, X^T y, y^T y) on a UCI split folder.
+    /// Bayesian linear regression (one release of X^T X, X^T y, y^T y) on a UCI split folder or
+    /// a CSV file with a target column and declared public ranges.
     Linreg(linreg::Args),
-    /// Bayesian logistic regression (Pólya-Gamma VB) on a CSV file with a label column.
+    /// Bayesian logistic regression (Pólya-Gamma VB) on a CSV file with a label column or a
+    /// sparse LIBSVM file of a declared public dimension.
     Blr(blr::Args),
     /// LDA (VIPS) on raw text (public or privately selected vocabulary) or a UCI bag-of-words
     /// folder with a declared-public vocabulary.
@@ -132,6 +134,80 @@ pub struct Fitted {
     pub settings: Value,
     /// Non-private diagnostics (realised counts, clip counts, timings).
     pub diagnostics: Value,
+    /// The batch sampling regime of an engine fit ([`Batching::name`]); `None` for the SEP
+    /// models, whose batching is their own.
+    pub sampling: Option<&'static str>,
+}
+
+/// `--sampling` of the engine's stochastic fits (`fit lda|blr|sbn`).
+#[derive(clap::Args, Debug)]
+pub struct SamplingArg {
+    /// Batch sampling: poisson (default; each record with probability S / N, add/remove-one
+    /// neighbouring) or fixed (exactly S records without replacement, replace-one: twice the
+    /// sensitivity, the fixed-size subsampled Gaussian event; not with --accountant pld).
+    /// Refused where it has no effect (a non-private fit whose batch is the whole population).
+    #[arg(long, value_parser = sampling)]
+    pub sampling: Option<Batching>,
+}
+
+impl SamplingArg {
+    /// Gives the engine's builder the batching: a fixed-size batch of `batch` records or a
+    /// Poisson batch of expected size `batch` (the default). Refuses `--sampling` where it has
+    /// no effect (non-private and `batch >= population`: every record is taken under either
+    /// regime) and a fixed-size batch that is not a whole number of records (`batch_flag`).
+    pub fn apply(
+        &self,
+        builder: SviConfigBuilder,
+        private: bool,
+        batch: f64,
+        population: f64,
+        batch_flag: &'static str,
+    ) -> Result<SviConfigBuilder, CliError> {
+        let Some(regime) = self.sampling else {
+            return Ok(builder.expected_batch_size(batch));
+        };
+        if !private && batch >= population {
+            return Err(usage(
+                "--sampling",
+                "has no effect in a non-private full-batch fit (every record is taken under \
+                 either regime)",
+            ));
+        }
+        match regime {
+            Batching::FixedSize { .. } => {
+                if batch.fract() != 0.0 || batch < 1.0 {
+                    return Err(usage(
+                        batch_flag,
+                        format!(
+                            "must be a whole number of records >= 1 with --sampling fixed, got \
+                             {batch}"
+                        ),
+                    ));
+                }
+                Ok(builder.batching(Batching::FixedSize {
+                    batch_size: batch as usize,
+                }))
+            }
+            _ => Ok(builder.expected_batch_size(batch)),
+        }
+    }
+}
+
+/// Parses `--sampling` (clap value parser): `poisson`, `fixed` or `fixed_size`.
+///
+/// # Errors
+/// [`ValueError::Range`] for another name, `one_record` among them (DP-SEP's regime, not the
+/// engine's).
+pub fn sampling(s: &str) -> Result<Batching, ValueError> {
+    match s.parse::<Batching>() {
+        Ok(Batching::OneRecord) => Err(ValueError::Range(
+            "one_record is DP-SEP's batching: use poisson or fixed",
+        )),
+        Ok(b) => Ok(b),
+        Err(_) => Err(ValueError::Range(
+            "expected `poisson` or `fixed` (`fixed_size`)",
+        )),
+    }
 }
 
 /// A Ctrl-C token for the engine (the fit stops before its next release; nothing is written).
@@ -192,6 +268,9 @@ pub fn finish(f: &Fitted, common: &Common) -> Result<(), CliError> {
     }
     out.insert("population_declared".into(), json!(p.population_declared));
     out.insert("neighbouring".into(), json!(p.neighbouring));
+    if let Some(sampling) = f.sampling {
+        out.insert("sampling".into(), json!(sampling));
+    }
     out.insert("rng".into(), json!(p.rng));
     out.insert("iterations".into(), json!(f.iterations));
     out.insert("dim".into(), json!(f.dim));

@@ -372,6 +372,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         s.extend(e.clone());
     }
     Ok(Fitted {
+        sampling: None,
         model: "mog",
         model_json: serde_json::to_string_pretty(&model_json)
             .map_err(|e| CliError::Output(e.into()))?,

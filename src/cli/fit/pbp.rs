@@ -369,6 +369,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         s.extend(e.clone());
     }
     Ok(Fitted {
+        sampling: None,
         model: "pbp",
         model_json,
         iterations: epochs as u64,

@@ -43,9 +43,12 @@ pub struct Args {
     /// Hidden units K (default 100; 8 with --synthetic).
     #[arg(long, value_parser = count)]
     hidden: Option<usize>,
-    /// Expected (Poisson) batch size S, capped at the population.
+    /// Expected (Poisson) batch size S, capped at the population (the exact size with
+    /// --sampling fixed).
     #[arg(long, default_value_t = 400.0, value_parser = positive)]
     batch_size: f64,
+    #[command(flatten)]
+    batching: super::SamplingArg,
     /// Expected passes over the training data.
     #[arg(long, default_value_t = 1.0, value_parser = positive)]
     passes: f64,
@@ -269,8 +272,10 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     // S is capped at the public N (at the image count only for a non-private fit without one).
     let cap = population.unwrap_or(realised) as f64;
     let batch = args.batch_size.min(cap);
-    let svi = SviConfig::builder()
-        .expected_batch_size(batch)
+    let private = c.epsilon.is_some();
+    let svi = args
+        .batching
+        .apply(SviConfig::builder(), private, batch, cap, "--batch-size")?
         .population(population)
         .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
         .stop(Stop::Passes {
@@ -325,6 +330,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         diagnostics["cpu_seconds"] = num(cpu);
     }
     Ok(Fitted {
+        sampling: Some(result.sampling.name()),
         model: "sbn",
         model_json,
         iterations: result.iterations,

@@ -45,7 +45,8 @@ pub fn default_names(d: usize) -> (Vec<String>, String) {
     ((1..=d).map(|j| format!("x{j}")).collect(), "y".to_string())
 }
 
-fn range(s: &str) -> Result<(f64, f64), ValueError> {
+/// Parses `LO:HI` with finite `LO < HI` (clap value parser).
+pub(super) fn range(s: &str) -> Result<(f64, f64), ValueError> {
     let (lo, hi) = s
         .split_once(':')
         .ok_or(ValueError::Range("expected LO:HI"))?;

@@ -288,6 +288,11 @@ impl SavedBlr {
         &self.map
     }
 
+    /// The public scaling as saved (what the rows went through before the unit-ball clip).
+    pub fn scaling(&self) -> &SavedScaling {
+        &self.file.scaling
+    }
+
     /// Posterior mean (mapped units; the intercept last if there is one).
     pub fn mean(&self) -> &[f64] {
         &self.file.posterior.mean
