@@ -343,6 +343,10 @@ fn two_inputs_and_missing_declarations_are_usage_errors() {
         ],
         &["--csv", "--libsvm"],
     );
+    // Neither input: both named.
+    fails_with(&["fit", "blr", "--out", s(&out)], &["--csv", "--libsvm"]);
+    fails_with(&["predict", "--model", s(&out)], &["--csv", "--libsvm"]);
+    fails_with(&["fit", "linreg", "--out", s(&out)], &["--uci", "--csv"]);
     // The dimension of a private LIBSVM fit must be declared.
     fails_with(
         &[

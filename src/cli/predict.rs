@@ -14,13 +14,14 @@ use super::io::{check_no_null, emit, emit_text, num, read_feature_csv};
 
 /// Arguments of `predict`.
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["csv", "libsvm"])))]
 pub struct PredictArgs {
     /// The saved model (a fit's model.json).
     #[arg(long)]
     model: PathBuf,
     /// CSV file with a header naming every feature column of the model (the label or target
     /// column may be present and is ignored; any other column is an error).
-    #[arg(long, required_unless_present = "libsvm", conflicts_with = "libsvm")]
+    #[arg(long)]
     csv: Option<PathBuf>,
     /// LIBSVM file of new rows for a blr model fitted on LIBSVM rows (`label id:value ...`; the
     /// label is read and ignored). Needs --dim.

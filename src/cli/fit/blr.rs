@@ -19,9 +19,10 @@ use crate::cli::io::num;
 /// Arguments of `fit blr`.
 #[derive(clap::Args, Debug)]
 #[command(allow_negative_numbers = true)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["csv", "libsvm"])))]
 pub struct Args {
     /// CSV file with a header; every column but the label is a numeric feature.
-    #[arg(long, required_unless_present = "libsvm", conflicts_with = "libsvm")]
+    #[arg(long)]
     csv: Option<PathBuf>,
     /// LIBSVM file (`label id:value ...`, ids 1-based; labels 0/1 or -1/+1), stored sparse;
     /// see --dim and --radius. Not with --csv.

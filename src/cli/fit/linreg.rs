@@ -22,9 +22,10 @@ use crate::cli::io::read_feature_csv;
 /// Arguments of `fit linreg`.
 #[derive(clap::Args, Debug)]
 #[command(allow_negative_numbers = true)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["uci", "csv"])))]
 pub struct Args {
     /// UCI split folder (`uci/<name>` or `uci/<name>/data`).
-    #[arg(long, required_unless_present = "csv", conflicts_with = "csv")]
+    #[arg(long)]
     uci: Option<PathBuf>,
     /// Standard split of --uci (0-based): the model is fitted on its training rows and scored
     /// on its test rows.
