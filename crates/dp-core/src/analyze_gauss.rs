@@ -463,6 +463,40 @@ mod tests {
         }
     }
 
+    /// The faer path works in place on an exactly symmetric input and on a symmetrised copy
+    /// otherwise: an input within the tolerance but not exactly symmetric is projected from its
+    /// symmetric part, and left bit-identical when nothing is raised; the tiled mirror after the
+    /// noise gives an exactly symmetric matrix.
+    #[test]
+    fn faer_path_in_place_and_on_a_copy() {
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::ChaCha20Rng::seed_from_u64(5);
+        let d = FAER_MIN_DIMENSION + 83; // more than one 64 x 64 tile
+        let mut a = DMatrix::<f64>::zeros(d, d);
+        add_symmetric_noise(&mut a, 1.0, &mut rng).unwrap();
+        assert_eq!(a, a.transpose());
+        let mut exact = a.clone();
+        let mut nudged = a.clone();
+        nudged[(3, 70)] += 1e-14;
+        let mut symmetrised = nudged.clone();
+        symmetrise(&mut symmetrised);
+        let pe = project_with(&mut exact, 1e-3, Backend::Faer).unwrap();
+        let pn = project_with(&mut nudged, 1e-3, Backend::Faer).unwrap();
+        let ps = project_with(&mut symmetrised, 1e-3, Backend::Faer).unwrap();
+        assert!(pe.eigenvalues_raised > 0);
+        assert_eq!(pn, ps);
+        assert_eq!(nudged, symmetrised);
+        assert_eq!(exact, exact.transpose());
+        assert_eq!(nudged, nudged.transpose());
+        // Above the floor but not exactly symmetric: unchanged, bit for bit.
+        let mut above = DMatrix::<f64>::identity(d, d) * 10.0;
+        above[(1, 80)] = 1e-13;
+        let copy = above.clone();
+        let p = project_with(&mut above, 1e-3, Backend::Faer).unwrap();
+        assert_eq!(p.eigenvalues_raised, 0);
+        assert_eq!(above, copy);
+    }
+
     #[test]
     fn backend_switches_at_the_threshold() {
         assert_eq!(
