@@ -2,9 +2,11 @@
 //! binary rows (a synthetic stand-in), and the Analyze-Gauss PSD projection alone.
 //!
 //! `cargo bench -p vips-models --bench blr` runs criterion at `d` in {256, 512}; with
-//! `BLR_BENCH_FULL=1` it instead times one run of each at `d = 4,146` (a sample takes minutes
-//! with nalgebra's dense eigensolver and inverse; criterion's minimum of 10 samples would take an
-//! hour) and prints the peak resident memory.
+//! `BLR_BENCH_FULL=1` it instead times one run of each at `d = 4,146` (a sample takes 6-30 s on
+//! two shared cores; criterion's minimum of 10 samples each would take several minutes) and
+//! prints the peak resident memory. `benches/eigh_numpy.py` times numpy's `eigh` at the same `d`
+//! for comparison with the projection; `examples/blr.rs --synthetic-stroke FILE` writes the same
+//! rows as a LIBSVM file (figures in `docs/benchmarks.md`).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
