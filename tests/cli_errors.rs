@@ -126,6 +126,24 @@ fn bad_fit_inputs_are_typed_errors_with_exit_code_2() {
         ],
         &["no-such-folder"],
     );
+    // A declared range that is not LO:HI with LO < HI names its flag.
+    for bad in ["2:1", "1..2", "a:1"] {
+        fails_with(
+            &[
+                "fit",
+                "linreg",
+                "--uci",
+                s(&dir),
+                "--feature-range",
+                bad,
+                "--target-range",
+                "0:1",
+                "--out",
+                s(&out),
+            ],
+            &["--feature-range", "LO:HI"],
+        );
+    }
     // Unknown models, and a flag another model takes.
     fails_with(&["fit", "gpt", "--out", s(&out)], &["gpt"]);
     fails_with(&["fit", "sbn", "--corpus", "x"], &["--corpus"]);

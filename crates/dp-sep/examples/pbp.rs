@@ -253,10 +253,7 @@ fn parse_range(flag: &'static str, text: &str) -> Result<PublicRange, ExampleErr
             "expected LO:HI with finite LO < HI",
         )
     };
-    let (lo, hi) = text.split_once(':').ok_or_else(bad)?;
-    let lo: f64 = lo.trim().parse().map_err(|_| bad())?;
-    let hi: f64 = hi.trim().parse().map_err(|_| bad())?;
-    PublicRange::new(lo, hi).map_err(|_| bad())
+    text.parse::<PublicRange>().map_err(|_| bad())
 }
 
 /// The declared public ranges, if any: flags, then `--ranges`, then the committed file.

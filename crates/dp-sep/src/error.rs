@@ -61,6 +61,13 @@ pub enum SepError {
     /// not positive definite); the text is a fixed reason, never a value of the vector.
     #[error("invalid natural parameters: {0}")]
     InvalidNaturalParameters(&'static str),
+    /// A public range given as text that is not `LO:HI` with finite `LO < HI`
+    /// ([`crate::data::PublicRange`]'s `FromStr`).
+    #[error("a public range must be LO:HI with finite LO < HI: {reason}")]
+    MalformedRange {
+        /// What is wrong (a fixed text, never the input).
+        reason: &'static str,
+    },
     /// A public input a private run needs was not declared (it is never computed from the data).
     #[error("a private run needs the public {input}: declare it with {flag}")]
     MissingPublicInput {

@@ -18,10 +18,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::str::FromStr;
 use std::time::Instant;
 
 use clap::Parser;
-use common::{count_usize as count, non_negative, open_unit, positive, range};
+use common::{count_usize as count, non_negative, open_unit, positive};
 use dp_sep::SepError;
 use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges, Standardizer};
@@ -50,11 +51,11 @@ struct Args {
     #[arg(long, conflicts_with_all = ["feature_range", "target_range"])]
     ranges: Option<PathBuf>,
     /// One public range LO:HI for every feature (with --target-range).
-    #[arg(long, requires = "target_range", value_parser = range, allow_hyphen_values = true)]
-    feature_range: Option<(f64, f64)>,
+    #[arg(long, requires = "target_range", value_parser = PublicRange::from_str, allow_hyphen_values = true)]
+    feature_range: Option<PublicRange>,
     /// Public range LO:HI of the target (with --feature-range).
-    #[arg(long, requires = "feature_range", value_parser = range, allow_hyphen_values = true)]
-    target_range: Option<(f64, f64)>,
+    #[arg(long, requires = "feature_range", value_parser = PublicRange::from_str, allow_hyphen_values = true)]
+    target_range: Option<PublicRange>,
     /// Total epsilon (omit for a non-private run).
     #[arg(long, value_parser = positive)]
     epsilon: Option<f64>,
@@ -162,11 +163,9 @@ fn run(args: &Args) -> Result<(), CliError> {
     let data = SplitFolder::load(&args.uci)?;
     let ranges = match (&args.ranges, args.feature_range, args.target_range) {
         (Some(p), _, _) => data.public_ranges(p)?,
-        (None, Some((flo, fhi)), Some((tlo, thi))) => PublicRanges::uniform(
-            data.all().dim(),
-            PublicRange::new(flo, fhi)?,
-            PublicRange::new(tlo, thi)?,
-        ),
+        (None, Some(feature), Some(target)) => {
+            PublicRanges::uniform(data.all().dim(), feature, target)
+        }
         _ => match committed_ranges(data.name()) {
             Some(p) => data.public_ranges(p)?,
             None => {

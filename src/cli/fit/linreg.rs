@@ -3,6 +3,7 @@
 //! with a target column and declared public ranges (`name,lower,upper`, as `fit blr` takes them).
 
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::time::Instant;
 
 use dp_sep::data::split_folder::SplitFolder;
@@ -39,11 +40,11 @@ pub struct Args {
     ranges: Option<PathBuf>,
     /// One public range LO:HI for every feature of --uci (with --target-range); features are
     /// then named x1..xd and the target y.
-    #[arg(long, requires = "target_range", conflicts_with = "csv", value_parser = super::uci::range, allow_hyphen_values = true)]
-    feature_range: Option<(f64, f64)>,
+    #[arg(long, requires = "target_range", conflicts_with = "csv", value_parser = PublicRange::from_str, allow_hyphen_values = true)]
+    feature_range: Option<PublicRange>,
     /// Public range LO:HI of the target of --uci (with --feature-range).
-    #[arg(long, requires = "feature_range", conflicts_with = "csv", value_parser = super::uci::range, allow_hyphen_values = true)]
-    target_range: Option<(f64, f64)>,
+    #[arg(long, requires = "feature_range", conflicts_with = "csv", value_parser = PublicRange::from_str, allow_hyphen_values = true)]
+    target_range: Option<PublicRange>,
     /// CSV file with a header; every column but --label is a numeric feature. The whole file is
     /// fitted (no held-out split): score new rows with `dp-bayes predict`.
     #[arg(long)]

@@ -3,11 +3,12 @@
 //! ([`declared_ranges`]).
 
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges};
 
-use crate::cli::error::{CliError, ValueError, usage};
+use crate::cli::error::{CliError, usage};
 
 /// The flags naming a UCI split folder, its split and its public ranges.
 #[derive(clap::Args, Debug)]
@@ -25,11 +26,11 @@ pub struct UciArgs {
     pub ranges: Option<PathBuf>,
     /// One public range LO:HI for every feature (with --target-range); features are then
     /// named x1..xd and the target y.
-    #[arg(long, requires = "target_range", value_parser = range, allow_hyphen_values = true)]
-    pub feature_range: Option<(f64, f64)>,
+    #[arg(long, requires = "target_range", value_parser = PublicRange::from_str, allow_hyphen_values = true)]
+    pub feature_range: Option<PublicRange>,
     /// Public range LO:HI of the target (with --feature-range).
-    #[arg(long, requires = "feature_range", value_parser = range, allow_hyphen_values = true)]
-    pub target_range: Option<(f64, f64)>,
+    #[arg(long, requires = "feature_range", value_parser = PublicRange::from_str, allow_hyphen_values = true)]
+    pub target_range: Option<PublicRange>,
 }
 
 /// Declared public ranges with the column names they go with.
@@ -43,26 +44,6 @@ pub struct DeclaredRanges {
 /// The default names of `d` features and the target (x1..xd, y).
 pub fn default_names(d: usize) -> (Vec<String>, String) {
     ((1..=d).map(|j| format!("x{j}")).collect(), "y".to_string())
-}
-
-/// Parses `LO:HI` with finite `LO < HI` (clap value parser).
-pub(super) fn range(s: &str) -> Result<(f64, f64), ValueError> {
-    let (lo, hi) = s
-        .split_once(':')
-        .ok_or(ValueError::Range("expected LO:HI"))?;
-    let lo: f64 = lo
-        .trim()
-        .parse()
-        .map_err(|_| ValueError::Range("LO is not a number"))?;
-    let hi: f64 = hi
-        .trim()
-        .parse()
-        .map_err(|_| ValueError::Range("HI is not a number"))?;
-    if lo.is_finite() && hi.is_finite() && lo < hi {
-        Ok((lo, hi))
-    } else {
-        Err(ValueError::Range("needs finite LO < HI"))
-    }
 }
 
 /// The committed ranges file of a UCI folder, if this build's source tree has one.
@@ -113,15 +94,11 @@ pub fn declared_ranges(
                 target: name(data.target_column()),
             }))
         }
-        (None, Some((flo, fhi)), Some((tlo, thi))) => {
+        (None, Some(feature), Some(target_range)) => {
             let d = data.all().dim();
             let (names, target) = default_names(d);
             Ok(Some(DeclaredRanges {
-                ranges: PublicRanges::uniform(
-                    d,
-                    PublicRange::new(flo, fhi)?,
-                    PublicRange::new(tlo, thi)?,
-                ),
+                ranges: PublicRanges::uniform(d, feature, target_range),
                 names,
                 target,
             }))

@@ -52,6 +52,34 @@ pub struct PublicRange {
     pub scale: Option<f64>,
 }
 
+/// The text form of a declared range, `LO:HI` (as the `--feature-range` / `--target-range` flags
+/// take it), with the default centre and scale.
+///
+/// # Example
+/// ```
+/// use dp_sep::data::PublicRange;
+/// let r: PublicRange = "-2:2.5".parse()?;
+/// assert_eq!((r.lower, r.upper), (-2.0, 2.5));
+/// assert!("2:1".parse::<PublicRange>().is_err());
+/// assert!("1..2".parse::<PublicRange>().is_err());
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+///
+/// # Errors
+/// [`SepError::MalformedRange`] without a `:`, with an end that is not a number, or unless both
+/// ends are finite and `LO < HI`.
+impl std::str::FromStr for PublicRange {
+    type Err = SepError;
+
+    fn from_str(s: &str) -> Result<Self, SepError> {
+        let bad = |reason| SepError::MalformedRange { reason };
+        let (lo, hi) = s.split_once(':').ok_or(bad("expected LO:HI"))?;
+        let lo: f64 = lo.trim().parse().map_err(|_| bad("LO is not a number"))?;
+        let hi: f64 = hi.trim().parse().map_err(|_| bad("HI is not a number"))?;
+        Self::new(lo, hi).map_err(|_| bad("needs finite LO < HI"))
+    }
+}
+
 impl PublicRange {
     /// `[lower, upper]` with the default centre and scale.
     ///

@@ -290,29 +290,6 @@ pub fn count(s: &str) -> Result<u64, ValueError> {
     }
 }
 
-/// Parses a public range `LO:HI` with finite `LO < HI` (clap value parser).
-///
-/// # Errors
-/// [`ValueError::Range`] naming what is wrong.
-pub fn range(s: &str) -> Result<(f64, f64), ValueError> {
-    let (lo, hi) = s
-        .split_once(':')
-        .ok_or(ValueError::Range("expected LO:HI"))?;
-    let lo: f64 = lo
-        .trim()
-        .parse()
-        .map_err(|_| ValueError::Range("LO is not a number"))?;
-    let hi: f64 = hi
-        .trim()
-        .parse()
-        .map_err(|_| ValueError::Range("HI is not a number"))?;
-    if lo.is_finite() && hi.is_finite() && lo < hi {
-        Ok((lo, hi))
-    } else {
-        Err(ValueError::Range("needs finite LO < HI"))
-    }
-}
-
 /// Parses `--accountant` (clap value parser): `rdp`, `pld`, `moments`, `zcdp`, `advanced` or
 /// `linear` ([`dp_accountant::AccountantKind`]).
 ///
