@@ -44,6 +44,32 @@ impl Section {
             seconds: 0.0,
         }
     }
+
+    /// Appends each part's body and plots, and merges its figures (a JSON object) into the
+    /// section's (made an object first if it is not one).
+    pub fn absorb(&mut self, parts: impl IntoIterator<Item = Part>) {
+        if !self.figures.is_object() {
+            self.figures = Value::Object(serde_json::Map::new());
+        }
+        for part in parts {
+            self.body.push_str(&part.body);
+            self.plots.extend(part.plots);
+            if let (Value::Object(map), Some(all)) = (part.figures, self.figures.as_object_mut()) {
+                all.extend(map);
+            }
+        }
+    }
+}
+
+/// What one group of figures adds to a section ([`Section::absorb`]).
+#[derive(Default)]
+pub struct Part {
+    /// Markdown.
+    pub body: String,
+    /// SVG files written.
+    pub plots: Vec<String>,
+    /// The group's figures, a JSON object keyed by figure.
+    pub figures: Value,
 }
 
 /// Renders a Markdown table from a header and rows.

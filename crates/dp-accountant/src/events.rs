@@ -28,6 +28,26 @@ pub enum Neighbouring {
     ReplaceOne,
 }
 
+impl Neighbouring {
+    /// The stable name, as in JSON: `add_remove_one` or `replace_one`.
+    ///
+    /// # Example
+    /// ```
+    /// use dp_accountant::Neighbouring;
+    /// assert_eq!(Neighbouring::ReplaceOne.name(), "replace_one");
+    /// assert_eq!(
+    ///     serde_json::to_value(Neighbouring::AddRemoveOne).unwrap(),
+    ///     Neighbouring::AddRemoveOne.name()
+    /// );
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AddRemoveOne => "add_remove_one",
+            Self::ReplaceOne => "replace_one",
+        }
+    }
+}
+
 /// One accountable privacy event.
 ///
 /// Construct with the checked constructors ([`PrivacyEvent::gaussian`],

@@ -247,8 +247,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
             let eps = ledger.epsilon(delta)?;
             let neighbouring = ledger
                 .neighbouring()
-                .and_then(|n| serde_json::to_value(n).ok())
-                .and_then(|v| v.as_str().map(str::to_string))
+                .map(|n| n.name().to_string())
                 .unwrap_or_default();
             (
                 PrivacySummary {

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use dp_accountant::{AccountantConfig, Neighbouring};
+use dp_accountant::AccountantConfig;
 use dp_core::{PrivacyWall, RngPolicy, SamplingScheme};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
@@ -282,11 +282,7 @@ pub fn fit<M: VipsModel>(
                 expected_batch_size: expected_batch,
                 public_population: population,
                 population_declared: config.population().is_some(),
-                neighbouring: match config.batching().neighbouring() {
-                    Neighbouring::AddRemoveOne => "add_remove_one",
-                    Neighbouring::ReplaceOne => "replace_one",
-                }
-                .into(),
+                neighbouring: config.batching().neighbouring().name().into(),
                 rng: policy.describe(),
                 accountant: config.accountant(),
                 ledger,

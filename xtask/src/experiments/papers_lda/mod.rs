@@ -10,18 +10,10 @@ mod topics_table;
 mod vips_003;
 mod zcdp_000;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::context::Context;
-use crate::report::Section;
-
-/// What one group of figures adds to the section.
-#[derive(Default)]
-pub struct Part {
-    body: String,
-    plots: Vec<String>,
-    figures: Value,
-}
+use crate::report::{Part, Section};
 
 /// Runs every LDA figure of the papers.
 pub fn run(ctx: &Context) -> anyhow::Result<Section> {
@@ -78,18 +70,8 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         setting.noise_to_signal(1.24, setting.topics_003, table_batch),
         setting::TAU0.powf(-setting::KAPPA),
     );
-    let mut figures = json!({"population": setting.population, "doc_length": setting.doc_length,
+    section.figures = json!({"population": setting.population, "doc_length": setting.doc_length,
         "topics_003": setting.topics_003, "topics_000": setting.topics_000});
-    for part in parts {
-        section.body.push_str(&part.body);
-        section.plots.extend(part.plots);
-        if let Value::Object(map) = part.figures {
-            figures
-                .as_object_mut()
-                .expect("built as an object")
-                .extend(map);
-        }
-    }
-    section.figures = figures;
+    section.absorb(parts);
     Ok(section)
 }

@@ -17,18 +17,9 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use dp_accountant::{AccountantConfig, AccountantKind, PrivacyEvent, epsilon_for_event};
-use serde_json::{Value, json};
 
 use crate::context::Context;
-use crate::report::Section;
-
-/// What one group of figures adds to the section.
-#[derive(Default)]
-pub struct Part {
-    body: String,
-    plots: Vec<String>,
-    figures: Value,
-}
+use crate::report::{Part, Section};
 
 /// Epsilon at `delta` of `steps` Poisson-subsampled Gaussian releases (noise multiplier
 /// `sigma`, rate `q`) by the accountant `kind`.
@@ -93,17 +84,6 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         papers print almost no numbers for these figures (only 003 Fig. 7's epsilons), so the \
         comparison is of orderings, and of those epsilons.\n\n"
         .to_string();
-    let mut figures = json!({});
-    for part in parts {
-        section.body.push_str(&part.body);
-        section.plots.extend(part.plots);
-        if let Value::Object(map) = part.figures {
-            figures
-                .as_object_mut()
-                .expect("built as an object")
-                .extend(map);
-        }
-    }
-    section.figures = figures;
+    section.absorb(parts);
     Ok(section)
 }
