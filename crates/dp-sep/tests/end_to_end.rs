@@ -376,6 +376,18 @@ fn mog_shuffled_epochs_draw_the_changed_record_once_per_epoch() {
     assert_eq!(drawn, 2);
 }
 
+/// Fixed-size batches (replace-one, issue 18): `S = 10` of the `N = 60` slots per step, drawn
+/// without replacement by the same wall. A batch's release is its clipped sum over the public `S`
+/// (sensitivity `2C / S`) entering the posterior with weight `S gamma / N`, so the bound on the
+/// posterior is again `2 gamma C / N`, and a step whose batch misses the changed record must not
+/// move at all. With `q = 1/6` per step, 60 steps draw record 7 about 10 times (fixed seed).
+#[test]
+fn mog_fixed_size_batches_move_each_release_within_its_sensitivity() {
+    let sampling = SamplingScheme::fixed_size(10).unwrap();
+    let drawn = mog_neighbours_sampled(vec![1e9, -1e12], sampling, 60);
+    assert!((3..=30).contains(&drawn), "{drawn}");
+}
+
 #[test]
 fn mog_one_point_replaced_by_a_far_outlier_moves_each_release_within_its_sensitivity() {
     mog_neighbours(vec![1e9, -1e12]);
