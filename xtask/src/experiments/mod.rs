@@ -8,6 +8,7 @@ pub mod lda;
 pub mod papers_lda;
 pub mod papers_sep;
 pub mod papers_vips;
+pub mod pld_savings;
 pub mod regression;
 pub mod sampler;
 pub mod sbn;
@@ -57,6 +58,11 @@ pub fn all() -> Vec<Experiment> {
             name: "papers_sep",
             about: "issue 22: the papers' DP-SEP figure (002 Fig. 1, mixture of Gaussians)",
             run: papers_sep::run,
+        },
+        Experiment {
+            name: "pld_savings",
+            about: "issue 22: PLD against RDP through LDA, BLR and SBN (noise saved, utility)",
+            run: pld_savings::run,
         },
         Experiment {
             name: "blr",

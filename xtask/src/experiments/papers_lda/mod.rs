@@ -5,7 +5,7 @@
 //!
 //! Quick mode: a synthetic corpus; full mode: the news corpus when present.
 
-mod setting;
+pub(crate) mod setting;
 mod topics_table;
 mod vips_003;
 mod zcdp_000;

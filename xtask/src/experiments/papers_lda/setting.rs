@@ -1,7 +1,7 @@
 //! The corpus every LDA figure of the papers is redrawn on, and the one fit they are all made
 //! of: private (or non-private) LDA through `vips_models::engine::fit`, called in-process.
 
-use dp_accountant::AccountantKind;
+use dp_accountant::{Accountant, AccountantKind};
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit};
 use vips_models::lda::corpus::{Corpus, Document, ResamplingKey, SyntheticConfig, load_uci_dir};
 use vips_models::lda::{Lda, LdaConfig, Topics, perplexity_bound};
@@ -23,9 +23,14 @@ pub const TAU0: f64 = 1024.0;
 pub const KAPPA: f64 = 0.7;
 /// Training documents of the news corpus as published (header of `docword.train.txt.gz`).
 const NEWS_TRAIN_DOCS: usize = 3441;
-/// 003's fixed document length (Sec. 4.1) and clipping scale `a` (Eq. 24).
+/// 003's fixed document length (Sec. 4.1).
 const PAPER_DOC_LENGTH: usize = 500;
-const CLIP_SCALE: f64 = 0.1;
+/// 003's (and 001's) clipping scale `a` (003 Eq. 24, 001 Eq. 4).
+pub const CLIP_SCALE: f64 = 0.1;
+/// `a = 1`: 001's "no clipping" baseline (Sec. 4.1: "when a = 1, no clipping is applied"). A
+/// document's expected statistic sums to `N` with non-negative entries, so its Frobenius norm is
+/// at most `N = a N` and the clip never binds; the sensitivity is the worst case `N`.
+pub const NO_CLIPPING: f64 = 1.0;
 /// Quick mode's synthetic corpus: training documents, test documents, vocabulary, topics, length.
 const QUICK_DOCS: usize = 16_000;
 const QUICK_TEST_DOCS: usize = 800;
@@ -104,11 +109,11 @@ impl Setting {
         })
     }
 
-    /// The LDA settings for `topics` topics (default priors `1/K`).
-    pub fn lda_config(&self, topics: usize) -> anyhow::Result<LdaConfig> {
+    /// The LDA settings for `topics` topics (default priors `1/K`) and clipping scale `a`.
+    pub fn lda_config(&self, topics: usize, clip_scale: f64) -> anyhow::Result<LdaConfig> {
         Ok(LdaConfig::builder(topics, self.train.vocab_size())
             .doc_length(Some(self.doc_length))
-            .clip_scale(CLIP_SCALE)
+            .clip_scale(clip_scale)
             .build()?)
     }
 
@@ -154,6 +159,33 @@ pub struct FitSpec {
     pub accountant: AccountantKind,
     /// Held-out perplexity is computed at about this many evenly spaced iterations (0: at the end only).
     pub checkpoints: u64,
+    /// Clipping scale `a` ([`CLIP_SCALE`], or [`NO_CLIPPING`] for 001's baseline).
+    pub clip_scale: f64,
+    /// Seeds the batches and the noise ([`SEED`] for the figures; other seeds for spreads).
+    pub noise_seed: u64,
+}
+
+impl FitSpec {
+    /// The figures' usual fit: clipping at [`CLIP_SCALE`], noise seed [`SEED`].
+    pub fn new(
+        topics: usize,
+        batch_size: f64,
+        iterations: u64,
+        noise: Noise,
+        accountant: AccountantKind,
+        checkpoints: u64,
+    ) -> Self {
+        Self {
+            topics,
+            batch_size,
+            iterations,
+            noise,
+            accountant,
+            checkpoints,
+            clip_scale: CLIP_SCALE,
+            noise_seed: SEED,
+        }
+    }
 }
 
 /// What one fit gives the figures.
@@ -169,6 +201,8 @@ pub struct FitOutcome {
     pub epsilon: Option<f64>,
     /// Final topics.
     pub topics: Topics,
+    /// The run's ledger (`None` when non-private), for re-accounting by another accountant.
+    pub ledger: Option<Accountant>,
 }
 
 /// Large enough never to stop a run given a noise multiplier: the epsilon is what the
@@ -177,7 +211,7 @@ const UNCAPPED_EPSILON: f64 = 1e6;
 
 /// Fits LDA on the setting's training documents and scores it on the test documents.
 pub fn fit_lda(setting: &Setting, spec: FitSpec) -> anyhow::Result<FitOutcome> {
-    let cfg = setting.lda_config(spec.topics)?;
+    let cfg = setting.lda_config(spec.topics, spec.clip_scale)?;
     let model = Lda::new(cfg.clone());
     let records = model.prepare(&setting.train, &ResamplingKey::public_seed(SEED))?;
     let privacy = match spec.noise {
@@ -200,7 +234,7 @@ pub fn fit_lda(setting: &Setting, spec: FitSpec) -> anyhow::Result<FitOutcome> {
         })
         .privacy(privacy)
         .accountant(spec.accountant)
-        .noise_seed(Some(SEED))
+        .noise_seed(Some(spec.noise_seed))
         .init_seed(SEED)
         .population(Some(setting.population))
         .build()?;
@@ -233,5 +267,6 @@ pub fn fit_lda(setting: &Setting, spec: FitSpec) -> anyhow::Result<FitOutcome> {
         noise_multiplier: result.privacy.noise_multiplier,
         epsilon: result.privacy.epsilon,
         topics: result.global,
+        ledger: result.privacy.ledger,
     })
 }

@@ -9,7 +9,9 @@ use dp_accountant::{AccountantConfig, AccountantKind, PrivacyEvent, epsilon_for_
 use serde_json::json;
 
 use super::Part;
-use super::setting::{DELTA, FitOutcome, FitSpec, Noise, PAPER_DOCS, Setting, fit_lda};
+use super::setting::{
+    DELTA, FitOutcome, FitSpec, NO_CLIPPING, Noise, PAPER_DOCS, Setting, fit_lda,
+};
 use super::topics_table::{epsilon_of, most_concentrated, top_words_table};
 use crate::context::Context;
 use crate::plot::{LinePlot, Scale, Series, line_plot};
@@ -58,22 +60,32 @@ fn fig2(ctx: &Context, setting: &Setting, part: &mut Part) -> anyhow::Result<()>
     let mut rows = Vec::new();
     let mut moments_series = Vec::new();
     let mut strong_series = Vec::new();
+    let mut no_clip_series = Vec::new();
+    // the unclipped run's perplexity over the clipped one's, cell by cell
+    let mut clip_gain = Vec::new();
     let mut points = Vec::new();
     // strong composition's epsilon over the moments accountant's, run by run
     let mut ratios = Vec::new();
     for &paper_batch in &PAPER_BATCHES {
         let s = scaled(setting, paper_batch);
-        let (mut ma, mut strong) = (Vec::new(), Vec::new());
+        let (mut ma, mut strong, mut unclipped) = (Vec::new(), Vec::new(), Vec::new());
         for &sigma in &SIGMAS {
-            let run = fit_lda(
+            let clipped_spec = FitSpec::new(
+                k,
+                s.batch,
+                s.iterations,
+                Noise::Multiplier(sigma),
+                AccountantKind::Moments,
+                0,
+            );
+            let run = fit_lda(setting, clipped_spec)?;
+            // 001's baseline: the same run without clipping (a = 1), so the same epsilon and
+            // ten times the noise in absolute terms (sigma a N / S).
+            let no_clip = fit_lda(
                 setting,
                 FitSpec {
-                    topics: k,
-                    batch_size: s.batch,
-                    iterations: s.iterations,
-                    noise: Noise::Multiplier(sigma),
-                    accountant: AccountantKind::Moments,
-                    checkpoints: 0,
+                    clip_scale: NO_CLIPPING,
+                    ..clipped_spec
                 },
             )?;
             let eps_ma = run.epsilon.unwrap_or(f64::INFINITY);
@@ -83,6 +95,8 @@ fn fig2(ctx: &Context, setting: &Setting, part: &mut Part) -> anyhow::Result<()>
             ratios.push(eps_strong / eps_ma);
             ma.push((eps_ma, run.perplexity));
             strong.push((eps_strong, run.perplexity));
+            unclipped.push((eps_ma, no_clip.perplexity));
+            clip_gain.push(no_clip.perplexity / run.perplexity);
             rows.push(vec![
                 format!("{}", s.paper_batch),
                 format!("{:.1}", s.batch),
@@ -95,13 +109,14 @@ fn fig2(ctx: &Context, setting: &Setting, part: &mut Part) -> anyhow::Result<()>
                 ),
                 format!("{eps_strong:.3}"),
                 format!("{:.1}", run.perplexity),
+                format!("{:.1}", no_clip.perplexity),
             ]);
             points.push(json!({
                 "paper_batch": s.paper_batch, "batch": s.batch, "q": s.q,
                 "iterations": s.iterations, "sigma": sigma,
                 "epsilon_moments": eps_ma, "epsilon_moments_paper_cap": paper_cap.epsilon,
                 "paper_lambda_cap": paper_cap.lambda_max, "epsilon_strong": eps_strong,
-                "perplexity": run.perplexity,
+                "perplexity": run.perplexity, "perplexity_no_clipping": no_clip.perplexity,
             }));
         }
         moments_series.push(Series::new(
@@ -112,21 +127,29 @@ fn fig2(ctx: &Context, setting: &Setting, part: &mut Part) -> anyhow::Result<()>
             format!("strong composition, S = {paper_batch} (paper)"),
             sorted(strong),
         ));
+        no_clip_series.push(Series::new(
+            format!("moments accountant, no clipping (a = 1), S = {paper_batch} (paper)"),
+            sorted(unclipped),
+        ));
     }
     let (min_ratio, max_ratio) = ratios
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(a, b), &r| (a.min(r), b.max(r)));
+    let clipping_helps = clip_gain.iter().filter(|&&r| r > 1.0).count();
+    let (min_gain, max_gain) = clip_gain
         .iter()
         .fold((f64::INFINITY, 0.0_f64), |(a, b), &r| (a.min(r), b.max(r)));
     let largest = scaled(setting, TABLE_PAPER_BATCH);
     let nonprivate = fit_lda(
         setting,
-        FitSpec {
-            topics: k,
-            batch_size: largest.batch,
-            iterations: largest.iterations,
-            noise: Noise::NonPrivate,
-            accountant: AccountantKind::Moments,
-            checkpoints: 0,
-        },
+        FitSpec::new(
+            k,
+            largest.batch,
+            largest.iterations,
+            Noise::NonPrivate,
+            AccountantKind::Moments,
+            0,
+        ),
     )?;
     let all_eps: Vec<f64> = moments_series
         .iter()
@@ -139,6 +162,7 @@ fn fig2(ctx: &Context, setting: &Setting, part: &mut Part) -> anyhow::Result<()>
         .fold((f64::INFINITY, 0.0_f64), |(a, b), &e| (a.min(e), b.max(e)));
     let mut series = moments_series;
     series.append(&mut strong_series);
+    series.append(&mut no_clip_series);
     series.push(Series::new(
         "non-private (S = 20000 paper)",
         vec![(lo, nonprivate.perplexity), (hi, nonprivate.perplexity)],
@@ -171,8 +195,13 @@ fn fig2(ctx: &Context, setting: &Setting, part: &mut Part) -> anyhow::Result<()>
          amplified Gaussian step, the delta split optimised). Both accountants describe the same \
          run, so a point moves left or right, never up or down: strong composition's epsilon \
          is {min_ratio:.1} to {max_ratio:.1} times the moments accountant's here (the paper: \
-         \"substantially outperformed\"). Non-private (S = 20,000 paper): perplexity \
-         {:.1}.\n\n{}",
+         \"substantially outperformed\"). 001's third series, the moments accountant without \
+         clipping (a = 1: the clip never binds, since a document's statistic has norm at most \
+         N; sensitivity N / S instead of a N / S, so the same epsilon and ten times the noise), \
+         is one more fit per cell with the same seed: its perplexity is above the clipped \
+         run's in {clipping_helps} of {} cells, by a factor {min_gain:.3} to {max_gain:.3}. \
+         Non-private (S = 20,000 paper): perplexity {:.1}.\n\n{}",
+        clip_gain.len(),
         nonprivate.perplexity,
         markdown_table(
             &[
@@ -183,7 +212,8 @@ fn fig2(ctx: &Context, setting: &Setting, part: &mut Part) -> anyhow::Result<()>
                 "eps moments (lambda <= 1024)",
                 "eps moments (paper's lambda range)",
                 "eps strong composition",
-                "perplexity"
+                "perplexity (a = 0.1)",
+                "perplexity, no clipping (a = 1)"
             ],
             &rows
         )
@@ -201,13 +231,15 @@ fn sorted(mut points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 
 fn fig3_table1(ctx: &Context, setting: &Setting, part: &mut Part) -> anyhow::Result<()> {
     let s = scaled(setting, TABLE_PAPER_BATCH);
-    let spec = |noise, accountant| FitSpec {
-        topics: setting.topics_003,
-        batch_size: s.batch,
-        iterations: s.iterations,
-        noise,
-        accountant,
-        checkpoints: s.iterations,
+    let spec = |noise, accountant| {
+        FitSpec::new(
+            setting.topics_003,
+            s.batch,
+            s.iterations,
+            noise,
+            accountant,
+            s.iterations,
+        )
     };
     let moments = fit_lda(
         setting,
@@ -228,7 +260,15 @@ fn fig3_table1(ctx: &Context, setting: &Setting, part: &mut Part) -> anyhow::Res
         spec(Noise::Target(target), AccountantKind::Moments),
     )?;
     let nonprivate = fit_lda(setting, spec(Noise::NonPrivate, AccountantKind::Moments))?;
-    let runs: [(&str, &FitOutcome); 4] = [
+    // 001 Table 1's fourth column: the paper's run without clipping (a = 1), same epsilon.
+    let no_clipping = fit_lda(
+        setting,
+        FitSpec {
+            clip_scale: NO_CLIPPING,
+            ..spec(Noise::Multiplier(TABLE_SIGMA), AccountantKind::Moments)
+        },
+    )?;
+    let runs: [(&str, &FitOutcome); 5] = [
         ("non-private", &nonprivate),
         ("moments accountant (paper's run)", &moments),
         ("strong composition", &strong),
@@ -236,6 +276,7 @@ fn fig3_table1(ctx: &Context, setting: &Setting, part: &mut Part) -> anyhow::Res
             "moments accountant, lambda <= 1024, calibrated",
             &moments_calibrated,
         ),
+        ("moments accountant, no clipping (a = 1; 001)", &no_clipping),
     ];
     let plot = "papers_lda_003_fig3.svg";
     line_plot(
@@ -285,7 +326,9 @@ fn fig3_table1(ctx: &Context, setting: &Setting, part: &mut Part) -> anyhow::Res
          (<= {}) is **{target:.4}** (paper: {PAPER_TABLE_EPSILON}); over integer lambda up to \
          1024 the same run costs only **{epsilon:.4}**. Strong composition is calibrated to \
          {target:.4}, and so is a fourth run with our moments accountant (lambda <= 1024), \
-         which can then afford less noise than the paper's. \
+         which can then afford less noise than the paper's. A fifth run is 001's baseline: \
+         the paper's run (sigma = {TABLE_SIGMA}, the same epsilon) without clipping (a = 1, \
+         noise std sigma N / S instead of sigma a N / S). \
          Held-out perplexity after every iteration:\n\n{}",
         s.q,
         s.iterations,
@@ -306,9 +349,11 @@ fn fig3_table1(ctx: &Context, setting: &Setting, part: &mut Part) -> anyhow::Res
         part.body,
         "\n### 003 Table 1 (and 001 Table 1): top words at eps = {target:.2}\n\n\
          The {EXAMPLE_TOPICS} topics of the moments-accountant run whose ten top words carry the \
-         most mass, and the same topic index in the other runs (all three start from the same \
+         most mass, and the same topic index in the other runs (all start from the same \
          initial topics, seed 1, as the paper's shared topic numbers suggest). 001 Table 1 \
-         prints one topic of the same setting at eps = {PAPER_001_EPSILON} (003: \
+         prints one topic of the same setting, with the same four columns as the first, second, \
+         third and fifth here (non-private, moments accountant, strong composition, moments \
+         accountant without clipping) at eps = {PAPER_001_EPSILON} (003: \
          {PAPER_TABLE_EPSILON}): 001 draws batches of exactly S without replacement \
          (replace-one) and uses Wang et al.'s analytical moments accountant; RDP for 20 such \
          draws of 20,000 of 400,000 documents at noise multiplier {TABLE_SIGMA} (taken \

@@ -39,14 +39,14 @@ fn iterations(setting: &Setting, batch: f64) -> u64 {
 }
 
 fn spec(setting: &Setting, batch: f64, noise: Noise, accountant: AccountantKind) -> FitSpec {
-    FitSpec {
-        topics: setting.topics_000,
-        batch_size: batch,
-        iterations: iterations(setting, batch),
+    FitSpec::new(
+        setting.topics_000,
+        batch,
+        iterations(setting, batch),
         noise,
         accountant,
-        checkpoints: CHECKPOINTS,
-    }
+        CHECKPOINTS,
+    )
 }
 
 /// Runs the three 000 / 004 experiments.

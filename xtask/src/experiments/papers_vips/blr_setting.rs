@@ -152,6 +152,10 @@ pub struct BlrRun {
 pub struct BlrOutcome {
     pub auc: f64,
     pub noise_multiplier: Option<f64>,
+    /// Epsilon the run's ledger reports at [`DELTA`] (`None` when non-private).
+    pub epsilon: Option<f64>,
+    /// The run's ledger, for re-accounting by another accountant.
+    pub ledger: Option<dp_accountant::Accountant>,
 }
 
 /// SVI step of the stochastic runs (the blr example's defaults; the papers print none).
@@ -204,6 +208,8 @@ pub fn fit_blr(
     Ok(BlrOutcome {
         auc: metrics.auc,
         noise_multiplier: fitted.privacy.noise_multiplier,
+        epsilon: fitted.privacy.epsilon,
+        ledger: fitted.privacy.ledger,
     })
 }
 

@@ -6,11 +6,11 @@
 
 mod blr_000;
 mod blr_003;
-mod blr_setting;
+pub(crate) mod blr_setting;
 mod erm;
 mod sbn_000;
 mod sbn_003;
-mod sbn_setting;
+pub(crate) mod sbn_setting;
 mod weight_image;
 
 use std::fmt::Write as _;

@@ -112,6 +112,8 @@ pub struct SbnOutcome {
     pub noise_multiplier: Option<f64>,
     pub iterations: u64,
     pub natural: SbnNatural,
+    /// The run's ledger, for re-accounting by another accountant.
+    pub ledger: Option<dp_accountant::Accountant>,
 }
 
 /// A budget no run reaches: with a fixed multiplier the ledger reports what the run spent.
@@ -151,7 +153,9 @@ pub fn fit_sbn(setting: &SbnSetting, run: SbnRun) -> anyhow::Result<SbnOutcome> 
         .build()?;
     let fitted = fit(&model, setting.train.clone(), &svi, |_, _| {})?.result;
     let natural = SbnNatural::from_global(&fitted.global);
+    let ledger = fitted.privacy.ledger;
     Ok(SbnOutcome {
+        ledger,
         accuracy: pixel_accuracy(&model, &natural, &setting.test),
         epsilon: fitted.privacy.epsilon,
         noise_multiplier: fitted.privacy.noise_multiplier,
