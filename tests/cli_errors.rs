@@ -188,12 +188,12 @@ fn bad_model_files_and_csvs_for_predict_are_typed_errors() {
     let newer = dir.join("newer.json");
     std::fs::write(
         &newer,
-        text.replacen("\"format_version\": 1", "\"format_version\": 2", 1),
+        text.replacen("\"format_version\": 2", "\"format_version\": 3", 1),
     )
     .unwrap();
     fails_with(
         &["predict", "--model", s(&newer), "--csv", s(&new)],
-        &["newer.json", "format_version 2", "newer"],
+        &["newer.json", "format_version 3", "newer"],
     );
     let corrupt = dir.join("corrupt.json");
     std::fs::write(&corrupt, &text[..text.len() / 2]).unwrap();

@@ -101,7 +101,16 @@ fn round_trip(model: &str, fit_args: &[&str], dir: &Path, label: &str) {
     let fit = ok_json(&args);
     assert_eq!(fit["model"], model);
     assert_eq!(fit["private"], true);
-    assert_eq!(fit["format_version"], 1);
+    // BLR files are format version 2 (they record `sampling`); linreg's are still 1.
+    let version = if model == "blr" { 2 } else { 1 };
+    assert_eq!(fit["format_version"], version);
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("model.json")).unwrap()).unwrap();
+    assert_eq!(saved["format_version"], version);
+    if model == "blr" {
+        assert_eq!(saved["sampling"], fit["sampling"]);
+        assert_eq!(saved["sampling"], "poisson");
+    }
     let epsilon = fit["epsilon"].as_f64().unwrap();
     assert!(epsilon > 0.0 && epsilon <= 1.0);
     for f in ["model.json", "ledger.json", "result.json"] {
@@ -142,6 +151,25 @@ fn round_trip(model: &str, fit_args: &[&str], dir: &Path, label: &str) {
     assert_eq!(b1.len(), if model == "linreg" { 8 } else { 4 });
     assert!(b1.iter().all(|&b| f64::from_bits(b).is_finite()));
     assert_eq!(b1, bits(&p2), "a second process predicts the same bits");
+    if model == "blr" {
+        // The same model as a format-version-1 file (before `sampling`) still predicts the
+        // same bits.
+        let mut old = saved.clone();
+        old["format_version"] = 1.into();
+        old.as_object_mut().unwrap().remove("sampling");
+        let old_file = out.join("model-v1.json");
+        std::fs::write(&old_file, serde_json::to_string_pretty(&old).unwrap()).unwrap();
+        let p3 = ok_json(&[
+            "predict",
+            "--model",
+            s(&old_file),
+            "--csv",
+            s(&csv),
+            "--json",
+        ]);
+        assert_eq!(b1, bits(&p3), "a version-1 file predicts the same bits");
+        std::fs::remove_file(&old_file).unwrap();
+    }
     // The CSV output reads back to the same bits.
     let text = run_ok(&["predict", "--model", s(&model_file), "--csv", s(&csv)]);
     let text = String::from_utf8(text.stdout).unwrap();
@@ -319,7 +347,7 @@ fn outputs_are_replaced_whole_and_no_temporary_file_is_left() {
     let first = std::fs::read_to_string(out.join("model.json")).unwrap();
     assert!(first.len() < old.len());
     let value: Value = serde_json::from_str(&first).expect("a whole JSON file");
-    assert_eq!(value["format_version"], 1);
+    assert_eq!(value["format_version"], 2);
     assert!(value.get("old").is_none());
     assert_eq!(
         std::fs::read_to_string(&link).unwrap(),

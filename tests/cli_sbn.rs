@@ -92,8 +92,9 @@ fn private_fit_reconstructs_in_a_new_process_bit_for_bit_and_replays() {
     );
     assert_eq!(ra["heldout"], rb["heldout"]);
     let model: Value = read_json(&a.join("model.json"));
-    assert_eq!(model["format_version"], 1);
+    assert_eq!(model["format_version"], 2);
     assert_eq!(model["model"], "sbn");
+    assert_eq!(model["sampling"], ra["sampling"]);
     assert_eq!(model["privacy"]["private"], true);
     assert_eq!(model["posterior"]["w_mean"].as_array().unwrap().len(), 16);
     assert_eq!(
@@ -367,7 +368,7 @@ fn bad_inputs_exit_2_naming_the_flag_or_file() {
     };
     let newer = write(
         "newer.json",
-        &text.replacen("\"format_version\":1", "\"format_version\":2", 1),
+        &text.replacen("\"format_version\":2", "\"format_version\":3", 1),
     );
     fails_with(
         &["reconstruct", "--model", s(&newer), "--idx", s(&test)],

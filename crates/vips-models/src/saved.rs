@@ -11,8 +11,14 @@ use thiserror::Error;
 
 use crate::engine::PrivacySummary;
 
-/// The version of the model-file format this build writes and the newest it reads.
+/// The model-file format version of the models whose schema has not changed since the first
+/// (linreg, LDA, the command line's mog and pbp files). BLR and SBN files are version 2
+/// ([`NEWEST_MODEL_FORMAT_VERSION`]: they gained `sampling`, [`SavedSampling`]).
 pub const MODEL_FORMAT_VERSION: u32 = 1;
+
+/// The newest model-file format version this build reads (and writes for BLR and SBN, whose
+/// version 2 added `sampling`; their version-1 files still load).
+pub const NEWEST_MODEL_FORMAT_VERSION: u32 = 2;
 
 /// Largest model file read (a model holds a `d x d` matrix; 256 MiB is far above any model of
 /// this crate).
@@ -220,15 +226,17 @@ pub fn read_model_file(path: impl AsRef<Path>) -> Result<String, ModelFileError>
 /// # Errors
 /// [`ModelFileError::Corrupt`] for text that is not a JSON object with an integer
 /// `format_version >= 1` and a string `model`; [`ModelFileError::NewerVersion`] for a version
-/// above [`MODEL_FORMAT_VERSION`]. `path` only names the file in the error.
+/// above the kind's newest ([`newest_format_version`]). `path` only names the file in the error.
 ///
 /// # Example
 /// ```
 /// use vips_models::saved::{ModelFileError, model_file_kind};
 /// let kind = model_file_kind(r#"{"format_version": 1, "model": "blr"}"#, "m.json")?;
 /// assert_eq!(kind, "blr");
-/// let newer = model_file_kind(r#"{"format_version": 2, "model": "blr"}"#, "m.json");
-/// assert!(matches!(newer, Err(ModelFileError::NewerVersion { found: 2, .. })));
+/// let newer = model_file_kind(r#"{"format_version": 3, "model": "blr"}"#, "m.json");
+/// assert!(matches!(newer, Err(ModelFileError::NewerVersion { found: 3, .. })));
+/// let newer = model_file_kind(r#"{"format_version": 2, "model": "linreg"}"#, "m.json");
+/// assert!(matches!(newer, Err(ModelFileError::NewerVersion { found: 2, supported: 1, .. })));
 /// # Ok::<(), ModelFileError>(())
 /// ```
 pub fn model_file_kind(text: &str, path: &str) -> Result<String, ModelFileError> {
@@ -246,17 +254,29 @@ pub fn model_file_kind(text: &str, path: &str) -> Result<String, ModelFileError>
         .as_u64()
         .filter(|&v| v >= 1)
         .ok_or_else(|| corrupt(path, "`format_version` is not an integer >= 1"))?;
-    if version > u64::from(MODEL_FORMAT_VERSION) {
+    let kind = match head.model {
+        Some(serde_json::Value::String(s)) => s,
+        Some(_) => return Err(corrupt(path, "`model` is not a string")),
+        None => return Err(corrupt(path, "no `model`")),
+    };
+    let supported = newest_format_version(&kind);
+    if version > u64::from(supported) {
         return Err(ModelFileError::NewerVersion {
             path: path.to_string(),
             found: version,
-            supported: MODEL_FORMAT_VERSION,
+            supported,
         });
     }
-    match head.model {
-        Some(serde_json::Value::String(s)) => Ok(s),
-        Some(_) => Err(corrupt(path, "`model` is not a string")),
-        None => Err(corrupt(path, "no `model`")),
+    Ok(kind)
+}
+
+/// The newest format version this build reads for a model kind: 2 for `blr` and `sbn`
+/// ([`NEWEST_MODEL_FORMAT_VERSION`]), 1 ([`MODEL_FORMAT_VERSION`]) for `linreg`; for another
+/// kind the newest of any kind (its own reader checks its version, or refuses the kind).
+pub fn newest_format_version(kind: &str) -> u32 {
+    match kind {
+        "linreg" => MODEL_FORMAT_VERSION,
+        _ => NEWEST_MODEL_FORMAT_VERSION,
     }
 }
 
@@ -393,5 +413,102 @@ impl SavedPrivacy {
             }
         }
         Ok(())
+    }
+}
+
+/// The batch-sampling regime of a fit as BLR and SBN model files record it (`"sampling"`,
+/// format version 2; the name of [`dp_core::Batching::name`], as in `result.json`). A
+/// version-1 file has no `sampling`: its regime is read from `privacy.neighbouring`
+/// ([`SavedSampling::from_neighbouring`]), which the engine sets from the regime.
+///
+/// # Example
+/// ```
+/// use vips_models::saved::SavedSampling;
+/// let b = dp_core::Batching::fixed_size(8)?;
+/// let s = SavedSampling::from_batching(&b);
+/// assert_eq!((s.name(), s.neighbouring()), ("fixed_size", "replace_one"));
+/// assert_eq!(SavedSampling::from_neighbouring("add_remove_one"), Some(SavedSampling::Poisson));
+/// # Ok::<(), dp_core::CoreError>(())
+/// ```
+///
+/// # Privacy
+/// Public: the regime is a setting of the fit, not a property of the data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SavedSampling {
+    /// One record per step (replace-one).
+    OneRecord,
+    /// Poisson batches (add/remove-one).
+    Poisson,
+    /// Fixed-size batches without replacement (replace-one).
+    FixedSize,
+}
+
+impl SavedSampling {
+    /// The regime of a fit's batching.
+    pub fn from_batching(b: &dp_core::Batching) -> Self {
+        match b.neighbouring() {
+            dp_accountant::Neighbouring::AddRemoveOne => Self::Poisson,
+            dp_accountant::Neighbouring::ReplaceOne if b.name() == "one_record" => Self::OneRecord,
+            dp_accountant::Neighbouring::ReplaceOne => Self::FixedSize,
+        }
+    }
+
+    /// The regime of a version-1 BLR or SBN file from its `privacy.neighbouring` (the engine
+    /// fits those models with Poisson or fixed-size batches only): `None` for another name.
+    pub fn from_neighbouring(name: &str) -> Option<Self> {
+        match name {
+            "add_remove_one" => Some(Self::Poisson),
+            "replace_one" => Some(Self::FixedSize),
+            _ => None,
+        }
+    }
+
+    /// The name (`one_record`, `poisson`, `fixed_size`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::OneRecord => "one_record",
+            Self::Poisson => "poisson",
+            Self::FixedSize => "fixed_size",
+        }
+    }
+
+    /// The neighbouring relation of the regime's guarantee (`add_remove_one`, `replace_one`).
+    pub fn neighbouring(self) -> &'static str {
+        match self {
+            Self::Poisson => "add_remove_one",
+            Self::OneRecord | Self::FixedSize => "replace_one",
+        }
+    }
+
+    /// The regime of a BLR or SBN file: `sampling` as written (version 2, where it is
+    /// required and must agree with `privacy.neighbouring`) or read from the neighbouring
+    /// relation (version 1, where it is absent).
+    pub(crate) fn of_file(
+        version: u32,
+        sampling: Option<Self>,
+        privacy: &SavedPrivacy,
+    ) -> Result<Self, InvalidModel> {
+        match (version, sampling) {
+            (1, None) => Self::from_neighbouring(&privacy.neighbouring).ok_or_else(|| {
+                InvalidModel::new(
+                    "privacy.neighbouring",
+                    ModelFault::OutOfDomain("`add_remove_one` or `replace_one`"),
+                )
+            }),
+            (1, Some(_)) => Err(InvalidModel::new(
+                "sampling",
+                ModelFault::Needs("format_version 2 (version 1 has no `sampling`)"),
+            )),
+            (_, None) => Err(InvalidModel::new(
+                "sampling",
+                ModelFault::Needs("a value in format_version 2"),
+            )),
+            (_, Some(s)) if s.neighbouring() != privacy.neighbouring => Err(InvalidModel::new(
+                "sampling",
+                ModelFault::Needs("the neighbouring relation of privacy.neighbouring"),
+            )),
+            (_, Some(s)) => Ok(s),
+        }
     }
 }

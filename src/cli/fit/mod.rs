@@ -119,7 +119,7 @@ impl Common {
 pub struct Fitted {
     /// `"linreg"`, `"blr"`, ...
     pub model: &'static str,
-    /// The saved model's JSON (`format_version` 1).
+    /// The saved model's JSON (with its `format_version`).
     pub model_json: String,
     /// The fit's privacy summary (holds the ledger).
     pub privacy: PrivacySummary,
@@ -235,6 +235,24 @@ fn path_text(p: &Path) -> String {
     p.display().to_string()
 }
 
+/// The `format_version` of a model's JSON (1, or 2 for BLR and SBN): read from what is
+/// written, so the summary cannot disagree with model.json.
+fn model_format_version(model_json: &str) -> Result<u32, CliError> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        format_version: u32,
+    }
+    serde_json::from_str::<Head>(model_json)
+        .map(|h| h.format_version)
+        .map_err(|e| {
+            vips_models::saved::ModelFileError::Corrupt {
+                path: "model.json (before writing)".into(),
+                reason: format!("no format_version: {e}"),
+            }
+            .into()
+        })
+}
+
 /// Writes model.json, ledger.json (private fits), result.json and, with `--diagnostics`,
 /// diagnostics.json (each atomically; outputs of an earlier run this run does not write are
 /// removed), then prints the summary.
@@ -246,7 +264,7 @@ pub fn finish(f: &Fitted, common: &Common) -> Result<(), CliError> {
     out.insert("model".into(), json!(f.model));
     out.insert(
         "format_version".into(),
-        json!(vips_models::linreg::MODEL_FORMAT_VERSION),
+        json!(model_format_version(&f.model_json)?),
     );
     out.insert("private".into(), json!(private));
     out.insert("epsilon".into(), num(p.epsilon.unwrap_or(f64::INFINITY)));

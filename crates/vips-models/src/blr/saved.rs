@@ -18,7 +18,8 @@ use crate::engine::FitResult;
 // `model_json` and `parse_model` are `crate::saved`'s, re-exported by `linreg` for the crate.
 use crate::linreg::{matrix_from_rows, model_json, parse_model};
 use crate::saved::{
-    InvalidModel, MODEL_FORMAT_VERSION, ModelFault, ModelFileError, SavedPrivacy, load_model,
+    InvalidModel, ModelFault, ModelFileError, NEWEST_MODEL_FORMAT_VERSION, SavedPrivacy,
+    SavedSampling, load_model,
 };
 
 /// The public map of raw features as saved: enough to rebuild the [`FeatureMap`] exactly.
@@ -101,11 +102,16 @@ struct BlrFile {
     scaling: SavedScaling,
     hyperprior: Hyperprior,
     posterior: SavedGaussian,
+    /// The batch regime (format version 2; absent in version 1, where `privacy.neighbouring`
+    /// says it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sampling: Option<SavedSampling>,
     privacy: SavedPrivacy,
 }
 
 /// A fitted Bayesian logistic regression ready to save, load and predict with. JSON with
-/// `"format_version": 1` and `"model": "blr"`.
+/// `"format_version": 2` and `"model": "blr"`; version-1 files (without `"sampling"`) still
+/// load, their regime read from `privacy.neighbouring`.
 ///
 /// # Privacy
 /// Post-processing of the fit's releases and public settings only (see the module documentation).
@@ -129,6 +135,8 @@ struct BlrFile {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SavedBlr {
     file: BlrFile,
+    /// The batch regime (as written, or from a version-1 file's neighbouring relation).
+    sampling: SavedSampling,
     map: FeatureMap,
     /// Column-major covariance, as [`expfam::MvGaussian::cov`] stores it.
     cov: Vec<f64>,
@@ -169,7 +177,7 @@ impl SavedBlr {
         }
         let cov = post.cov();
         let file = BlrFile {
-            format_version: MODEL_FORMAT_VERSION,
+            format_version: NEWEST_MODEL_FORMAT_VERSION,
             model: "blr".into(),
             label: label.to_string(),
             features,
@@ -182,6 +190,7 @@ impl SavedBlr {
                     .collect(),
                 alpha_mean: result.global.alpha_mean(),
             },
+            sampling: Some(SavedSampling::from_batching(&result.sampling)),
             privacy: SavedPrivacy::from_summary(&result.privacy, result.iterations),
         };
         Ok(Self::from_file(file)?)
@@ -191,6 +200,7 @@ impl SavedBlr {
         if file.model != "blr" {
             return Err(InvalidModel::new("`model`", ModelFault::WrongKind("blr")));
         }
+        let sampling = SavedSampling::of_file(file.format_version, file.sampling, &file.privacy)?;
         let map = file
             .scaling
             .feature_map()
@@ -237,12 +247,14 @@ impl SavedBlr {
             .map_err(|e| InvalidModel::new("posterior", ModelFault::Posterior(e)))?;
         Ok(Self {
             cov: cov.as_slice().to_vec(),
+            sampling,
             map,
             file,
         })
     }
 
-    /// The model as pretty JSON (`format_version` 1).
+    /// The model as pretty JSON (`format_version` 2, or 1 for a model read from a version-1
+    /// file: the file is written back as it was read).
     ///
     /// # Errors
     /// [`ModelFileError::Invalid`] if a value is not finite.
@@ -281,6 +293,12 @@ impl SavedBlr {
     /// The privacy summary of the fit.
     pub fn privacy(&self) -> &SavedPrivacy {
         &self.file.privacy
+    }
+
+    /// The fit's batch regime (`sampling` in the file; from `privacy.neighbouring` for a
+    /// version-1 file).
+    pub fn sampling(&self) -> SavedSampling {
+        self.sampling
     }
 
     /// The public feature map.
@@ -330,9 +348,9 @@ impl Serialize for SavedBlr {
 impl<'de> Deserialize<'de> for SavedBlr {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let file = BlrFile::deserialize(d)?;
-        if file.format_version != MODEL_FORMAT_VERSION {
+        if !(1..=NEWEST_MODEL_FORMAT_VERSION).contains(&file.format_version) {
             return Err(serde::de::Error::custom(format!(
-                "format_version {} is not {MODEL_FORMAT_VERSION}",
+                "format_version {} is not 1 to {NEWEST_MODEL_FORMAT_VERSION}",
                 file.format_version
             )));
         }
@@ -410,7 +428,7 @@ mod tests {
     fn corrupt_and_newer_files_are_typed() {
         let (saved, _) = fitted(false);
         let json = saved.to_json().unwrap();
-        let newer = json.replacen("\"format_version\": 1", "\"format_version\": 3", 1);
+        let newer = json.replacen("\"format_version\": 2", "\"format_version\": 3", 1);
         assert!(matches!(
             SavedBlr::from_json(&newer, "m.json"),
             Err(ModelFileError::NewerVersion { found: 3, .. })
@@ -420,12 +438,54 @@ mod tests {
             SavedBlr::from_json(&dup, "m.json"),
             Err(ModelFileError::CorruptModel { .. })
         ));
-        let linreg = json.replacen("\"model\": \"blr\"", "\"model\": \"linreg\"", 1);
+        let linreg = json
+            .replacen("\"model\": \"blr\"", "\"model\": \"linreg\"", 1)
+            .replacen("\"format_version\": 2", "\"format_version\": 1", 1);
         assert!(matches!(
             SavedBlr::from_json(&linreg, "m.json"),
             Err(ModelFileError::WrongModel { .. })
         ));
         assert!(saved.predict(&[1.0]).is_err());
         assert!(saved.predict(&[f64::NAN, 1.0]).is_err());
+        // A version-2 file needs `sampling`, and it must agree with the neighbouring relation.
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let mut missing = v.clone();
+        missing.as_object_mut().unwrap().remove("sampling");
+        let mut fixed = v;
+        fixed["sampling"] = serde_json::json!("fixed_size");
+        for bad in [missing, fixed] {
+            assert!(matches!(
+                SavedBlr::from_json(&bad.to_string(), "m.json"),
+                Err(ModelFileError::CorruptModel { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn version_2_writes_sampling_and_version_1_files_still_load() {
+        let (saved, result) = fitted(true);
+        let json = saved.to_json().unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["format_version"], 2);
+        assert_eq!(v["sampling"], result.sampling.name());
+        assert_eq!(saved.sampling(), SavedSampling::Poisson);
+        // The same fit as a version-1 file (no `sampling`): loads, predicts the same bits, the
+        // regime read from the neighbouring relation, and is written back unchanged.
+        let mut old = v;
+        old["format_version"] = serde_json::json!(1);
+        old.as_object_mut().unwrap().remove("sampling");
+        let old_text = serde_json::to_string_pretty(&old).unwrap();
+        let back = SavedBlr::from_json(&old_text, "old.json").unwrap();
+        assert_eq!(back.sampling(), SavedSampling::Poisson);
+        assert_eq!(
+            back.predict(&[3.3, -1.7]).unwrap().to_bits(),
+            saved.predict(&[3.3, -1.7]).unwrap().to_bits()
+        );
+        let again: serde_json::Value = serde_json::from_str(&back.to_json().unwrap()).unwrap();
+        assert_eq!(again, old);
+        // A version-1 file with `sampling` is not one this crate ever wrote.
+        let mut odd = old;
+        odd["sampling"] = serde_json::json!("poisson");
+        assert!(SavedBlr::from_json(&odd.to_string(), "odd.json").is_err());
     }
 }

@@ -18,8 +18,8 @@ use super::{BinaryImage, Sbn, SbnConfig, SbnError, SbnGlobal, SbnNatural};
 use crate::blr::expected_xi as pg1_mean;
 use crate::engine::FitResult;
 use crate::saved::{
-    InvalidModel, MODEL_FORMAT_VERSION, ModelFault, ModelFileError, SavedPrivacy, load_model,
-    parse_model,
+    InvalidModel, ModelFault, ModelFileError, NEWEST_MODEL_FORMAT_VERSION, SavedPrivacy,
+    SavedSampling, load_model, parse_model,
 };
 use expfam::sigmoid;
 
@@ -46,6 +46,10 @@ struct SbnFile {
     /// Binarisation threshold of the IDX images (pixel `>= threshold` is 1).
     threshold: u8,
     posterior: SavedPosterior,
+    /// The batch regime (format version 2; absent in version 1, where `privacy.neighbouring`
+    /// says it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sampling: Option<SavedSampling>,
     privacy: SavedPrivacy,
 }
 
@@ -75,8 +79,10 @@ pub struct SbnEvaluation {
 }
 
 /// A fitted sigmoid belief network ready to save, load and score images with. JSON with
-/// `"format_version": 1` and `"model": "sbn"`, written on one line (the covariances of `W` are
+/// `"format_version": 2` and `"model": "sbn"`, written on one line (the covariances of `W` are
 /// `J K (K + 1) / 2` numbers: about 4 million, 91 MB, for MNIST with 100 hidden units).
+/// Version-1 files (without `"sampling"`) still load, their regime read from
+/// `privacy.neighbouring`.
 ///
 /// # Privacy
 /// Post-processing of the fit's releases and public settings only (see the module
@@ -106,6 +112,8 @@ pub struct SbnEvaluation {
 #[derive(Debug)]
 pub struct SavedSbn {
     file: SbnFile,
+    /// The batch regime (as written, or from a version-1 file's neighbouring relation).
+    sampling: SavedSampling,
     model: Sbn,
     natural: SbnNatural,
 }
@@ -158,11 +166,12 @@ impl SavedSbn {
             c_variance: global.c_precision.iter().map(|l| 1.0 / l).collect(),
         };
         let file = SbnFile {
-            format_version: MODEL_FORMAT_VERSION,
+            format_version: NEWEST_MODEL_FORMAT_VERSION,
             model: "sbn".into(),
             config: model.config().clone(),
             threshold,
             posterior,
+            sampling: Some(SavedSampling::from_batching(&result.sampling)),
             privacy: SavedPrivacy::from_summary(&result.privacy, result.iterations),
         };
         Self::from_file(file).map_err(ModelFileError::Invalid)
@@ -179,6 +188,7 @@ impl SavedSbn {
             ));
         }
         file.privacy.validate()?;
+        let sampling = SavedSampling::of_file(file.format_version, file.sampling, &file.privacy)?;
         let model = Sbn::new(file.config.clone())
             .map_err(|e| InvalidModel::new("config", ModelFault::Sbn(Box::new(e))))?;
         let (j_dim, k_dim) = (model.config().visible(), model.config().hidden());
@@ -316,12 +326,14 @@ impl SavedSbn {
         };
         Ok(Self {
             file,
+            sampling,
             model,
             natural,
         })
     }
 
-    /// The model as JSON on one line (`format_version` 1).
+    /// The model as JSON on one line (`format_version` 2, or 1 for a model read from a
+    /// version-1 file: the file is written back as it was read).
     ///
     /// # Errors
     /// [`ModelFileError::Serialise`] if the model cannot be serialised (every number is checked
@@ -362,6 +374,12 @@ impl SavedSbn {
     /// The privacy summary of the fit.
     pub fn privacy(&self) -> &SavedPrivacy {
         &self.file.privacy
+    }
+
+    /// The fit's batch regime (`sampling` in the file; from `privacy.neighbouring` for a
+    /// version-1 file).
+    pub fn sampling(&self) -> SavedSampling {
+        self.sampling
     }
 
     /// The posterior moments the E-step uses.
@@ -470,14 +488,47 @@ mod tests {
     }
 
     #[test]
+    fn version_2_writes_sampling_and_version_1_files_still_load() {
+        let (saved, test) = fitted();
+        let v: serde_json::Value = serde_json::from_str(&saved.to_json().unwrap()).unwrap();
+        assert_eq!(
+            (v["format_version"].as_u64(), v["sampling"].as_str()),
+            (Some(2), Some("poisson"))
+        );
+        let mut old = v;
+        old["format_version"] = serde_json::json!(1);
+        old.as_object_mut().unwrap().remove("sampling");
+        let back = SavedSbn::from_json(&old.to_string(), "old.json").unwrap();
+        assert_eq!(back.sampling(), SavedSampling::Poisson);
+        assert_eq!(
+            back.reconstruct(&test).unwrap(),
+            saved.reconstruct(&test).unwrap()
+        );
+        let again: serde_json::Value = serde_json::from_str(&back.to_json().unwrap()).unwrap();
+        assert_eq!(again, old);
+    }
+
+    #[test]
     fn bad_files_and_images_are_typed() {
         let (saved, _) = fitted();
         let json = saved.to_json().unwrap();
-        let newer = json.replacen("\"format_version\":1", "\"format_version\":2", 1);
+        let newer = json.replacen("\"format_version\":2", "\"format_version\":3", 1);
         assert!(matches!(
             SavedSbn::from_json(&newer, "m.json"),
-            Err(ModelFileError::NewerVersion { found: 2, .. })
+            Err(ModelFileError::NewerVersion { found: 3, .. })
         ));
+        // Version 2 needs `sampling`, agreeing with the neighbouring relation.
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let mut missing = v.clone();
+        missing.as_object_mut().unwrap().remove("sampling");
+        let mut fixed = v;
+        fixed["sampling"] = serde_json::json!("fixed_size");
+        for bad in [missing, fixed] {
+            assert!(matches!(
+                SavedSbn::from_json(&bad.to_string(), "m.json"),
+                Err(ModelFileError::CorruptModel { .. })
+            ));
+        }
         let other = json.replacen("\"model\":\"sbn\"", "\"model\":\"blr\"", 1);
         assert!(matches!(
             SavedSbn::from_json(&other, "m.json"),
