@@ -296,3 +296,113 @@ fn bad_lda_inputs_are_typed_errors_naming_the_flag_or_file() {
     assert!(!out.join("model.json").exists(), "nothing written on error");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A letters-only word for index `j` (the tokenizer drops digits): `wrd` + two letters.
+fn word(j: usize) -> String {
+    format!(
+        "wrd{}{}",
+        char::from(b'a' + (j / 26) as u8),
+        char::from(b'a' + (j % 26) as u8)
+    )
+}
+
+/// Issue 20: the vocabulary's per-document word sample, end to end through `fit lda --text`.
+/// Two corpora that differ in one document (added in front, so that a random stream shared
+/// across documents in corpus order would shift every other document's sample) are fitted with
+/// the same seeds. Every document has more than `k` distinct words, so every sample matters;
+/// the word counts spread around the threshold, so selections vary with the seed. The two
+/// selected vocabularies may differ only in the extra document's sampled words (the sample the
+/// library draws for that document under the key the seed gives); each word's noise is the
+/// same in both runs.
+#[test]
+fn neighbouring_corpora_select_vocabularies_that_differ_only_in_the_extra_documents_sample() {
+    use dp_bayes::dp_core::RngPolicy;
+    use dp_bayes::vips_models::lda::text::Tokenizer;
+    use dp_bayes::vips_models::lda::vocabulary::{WordSampleKey, bounded_words};
+    use std::collections::BTreeSet;
+    const K: usize = 5;
+    let dir = temp_dir("lda-neighbours");
+    // Word j is in document d when (d + 3 j) % (j % 9 + 2) == 0: 8 to 20 distinct words per
+    // document, 40 words with counts from about 40 to 200.
+    let lines: Vec<String> = (0..400usize)
+        .map(|d| {
+            (0..40usize)
+                .filter(|j| (d + 3 * j) % (j % 9 + 2) == 0)
+                .map(word)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let extra: String = (0..12)
+        .map(|i| format!("xtra{}", char::from(b'a' + i as u8)))
+        .chain((0..40).step_by(3).map(word))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let small = dir.join("small.txt");
+    let big = dir.join("big.txt");
+    std::fs::write(&small, lines.join("\n") + "\n").unwrap();
+    std::fs::write(&big, format!("{extra}\n{}\n", lines.join("\n"))).unwrap();
+    let vocab = |text: &Path, out: &Path, seed: u64| -> BTreeSet<String> {
+        let seed = seed.to_string();
+        ok_json(&[
+            "fit",
+            "lda",
+            "--text",
+            s(text),
+            "--topics",
+            "2",
+            "--epsilon",
+            "8",
+            "--delta",
+            "1e-5",
+            "--max-words-per-doc",
+            "5",
+            "--population",
+            "400",
+            "--batch-size",
+            "200",
+            "--doc-length",
+            "8",
+            "--noise-seed",
+            "1",
+            "--vocab-noise-seed",
+            &seed,
+            "--resample-seed",
+            "3",
+            "--out",
+            s(out),
+            "--json",
+        ]);
+        let model: Value = read_json(&out.join("model.json"));
+        model["model"]["vocabulary"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no model.vocabulary in {model}"))
+            .iter()
+            .map(|w| w.as_str().unwrap().to_string())
+            .collect()
+    };
+    let extra_tokens = Tokenizer::english().tokenize(&extra);
+    assert_eq!(extra_tokens.len(), 26, "{extra_tokens:?}");
+    let (mut union, mut intersection) = (BTreeSet::new(), None::<BTreeSet<String>>);
+    for seed in 0..4u64 {
+        let a = vocab(&small, &dir.join(format!("small{seed}")), seed);
+        let b = vocab(&big, &dir.join(format!("big{seed}")), seed);
+        let key = WordSampleKey::new(RngPolicy::Seeded { seed }).unwrap();
+        let allowed: BTreeSet<&str> = bounded_words(&extra_tokens, K, &key).into_iter().collect();
+        assert_eq!(allowed.len(), K);
+        for w in a.symmetric_difference(&b) {
+            assert!(
+                allowed.contains(w.as_str()),
+                "seed {seed}: `{w}` differs but is not in the extra document's sample {allowed:?}"
+            );
+        }
+        union.extend(a.iter().cloned());
+        intersection = Some(match intersection {
+            None => a,
+            Some(i) => i.intersection(&a).cloned().collect(),
+        });
+    }
+    // The threshold is among the counts: the selections vary with the seed (so a sample that
+    // moved with the corpus order would show).
+    assert!(union.len() > intersection.unwrap().len(), "{union:?}");
+}

@@ -28,8 +28,10 @@ use std::process::ExitCode;
 use clap::Parser;
 use serde_json::json;
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit};
-use vips_models::lda::corpus::{Corpus, ResamplingKey, SyntheticConfig, load_uci_dir};
-use vips_models::lda::{Lda, LdaConfig, evaluate, match_topics};
+use vips_models::lda::corpus::{
+    Corpus, CorpusError, Preparation, Prepared, SyntheticConfig, load_uci_dir,
+};
+use vips_models::lda::{evaluate, match_topics};
 
 mod common;
 use common::{CliError, count_usize, emit, finish, open_unit, positive, usage};
@@ -163,26 +165,26 @@ fn run(args: Args) -> Result<(), CliError> {
             "has no effect without --epsilon (a non-private run has no accountant)",
         ));
     }
-    let doc_length = match args.doc_length {
-        Some(0) => None,
-        Some(n) => Some(n),
-        None if private => Some(500),
-        None => None,
+    // The library's preparation: document length (default 500 when private), clipping,
+    // priors, resampling key (shared with `dp-bayes fit lda`).
+    let preparation = Preparation {
+        doc_length: args.doc_length,
+        clip_scale: args.clip_scale,
+        alpha: args.alpha,
+        eta: args.eta,
+        resample_seed: args.resample_seed,
     };
-    if doc_length.is_none() {
-        if args.resample_seed.is_some() {
-            return Err(usage(
-                "--resample-seed",
-                "has no effect without a fixed document length (--doc-length N)",
-            ));
+    let doc_length = preparation.doc_length(private);
+    preparation.check(private).map_err(|e| match e {
+        CorpusError::NoEffect {
+            setting: "clip_scale",
+            reason,
+        } => usage("--clip-scale", format!("{reason} (--doc-length N)")),
+        CorpusError::NoEffect { reason, .. } => {
+            usage("--resample-seed", format!("{reason} (--doc-length N)"))
         }
-        if args.clip_scale.is_some() {
-            return Err(usage(
-                "--clip-scale",
-                "has no effect without a fixed document length (--doc-length N)",
-            ));
-        }
-    }
+        other => other.into(),
+    })?;
     match (&args.corpus, private, args.vocab_public) {
         (Some(_), true, false) => {
             return Err(usage(
@@ -205,18 +207,6 @@ fn run(args: Args) -> Result<(), CliError> {
     let k = args.topics;
     let synthetic_docs = args.synthetic_docs.unwrap_or(SYNTHETIC_DOCS);
     let synthetic_vocab = args.synthetic_vocab.unwrap_or(SYNTHETIC_VOCAB);
-    let model_config = |v: usize| -> Result<LdaConfig, CliError> {
-        let mut builder = LdaConfig::builder(k, v)
-            .doc_length(doc_length)
-            .clip_scale(args.clip_scale.unwrap_or(0.1));
-        if let Some(a) = args.alpha {
-            builder = builder.alpha(a);
-        }
-        if let Some(e) = args.eta {
-            builder = builder.eta(e);
-        }
-        Ok(builder.build()?)
-    };
     let mut truth = None;
     let (train, test, source) = match &args.corpus {
         Some(dir) => {
@@ -229,7 +219,7 @@ fn run(args: Args) -> Result<(), CliError> {
         }
         None => {
             // The model's K x V is checked before the corpus is drawn.
-            model_config(synthetic_vocab)?;
+            preparation.config(k, synthetic_vocab, private)?;
             let cfg = SyntheticConfig::builder()
                 .num_docs(
                     synthetic_docs
@@ -253,13 +243,12 @@ fn run(args: Args) -> Result<(), CliError> {
             )
         }
     };
-    let lda_cfg = model_config(train.vocab_size())?;
-    let model = Lda::new(lda_cfg.clone());
-    let key = match args.resample_seed {
-        Some(seed) => ResamplingKey::public_seed(seed),
-        None => ResamplingKey::from_os_entropy()?,
-    };
-    let records = model.prepare(&train, &key)?;
+    let Prepared {
+        model,
+        records,
+        key,
+    } = preparation.prepare(k, &train, private)?;
+    let lda_cfg = model.config().clone();
     let population = match (&args.corpus, args.population) {
         (_, Some(n)) => Some(n),
         (None, None) => Some(synthetic_docs),

@@ -9,10 +9,10 @@ use std::time::Instant;
 use dp_core::RngPolicy;
 use serde_json::json;
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit as engine_fit};
-use vips_models::lda::corpus::{ResamplingKey, load_uci_dir};
+use vips_models::lda::corpus::{CorpusError, Preparation, Prepared, load_uci_dir};
 use vips_models::lda::text::{TextLimits, Tokenizer, bag_of_words, read_text};
 use vips_models::lda::vocabulary::{PartitionSelection, VocabularyReport, select_vocabulary};
-use vips_models::lda::{Lda, LdaConfig, Provenance, SavedLda, Vocabulary, evaluate};
+use vips_models::lda::{Provenance, SavedLda, Vocabulary, evaluate};
 
 use super::{Common, Fitted, count, positive};
 use crate::cli::error::{CliError, usage};
@@ -42,7 +42,9 @@ pub struct Args {
     /// The part of --delta spent on the private vocabulary selection (default: half).
     #[arg(long, value_parser = super::open_unit, conflicts_with_all = ["vocab", "corpus"])]
     delta_vocab: Option<f64>,
-    /// Private vocabulary: each document contributes its first k distinct words (default 50).
+    /// Private vocabulary: each document contributes at most k distinct words (default 50); a
+    /// document with more contributes a random k of them, drawn from its own stream (keyed by
+    /// the selection's secret or --vocab-noise-seed and the document's content).
     #[arg(long, value_parser = count, conflicts_with_all = ["vocab", "corpus"])]
     max_words_per_doc: Option<usize>,
     /// Seed the vocabulary selection's noise on purpose (reproducible; no privacy against whoever
@@ -89,6 +91,22 @@ pub struct Args {
     top_words: usize,
     #[command(flatten)]
     pub common: Common,
+}
+
+/// A preparation setting that has no effect, as the usage error of its flag (`hint` says how to
+/// give it one); other corpus errors pass through.
+pub(crate) fn no_effect(e: CorpusError, hint: &str) -> CliError {
+    match e {
+        CorpusError::NoEffect { setting, reason } => usage(
+            match setting {
+                "resample_seed" => "--resample-seed",
+                "clip_scale" => "--clip-scale",
+                _ => "--doc-length",
+            },
+            format!("{reason} {hint}"),
+        ),
+        other => other.into(),
+    }
 }
 
 /// Default `--max-words-per-doc`.
@@ -168,26 +186,19 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
             format!("must be finite and >= 0, got {}", args.tau0),
         ));
     }
-    let doc_length = match args.doc_length {
-        Some(0) => None,
-        Some(n) => Some(n),
-        None if private => Some(500),
-        None => None,
+    // The corpus's preparation (document length, clipping, priors, resampling key) and its
+    // privacy-relevant defaults are the library's, shared with the lda example.
+    let preparation = Preparation {
+        doc_length: args.doc_length,
+        clip_scale: args.clip_scale,
+        alpha: args.alpha,
+        eta: args.eta,
+        resample_seed: args.resample_seed,
     };
-    if doc_length.is_none() {
-        if args.resample_seed.is_some() {
-            return Err(usage(
-                "--resample-seed",
-                "has no effect without a fixed document length (--doc-length N)",
-            ));
-        }
-        if args.clip_scale.is_some() {
-            return Err(usage(
-                "--clip-scale",
-                "has no effect without a fixed document length (--doc-length N)",
-            ));
-        }
-    }
+    let doc_length = preparation.doc_length(private);
+    preparation
+        .check(private)
+        .map_err(|e| no_effect(e, "(--doc-length N)"))?;
     // The selection's event is add/remove-one; fixed-size batches are replace-one, and one
     // ledger cannot compose the two: refused before anything is selected or fitted.
     if private
@@ -223,18 +234,6 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let start = Instant::now();
     let tokenizer = Tokenizer::english();
     let k = args.topics;
-    let model_config = |v: usize| -> Result<LdaConfig, CliError> {
-        let mut b = LdaConfig::builder(k, v)
-            .doc_length(doc_length)
-            .clip_scale(args.clip_scale.unwrap_or(0.1));
-        if let Some(a) = args.alpha {
-            b = b.alpha(a);
-        }
-        if let Some(e) = args.eta {
-            b = b.eta(e);
-        }
-        Ok(b.build()?)
-    };
     let mut text_diag = json!({});
     let (train, test, vocab, source, input) = match (&args.text, &args.corpus) {
         (Some(path), _) => {
@@ -317,13 +316,12 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         }
         (None, None) => return Err(usage("--text", "give --text FILE or --corpus DIR")),
     };
-    let cfg = model_config(train.vocab_size())?;
-    let model = Lda::new(cfg.clone());
-    let key = match args.resample_seed {
-        Some(seed) => ResamplingKey::public_seed(seed),
-        None => ResamplingKey::from_os_entropy()?,
-    };
-    let records = model.prepare(&train, &key)?;
+    let Prepared {
+        model,
+        records,
+        key,
+    } = preparation.prepare(k, &train, private)?;
+    let cfg = model.config().clone();
     let cap = population.unwrap_or(records.len()) as f64;
     let svi = args
         .batching
@@ -378,6 +376,9 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                 "noise_delta": num(s.noise_delta()),
                 "threshold_delta": num(s.threshold_delta()),
                 "max_words_per_doc": s.max_words_per_doc(),
+                "word_sample": "per document: all its distinct words, or a uniform sample of \
+                                max_words_per_doc of them from the document's own stream \
+                                (keyed by the selection's key and the document's tokens)",
                 "noise_multiplier": num(s.noise_multiplier()),
                 "sigma": num(s.sigma()),
                 "threshold": num(s.threshold()),

@@ -5,10 +5,17 @@
 //! The mechanism is dp-core's ([`dp_core::wall::partition`], the privacy wall's crate, the one
 //! place private records are released); this module is its LDA wrapper: a document is a record,
 //! its tokens are its keys, in reading order.
-//! 1. **Contribution bound** (enforced by dp-core). Each document contributes each distinct word
-//!    at most once, and at most `k` distinct words (`k` =
-//!    [`PartitionSelection::max_words_per_doc`], public): the first `k` distinct words in
-//!    reading order. This depends on the document only.
+//! 1. **Contribution bound** (enforced again by dp-core). Each document contributes each distinct
+//!    word at most once, and at most `k` distinct words (`k` =
+//!    [`PartitionSelection::max_words_per_doc`], public). A document with more than `k` distinct
+//!    words contributes a uniformly random `k` of them ([`bounded_words`]), drawn from the
+//!    document's own ChaCha20 stream, keyed by a [`WordSampleKey`] (secret, or derived from the
+//!    selection's seed) and a hash of the document's tokens. This is a per-record transform: the
+//!    subset depends on that document and the key only, never on the other documents or their
+//!    order (an RNG stream shared across documents in corpus order would let one added
+//!    document shift the samples of every later one, and the per-document bound would no longer
+//!    bound how far the counts move). A uniform sample, rather than the first `k` words, does not
+//!    favour the words at the start of long documents.
 //! 2. **Counts.** `c(w)` = number of documents contributing `w`. Under add/remove-one document
 //!    the vector `c` moves by at most 1 per word (L-inf 1) in at most `k` words: L2 `sqrt(k)`.
 //! 3. **Noise and threshold.** Keep `w` iff `c(w) + N(0, sigma^2) > T`, over the words with
@@ -40,9 +47,11 @@
 //! Gaussian event and the fit's events covers the Gaussian parts only: `delta_thr` must be added
 //! to its delta, and this module does not claim that tighter bound; quote the basic composition.
 //!
-//! Noise comes from ChaCha20 keyed from OS entropy ([`RngPolicy::OsEntropy`], a CSPRNG) unless a
-//! seed is given on purpose ([`RngPolicy::Seeded`]); then the report and the ledger say so, and
-//! the selection gives no privacy against whoever knows the seed. Each word's noise is drawn from
+//! The word samples and the noise come from ChaCha20 keyed from OS entropy
+//! ([`RngPolicy::OsEntropy`], a CSPRNG) unless a seed is given on purpose
+//! ([`RngPolicy::Seeded`]); then the report and the ledger say so, and the selection gives no
+//! privacy against whoever knows the seed (the sample key and the noise key are derived from it
+//! under different domains). Each word's noise is drawn from
 //! its own stream (`SHA-256(domain || key || word)`), so the noise of a word does not depend on
 //! which other words occur (this couples neighbouring corpora exactly under a fixed seed). The
 //! returned vocabulary is sorted (byte order), so its order reveals nothing beyond the set.
@@ -55,7 +64,10 @@ use std::path::{Path, PathBuf};
 use dp_accountant::{Accountant, AccountantError, PrivacyEvent};
 use dp_core::wall::partition::{self, PartitionRelease};
 use dp_core::{CoreError, RngPolicy};
+use rand::rngs::{ChaCha20Rng, SysRng};
+use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::limits::{MAX_INPUT_BYTES, MAX_LINE_BYTES};
@@ -63,6 +75,9 @@ use crate::limits::{MAX_INPUT_BYTES, MAX_LINE_BYTES};
 /// Domain separator of the per-word noise streams (unchanged since before the selection moved
 /// into dp-core, so seeded selections are the same).
 const DOMAIN: &[u8] = b"vips-models/lda/vocabulary/gaussian-partition-selection/v1";
+
+/// Domain separator of the per-document word samples ([`WordSampleKey`]).
+const SAMPLE_DOMAIN: &[u8] = b"vips-models/lda/vocabulary/per-document-word-sample/v1";
 
 /// Most words a vocabulary may hold (word ids are `u32`).
 pub const MAX_VOCABULARY: usize = u32::MAX as usize;
@@ -371,42 +386,143 @@ fn check_word(w: &str, path: &Path, line: usize) -> Result<(), VocabularyError> 
     Ok(())
 }
 
-/// The per-document contribution bound: each document's first `max_words_per_doc` distinct
-/// tokens (in reading order), each once ([`dp_core::wall::partition::bounded_keys`], the bound
-/// the selection enforces).
+/// The key of the per-document word samples of a private vocabulary selection
+/// ([`bounded_words`]): a secret 256-bit key from OS entropy, or one derived from a seed given on
+/// purpose (then the samples are reproducible by whoever knows the seed). Its `Debug` output
+/// never shows the bytes.
 ///
 /// # Privacy
-/// A function of the one document only (a per-record transform).
-pub fn bounded_words<S: AsRef<str>>(doc: &[S], max_words_per_doc: usize) -> Vec<&str> {
-    partition::bounded_keys(doc.iter().map(AsRef::as_ref), max_words_per_doc)
+/// For every fixed key, a document's sample is a function of that document alone, so
+/// neighbouring corpora give neighbouring sets of samples whatever the key; a seeded key only
+/// makes the samples reproducible.
+///
+/// # Example
+/// ```
+/// use dp_core::RngPolicy;
+/// use vips_models::lda::vocabulary::{WordSampleKey, bounded_words};
+/// let key = WordSampleKey::new(RngPolicy::Seeded { seed: 3 })?;
+/// let doc = ["sea", "moon", "sun", "sea", "river", "star"];
+/// let kept = bounded_words(&doc, 2, &key);
+/// assert_eq!(kept.len(), 2);
+/// assert_eq!(kept, bounded_words(&doc, 2, &key)); // a function of the document and the key
+/// assert!(kept.iter().all(|w| doc.contains(w)));
+/// # Ok::<(), vips_models::lda::VocabularyError>(())
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct WordSampleKey {
+    bytes: [u8; 32],
+    seed: Option<u64>,
+}
+
+impl std::fmt::Debug for WordSampleKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.seed {
+            Some(seed) => write!(f, "WordSampleKey(seed {seed})"),
+            None => f.write_str("WordSampleKey(secret, from OS entropy)"),
+        }
+    }
+}
+
+impl WordSampleKey {
+    /// The key for `policy`: fresh from OS entropy ([`RngPolicy::OsEntropy`]), or derived from
+    /// the seed ([`RngPolicy::Seeded`]).
+    ///
+    /// # Errors
+    /// [`VocabularyError::Entropy`] if the OS cannot provide entropy.
+    pub fn new(policy: RngPolicy) -> Result<Self, VocabularyError> {
+        match policy {
+            RngPolicy::OsEntropy => {
+                let mut rng =
+                    ChaCha20Rng::try_from_rng(&mut SysRng).map_err(VocabularyError::Entropy)?;
+                let mut bytes = [0u8; 32];
+                rng.fill_bytes(&mut bytes);
+                Ok(Self { bytes, seed: None })
+            }
+            RngPolicy::Seeded { seed } => {
+                let mut h = Sha256::new();
+                h.update(SAMPLE_DOMAIN);
+                h.update(b"/seed");
+                h.update(seed.to_le_bytes());
+                Ok(Self {
+                    bytes: h.finalize().into(),
+                    seed: Some(seed),
+                })
+            }
+        }
+    }
+
+    /// The sampling stream of one document: ChaCha20 seeded by `SHA-256(domain || key ||
+    /// number of tokens || (length, bytes) of each token)`, a function of the document's
+    /// tokens and the key only.
+    fn document_rng<S: AsRef<str>>(&self, doc: &[S]) -> ChaCha20Rng {
+        let mut h = Sha256::new();
+        h.update(SAMPLE_DOMAIN);
+        h.update(self.bytes);
+        h.update((doc.len() as u64).to_le_bytes());
+        for token in doc {
+            let t = token.as_ref().as_bytes();
+            h.update((t.len() as u64).to_le_bytes());
+            h.update(t);
+        }
+        ChaCha20Rng::from_seed(h.finalize().into())
+    }
+}
+
+/// The per-document contribution bound: a document's distinct tokens, each once; when it has
+/// more than `max_words_per_doc`, a uniformly random `max_words_per_doc` of them, drawn from the
+/// document's own stream ([`WordSampleKey`]). The kept words come in reading order.
+///
+/// # Privacy
+/// A function of the one document and the key only (a per-record transform): no state is
+/// shared across documents, so adding, removing or reordering other documents changes nothing.
+pub fn bounded_words<'d, S: AsRef<str>>(
+    doc: &'d [S],
+    max_words_per_doc: usize,
+    key: &WordSampleKey,
+) -> Vec<&'d str> {
+    let distinct = partition::bounded_keys(doc.iter().map(AsRef::as_ref), usize::MAX);
+    if distinct.len() <= max_words_per_doc {
+        return distinct;
+    }
+    let mut rng = key.document_rng(doc);
+    let mut picked =
+        rand::seq::index::sample(&mut rng, distinct.len(), max_words_per_doc).into_vec();
+    picked.sort_unstable();
+    picked.into_iter().map(|i| distinct[i]).collect()
 }
 
 /// The contribution-bounded document counts `c(w)` (how many documents contribute `w`, each
-/// contributing at most `max_words_per_doc` distinct words, see [`bounded_words`]).
+/// contributing at most `max_words_per_doc` distinct words, sampled with `key`, see
+/// [`bounded_words`]): with the key [`select_vocabulary`] derives from a seeded policy
+/// (`WordSampleKey::new(policy)`), the counts that selection noises.
 ///
 /// **Not private**: the exact statistic the selection noises. Exposed for tests and audits.
 ///
 /// # Example
 /// ```
-/// use vips_models::lda::vocabulary::contribution_counts;
+/// use dp_core::RngPolicy;
+/// use vips_models::lda::vocabulary::{WordSampleKey, contribution_counts};
+/// let key = WordSampleKey::new(RngPolicy::Seeded { seed: 1 })?;
 /// let docs = vec![vec!["sea", "sea", "river"], vec!["sea", "moon", "sun"]];
-/// let c = contribution_counts(&docs, 2);
-/// assert_eq!(c.get("sea"), Some(&2)); // once per document
-/// assert_eq!(c.get("sun"), None); // the third distinct word of document 2 is over the cap
+/// let c = contribution_counts(&docs, 2, &key);
+/// assert_eq!(c["river"], 1); // document 1 has only two distinct words: both count
+/// assert!(c["sea"] <= 2); // once per document at most
+/// assert_eq!(c.values().sum::<u64>(), 4); // two of document 2's three words
+/// # Ok::<(), vips_models::lda::VocabularyError>(())
 /// ```
 pub fn contribution_counts<S: AsRef<str>>(
     docs: &[Vec<S>],
     max_words_per_doc: usize,
+    key: &WordSampleKey,
 ) -> BTreeMap<String, u64> {
-    partition::contribution_counts(docs, |d| doc_words(d), max_words_per_doc)
-        .into_iter()
-        .map(|(w, c)| (w.to_string(), c))
-        .collect()
-}
-
-/// A document's tokens as the selection's keys (reading order).
-fn doc_words<S: AsRef<str>>(doc: &[S]) -> impl Iterator<Item = &str> {
-    doc.iter().map(AsRef::as_ref)
+    partition::contribution_counts(
+        docs,
+        |d| bounded_words(d, max_words_per_doc, key),
+        max_words_per_doc,
+    )
+    .into_iter()
+    .map(|(w, c)| (w.to_string(), c))
+    .collect()
 }
 
 /// The calibrated Gaussian-thresholding partition selection for a vocabulary: dp-core's
@@ -615,9 +731,10 @@ pub const LEDGER_LABEL: &str = "lda vocabulary: Gaussian partition selection";
 
 /// Selects a vocabulary privately from tokenised documents (one `Vec` of tokens per document)
 /// through dp-core's wall ([`dp_core::wall::partition::select_partitions`], the documents'
-/// tokens as keys, at most `selection.max_words_per_doc()` distinct ones per document): the
-/// release is recorded in `ledger` first, then the words whose noisy contribution-bounded count
-/// exceeds the threshold are kept. The result is sorted (byte order).
+/// tokens as keys, at most `selection.max_words_per_doc()` distinct ones per document, a
+/// per-document sample keyed by `WordSampleKey::new(policy)` when a document has more, see
+/// [`bounded_words`]): the release is recorded in `ledger` first, then the words whose noisy
+/// contribution-bounded count exceeds the threshold are kept. The result is sorted (byte order).
 ///
 /// # Example
 /// ```
@@ -652,9 +769,11 @@ pub fn select_vocabulary<S: AsRef<str>>(
     ledger: &mut Accountant,
 ) -> Result<(Vocabulary, VocabularyReport), VocabularyError> {
     let release = PartitionRelease::new(LEDGER_LABEL, DOMAIN).record_name("document");
+    let k = selection.max_words_per_doc();
+    let key = WordSampleKey::new(policy)?;
     let selected = partition::select_partitions(
         docs,
-        |d| doc_words(d),
+        |d| bounded_words(d, k, &key),
         selection.as_core(),
         policy,
         ledger,

@@ -121,6 +121,15 @@ pub enum CorpusError {
     /// A size over a documented limit (see [`crate::limits`]).
     #[error(transparent)]
     Limit(#[from] crate::limits::LimitError),
+    /// A setting that would have no effect (e.g. a resampling seed without a fixed document
+    /// length); the caller names its flag.
+    #[error("{setting} {reason}")]
+    NoEffect {
+        /// The setting ([`super::Preparation`]'s field name).
+        setting: &'static str,
+        /// Why it has no effect.
+        reason: &'static str,
+    },
     /// The operating system could not provide entropy for a secret key.
     #[error("no OS entropy for the resampling key: {0}")]
     Entropy(#[source] rand::rngs::SysError),
