@@ -312,6 +312,116 @@ fn linreg_csv_fit_then_predict_in_a_new_process() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `fit linreg --csv CSV --label y --ranges RANGES` followed by `extra`: the argument vector the
+/// held-out tests repeat.
+fn linreg_csv_args<'a>(csv: &'a Path, ranges: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "fit",
+        "linreg",
+        "--csv",
+        s(csv),
+        "--label",
+        "y",
+        "--ranges",
+        s(ranges),
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// Issue 20: `fit linreg --csv --test-fraction F --split-seed S` holds out a seeded, public
+/// share of the rows and reports test RMSE and log-likelihood; the assignment depends on the
+/// row index and the seed only (not on the values), is reproducible, and changes with the seed.
+#[test]
+fn linreg_csv_held_out_split_is_seeded_and_scored() {
+    let dir = temp_dir("inputs-linreg-split");
+    let (csv, ranges) = write_linreg_csv(&dir);
+    let out = dir.join("fit");
+    let fit = |csv: &Path, extra: &[&str]| -> Value {
+        let mut tail = extra.to_vec();
+        tail.extend_from_slice(&["--diagnostics", "--out", s(&out), "--json"]);
+        ok_json(&linreg_csv_args(csv, &ranges, &tail))
+    };
+    let split = ["--test-fraction", "0.25", "--split-seed", "4"];
+    let r = fit(&csv, &split);
+    let h = &r["heldout"];
+    assert_eq!(
+        (f(&h["test_fraction"]), h["split_seed"].as_u64()),
+        (0.25, Some(4))
+    );
+    assert!(f(&h["test_rmse"]) > 0.0 && f(&h["test_rmse"]) < 1.5, "{h}");
+    assert!(f(&h["test_log_likelihood"]).is_finite(), "{h}");
+    let (n_train, n_test) = (
+        r["diagnostics"]["n_train"].as_u64().unwrap(),
+        r["diagnostics"]["n_test"].as_u64().unwrap(),
+    );
+    assert_eq!(n_train + n_test, 200);
+    // Binomial(200, 0.25): mean 50, sd 6.1; 20..80 is about 5 sd either side.
+    assert!((20..=80).contains(&n_test), "{n_test}");
+    // Reproducible, bit for bit.
+    assert_eq!(fit(&csv, &split)["heldout"], *h);
+    // Another seed, another assignment.
+    let other = fit(&csv, &["--test-fraction", "0.25", "--split-seed", "5"]);
+    assert_ne!(other["heldout"]["test_rmse"], h["test_rmse"]);
+    // Not data-dependent: the same rows with other values are split alike.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let shifted: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                format!("{l}\n")
+            } else {
+                let (head, y) = l.rsplit_once(',').unwrap();
+                format!("{head},{}\n", y.parse::<f64>().unwrap() * 0.5)
+            }
+        })
+        .collect();
+    let csv2 = dir.join("shifted.csv");
+    std::fs::write(&csv2, shifted).unwrap();
+    let r2 = fit(&csv2, &split);
+    assert_eq!(r2["diagnostics"]["n_test"], r["diagnostics"]["n_test"]);
+    assert_ne!(r2["heldout"]["test_rmse"], h["test_rmse"]);
+
+    // Flags without effect, bad values and empty sides are errors naming the flag.
+    let o = ["--out", s(&out)];
+    let with = |extra: &[&'static str]| {
+        let mut v = extra.to_vec();
+        v.extend_from_slice(&o);
+        v
+    };
+    fails_with(
+        &linreg_csv_args(&csv, &ranges, &with(&["--split-seed", "3"])),
+        &["--test-fraction"],
+    );
+    fails_with(
+        &linreg_csv_args(&csv, &ranges, &with(&["--test-fraction", "1.5"])),
+        &["--test-fraction"],
+    );
+    fails_with(
+        &linreg_csv_args(&csv, &ranges, &with(&["--test-fraction", "0.0001"])),
+        &["--test-fraction", "no test rows"],
+    );
+    fails_with(
+        &linreg_csv_args(&csv, &ranges, &with(&["--test-fraction", "0.9999"])),
+        &["--test-fraction", "no training rows"],
+    );
+    fails_with(
+        &[
+            "fit",
+            "linreg",
+            "--uci",
+            s(&dir),
+            "--test-fraction",
+            "0.2",
+            "--out",
+            s(&out),
+        ],
+        &["--test-fraction", "--uci"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn two_inputs_and_missing_declarations_are_usage_errors() {
     let dir = temp_dir("inputs-errors");

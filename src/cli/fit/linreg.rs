@@ -46,11 +46,20 @@ pub struct Args {
     #[arg(long, requires = "feature_range", conflicts_with = "csv", value_parser = PublicRange::from_str, allow_hyphen_values = true)]
     target_range: Option<PublicRange>,
     /// CSV file with a header; every column but --label is a numeric feature. The whole file is
-    /// fitted (no held-out split): score new rows with `dp-bayes predict`.
+    /// fitted unless --test-fraction holds rows out; score new rows with `dp-bayes predict`.
     #[arg(long)]
     csv: Option<PathBuf>,
+    /// Hold out about this fraction of the --csv rows as a test set (public, seeded split:
+    /// row i is held out when a ChaCha20 draw keyed by --split-seed at stream i is below F, so
+    /// the assignment depends on the row's index and the seed only, never on the data).
+    // `requires = "csv"` alone is not enforced when --uci satisfies the input group.
+    #[arg(long, requires = "csv", conflicts_with = "uci", value_parser = super::open_unit)]
+    test_fraction: Option<f64>,
+    /// Seed of the --test-fraction split (public; default 0).
+    #[arg(long, requires = "test_fraction")]
+    split_seed: Option<u64>,
     /// Target column of --csv (default `target`).
-    #[arg(long, requires = "csv")]
+    #[arg(long, requires = "csv", conflicts_with = "uci")]
     label: Option<String>,
     /// Public radius rows (z, 1) are divided by (default sqrt(1 + d/3)).
     #[arg(long, value_parser = positive)]
@@ -159,15 +168,40 @@ fn csv_input(args: &Args, csv: &std::path::Path) -> Result<Input, CliError> {
     let wanted: Vec<&str> = columns.iter().map(String::as_str).collect();
     let rows = read_feature_csv(csv, &wanted, &label)?;
     let d = names.len();
-    let mut x = Vec::with_capacity(rows.len() * d);
-    let mut y = Vec::with_capacity(rows.len());
-    for r in rows {
-        x.extend_from_slice(&r[..d]);
-        y.push(r[d]);
+    let (mut x, mut y) = (Vec::with_capacity(rows.len() * d), Vec::new());
+    let (mut tx, mut ty) = (Vec::new(), Vec::new());
+    let split = args
+        .test_fraction
+        .map(|f| HeldOut::new(f, args.split_seed.unwrap_or(0)));
+    for (i, r) in rows.into_iter().enumerate() {
+        let (xs, ys) = match &split {
+            Some(s) if s.holds_out(i) => (&mut tx, &mut ty),
+            _ => (&mut x, &mut y),
+        };
+        xs.extend_from_slice(&r[..d]);
+        ys.push(r[d]);
     }
+    let test = match split {
+        None => None,
+        Some(_) if ty.is_empty() || y.is_empty() => {
+            return Err(usage(
+                "--test-fraction",
+                format!(
+                    "the split of {} left {} (give a fraction that keeps rows on both sides)",
+                    csv.display(),
+                    if y.is_empty() {
+                        "no training rows"
+                    } else {
+                        "no test rows"
+                    }
+                ),
+            ));
+        }
+        Some(_) => Some(Dataset::new(tx, ty, d)?),
+    };
     Ok(Input {
         train: Dataset::new(x, y, d)?,
-        test: None,
+        test,
         ranges,
         names,
         target: label.clone(),
@@ -177,6 +211,39 @@ fn csv_input(args: &Args, csv: &std::path::Path) -> Result<Input, CliError> {
         }),
         ranges_source: ranges_file.display().to_string(),
     })
+}
+
+/// The public held-out split of `--csv --test-fraction F --split-seed S`: row `i` is held out
+/// when the first draw of ChaCha20 keyed by `S` at stream `i` (a keyed pseudorandom function
+/// of the row index), as a uniform in `[0, 1)`, is below `F`.
+///
+/// # Privacy
+/// Public randomness: the assignment depends on the row's index and the seed only, never on
+/// the row's values or on any other row, so it reveals nothing about the data. The held-out
+/// rows are not fitted; their metrics describe them and are not covered by the fit's
+/// guarantee (as the test rows of a `--uci` split).
+struct HeldOut {
+    fraction: f64,
+    /// The ChaCha20 key `ChaCha20Rng::seed_from_u64(seed)` expands the seed to.
+    key: [u8; 32],
+}
+
+impl HeldOut {
+    fn new(fraction: f64, seed: u64) -> Self {
+        use rand::SeedableRng;
+        Self {
+            fraction,
+            key: rand::rngs::ChaCha20Rng::seed_from_u64(seed).get_seed(),
+        }
+    }
+
+    /// Whether row `i` (0-based, in file order) is held out.
+    fn holds_out(&self, i: usize) -> bool {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::ChaCha20Rng::from_seed(self.key);
+        rng.set_stream(i as u64);
+        rng.random::<f64>() < self.fraction
+    }
 }
 
 /// Fits and returns the saved model and the summary parts.
@@ -259,18 +326,28 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         model.config(),
         &fitted,
     )?;
+    // The split that made the test rows: the UCI folder's standard split, or the seeded
+    // --test-fraction split of a CSV file.
+    let split = match args.test_fraction {
+        Some(f) => json!({ "test_fraction": f, "split_seed": args.split_seed.unwrap_or(0) }),
+        None => json!({ "split": args.split }),
+    };
     let heldout = match &test {
         None => json!({
-            "note": "no held-out rows: --csv fits every row (score new rows with `dp-bayes predict`)",
+            "note": "no held-out rows: --csv fits every row unless --test-fraction holds some out \
+                     (score new rows with `dp-bayes predict`)",
         }),
-        Some(t) => match evaluate(fitted.global.posterior(), &test_x, t.targets(), target) {
-            Some(m) => json!({
-                "split": args.split,
-                "test_rmse": num(m.rmse),
-                "test_log_likelihood": num(m.log_likelihood),
-            }),
-            None => json!({ "split": args.split, "note": "the test split is empty" }),
-        },
+        Some(t) => {
+            let mut h = split;
+            match evaluate(fitted.global.posterior(), &test_x, t.targets(), target) {
+                Some(m) => {
+                    h["test_rmse"] = num(m.rmse);
+                    h["test_log_likelihood"] = num(m.log_likelihood);
+                }
+                None => h["note"] = json!("the test split is empty"),
+            }
+            h
+        }
     };
     let cfg = model.config();
     Ok(Fitted {
