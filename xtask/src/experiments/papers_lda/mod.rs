@@ -49,9 +49,10 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
          1 are computed at the paper's q and number of iterations and so are comparable; 000's \
          experiments run at the paper's batch sizes on a corpus about {}x smaller, so q is \
          larger and every method needs more noise for the same epsilon; 000 did not clip \
-         (its sensitivity bound is per document, Sec. 4.2), while our engine always clips at \
-         a N (003's heuristic), which changes the noise scale; the 001/003 \"no clipping\" \
-         baseline is not run (the engine always clips).\n\n\
+         (its sensitivity bound is per document, Sec. 4.2), while our 000 runs clip at a N \
+         with a = 0.1 (003's heuristic), which changes the noise scale; 001's \"no clipping\" \
+         baseline runs at a = 1, where the clip never binds (a document's statistic has norm \
+         at most N).\n\n\
          Noise against signal: one entry of a release carries noise of std sigma a N / S \
          against a mean entry of N / (K V), a ratio of sigma a K V / S. At 003's Table 1 \
          setting (sigma = 1.24, K = 50, V = {}, S = 20,000) that is {:.2}; here (K = {}, V = \
