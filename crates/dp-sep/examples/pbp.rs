@@ -37,7 +37,7 @@ use dp_sep::data::{PublicRange, PublicRanges};
 use dp_sep::limits;
 use dp_sep::pbp::{Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, run_pbp_observed};
 use dp_sep::recommended::{Overrides, Resolved, private_pbp};
-use dp_sep::{Batching, SamplingScheme};
+use dp_sep::{Batching, Clipping, SamplingScheme};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -98,6 +98,11 @@ struct Args {
     /// instead of the recommended Poisson minibatch. Only with --epsilon; not with --batch-size.
     #[arg(long)]
     one_record: bool,
+    /// What DP-SEP's wall clips: `value` (each record's factor, 002's) or `innovation` (each
+    /// record's factor minus the current shared factor; see docs/dp-sep.md). Only with
+    /// --epsilon; not with --one-record. Default: the recommendation's.
+    #[arg(long)]
+    clipping: Option<String>,
     /// Declared public population size N of the training data (required with --epsilon): used
     /// for the sampling probability 1/N, SEP's N, the epochs * N steps and the default gamma.
     #[arg(long)]
@@ -152,6 +157,12 @@ fn check(args: &Args) -> Result<(), ExampleError> {
                     "cannot be combined with --batch-size: choose one record or a batch per step",
                 ));
             }
+            if args.one_record && args.clipping.is_some() {
+                return Err(ExampleError::usage(
+                    "--clipping",
+                    "cannot be combined with --one-record (002's algorithm clips each record's factor)",
+                ));
+            }
             if args.sampling.is_some() && !args.one_record {
                 return Err(ExampleError::usage(
                     "--sampling",
@@ -181,6 +192,7 @@ fn check(args: &Args) -> Result<(), ExampleError> {
         None => {
             needs(args.batch_size.is_some(), "--batch-size", "--epsilon")?;
             needs(args.one_record, "--one-record", "--epsilon")?;
+            needs(args.clipping.is_some(), "--clipping", "--epsilon")?;
             needs(args.delta.is_some(), "--delta", "--epsilon")?;
             needs(args.noise_seed.is_some(), "--noise-seed", "--epsilon")?;
             needs(args.population.is_some(), "--population", "--epsilon")?;
@@ -234,6 +246,9 @@ fn check(args: &Args) -> Result<(), ExampleError> {
             ));
         }
     }
+    if let Some(c) = args.clipping.as_deref() {
+        parse_clipping(c)?;
+    }
     if let Some(s) = args.sampling.as_deref()
         && !matches!(s, "uniform" | "shuffled")
     {
@@ -243,6 +258,16 @@ fn check(args: &Args) -> Result<(), ExampleError> {
         ));
     }
     Ok(())
+}
+
+/// Parses `--clipping`.
+fn parse_clipping(text: &str) -> Result<Clipping, ExampleError> {
+    text.parse::<Clipping>().map_err(|_| {
+        ExampleError::usage(
+            format!("--clipping {}", limits::excerpt(text)),
+            "must be value or innovation",
+        )
+    })
 }
 
 /// Parses `LO:HI` of `flag`.
@@ -371,7 +396,9 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         .then(|| settings(scaling.clone()).build())
         .transpose()
         .map_err(flagged("--compare-sep"))?;
-    let mut builder = settings(scaling).batching(batching);
+    let mut builder = settings(scaling)
+        .batching(batching)
+        .clipping(private.map_or(Clipping::Value, |p| p.clipping));
     if let Some(privacy) = privacy {
         builder = builder.privacy(privacy);
     }
@@ -405,6 +432,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
             Batching::OneRecord => serde_json::Value::from("one record"),
             batch => serde_json::Value::from(batch.expected_batch_size()),
         },
+        "clipping": config.clipping().name(),
         "scaling": ranges_source.map_or("training mean and std (non-private)".to_string(), |s| format!("declared public ranges: {s}")),
     });
     if let (Some(p), Some(report)) = (privacy, out.privacy.as_ref()) {
@@ -534,8 +562,9 @@ fn private_settings(args: &Args, epochs: usize) -> Result<Option<Resolved>, Exam
         clip: args.clip,
         one_record: args.one_record,
     };
+    let clipping = args.clipping.as_deref().map(parse_clipping).transpose()?;
     private_pbp(epsilon)
         .resolve(n, epochs, &overrides)
-        .map(Some)
+        .map(|r| Some(r.with_clipping(clipping)))
         .map_err(flagged("--batch-size / --population / --epochs"))
 }

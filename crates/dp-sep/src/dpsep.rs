@@ -19,6 +19,13 @@
 //! f_n^eps` with `eps = gamma / N^2`: one epoch of `N / S` batch steps damps the factor as much as
 //! `N` one-record steps.
 //!
+//! With [`Clipping::Innovation`] (issue 19) the wall clips each record's innovation
+//! `theta_fn(x) - theta_f` against the current (public) factor instead:
+//! `m~ = (sum_{x in batch} clip_C(theta_fn(x) - theta_f) + z) / S`,
+//! `theta~_new = theta_0 + N theta_f + (S gamma / N) m~` (Eq. 4 with `m~ + theta_f` as the
+//! intermediate factor), `theta_f <- (theta~_new - theta_0) / N`, not clipped. The noise and the
+//! sensitivities are the same as above.
+//!
 //! # Privacy
 //! `theta~_new` is post-processing of the wall's release (a fixed affine map with public
 //! coefficients of the released vector and of the previous, already private, state). The cavity,
@@ -76,6 +83,74 @@ pub(crate) fn poisson(s: usize) -> Result<Batching, SepError> {
     })
 }
 
+/// What the wall clips in each record's contribution to a DP-SEP step.
+///
+/// - [`Clipping::Value`] (002's, the default): the record's intermediate factor
+///   `theta_fn = proj[q_c p(x | .)] - theta_c` itself; the refreshed factor is clipped to `C` too.
+///   When most records are clipped the batch average is shrunk towards zero, so the clipped run
+///   settles at a biased fixed point even without noise.
+/// - [`Clipping::Innovation`] (issue 19): the record's innovation `d_n = theta_fn - theta_f`
+///   against the current shared factor `theta_f` (public: post-processing of earlier releases);
+///   the step adds the released average of the clipped innovations to the factor, which is not
+///   clipped. At SEP's fixed point `E[theta_fn] = theta_f` the innovations are centred, so
+///   clipping shrinks their spread instead of moving the fixed point towards zero (the DP-SGD
+///   analogue: clip the gradient, not the parameter).
+///
+/// # Privacy
+/// The same sensitivity either way: each record's clipped vector has norm `<= C` whatever the
+/// record, and `theta_f` and the cavity are fixed before the step's release (public), so the sum
+/// over a batch moves by at most `C` under add/remove-one (Poisson) and `2C` under replace-one
+/// (one record, fixed-size batch); see docs/dp-sep.md, "Innovation clipping".
+///
+/// # Example
+/// ```
+/// use dp_sep::{Clipping, DpSepConfig};
+/// let config = DpSepConfig::builder().clipping(Clipping::Innovation).build()?;
+/// assert_eq!(config.clipping(), Clipping::Innovation);
+/// assert_eq!(DpSepConfig::builder().build()?.clipping(), Clipping::Value);
+/// assert_eq!("innovation".parse::<Clipping>()?, Clipping::Innovation);
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Clipping {
+    /// Clip each record's intermediate factor (002 Algorithm 3), and the refreshed factor.
+    #[default]
+    Value,
+    /// Clip each record's innovation `theta_fn - theta_f`; the factor is not clipped.
+    Innovation,
+}
+
+impl Clipping {
+    /// The name the examples print and parse (`value`, `innovation`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Clipping::Value => "value",
+            Clipping::Innovation => "innovation",
+        }
+    }
+}
+
+impl std::str::FromStr for Clipping {
+    type Err = SepError;
+
+    /// `value` or `innovation`.
+    ///
+    /// # Errors
+    /// [`SepError::InvalidParameter`] (`clipping`) for anything else.
+    fn from_str(s: &str) -> Result<Self, SepError> {
+        match s {
+            "value" => Ok(Clipping::Value),
+            "innovation" => Ok(Clipping::Innovation),
+            _ => Err(SepError::InvalidParameter {
+                name: "clipping",
+                value: f64::NAN,
+                reason: "must be value or innovation",
+            }),
+        }
+    }
+}
+
 /// `batching`'s wall sampler over the declared population `n`, with dp-sep's errors
 /// ([`Batching::sampling_for`]).
 ///
@@ -127,6 +202,7 @@ pub struct DpSepConfig {
     gamma: Option<f64>,
     epochs: usize,
     batching: Batching,
+    clipping: Clipping,
 }
 
 /// Unchecked [`DpSepConfig`].
@@ -158,6 +234,7 @@ impl DpSepConfig {
                 gamma: None,
                 epochs: 1,
                 batching: Batching::OneRecord,
+                clipping: Clipping::Value,
             },
         }
     }
@@ -182,6 +259,11 @@ impl DpSepConfig {
     pub fn batching(&self) -> Batching {
         self.batching
     }
+
+    /// What the wall clips: each record's factor (002, the default) or its innovation.
+    pub fn clipping(&self) -> Clipping {
+        self.clipping
+    }
 }
 
 impl DpSepConfigBuilder {
@@ -201,6 +283,12 @@ impl DpSepConfigBuilder {
     /// One record per step (default, 002) or a Poisson or fixed-size batch of (expected) size `S`.
     pub fn batching(mut self, batching: Batching) -> Self {
         self.cfg.batching = batching;
+        self
+    }
+
+    /// What the wall clips (default [`Clipping::Value`], 002's).
+    pub fn clipping(mut self, clipping: Clipping) -> Self {
+        self.cfg.clipping = clipping;
         self
     }
 
@@ -317,16 +405,28 @@ where
     crate::sep::check_gamma(weight, state.n())?;
     let cavity = usable_cavity(model, state, counts);
     let factor = wall.factor();
-    // Each drawn record's intermediate factor, written through the wall's handle into its zeroed
-    // block (the wall clips it and sums over the batch). A record whose tilted moments cannot
-    // be computed is rejected (a fixed reason, no record value) and a non-finite one is caught
-    // by the wall: either way it contributes zero, is counted in the release's
+    // What each record's statistic is measured from: the cavity (value clipping: the
+    // intermediate factor theta_t - theta_c) or the cavity plus the current shared factor
+    // (innovation clipping: theta_t - theta_c - theta_f). Both are public: functions of earlier
+    // releases only.
+    let origin: Vec<f64> = match config.clipping {
+        Clipping::Value => cavity.clone(),
+        Clipping::Innovation => cavity
+            .iter()
+            .zip(state.factor())
+            .map(|(c, f)| c + f)
+            .collect(),
+    };
+    // Each drawn record's statistic, written through the wall's handle into its zeroed block
+    // (the wall clips it and sums over the batch). A record whose tilted moments cannot be
+    // computed is rejected (a fixed reason, no record value) and a non-finite one is caught by
+    // the wall: either way it contributes zero, is counted in the release's
     // `replaced_records`, and the release goes ahead and was accounted; nothing about the
     // record leaves this closure but the block.
     let statistic = |record: &M::Record, buf: &mut ContributionBuffer| {
         let out = buf.dense(factor);
         if model.tilted(&cavity, record, out) {
-            out.iter_mut().zip(&cavity).for_each(|(t, c)| *t -= c);
+            out.iter_mut().zip(&origin).for_each(|(t, o)| *t -= o);
         } else {
             buf.reject_record("the tilted distribution's moments could not be computed");
         }
@@ -335,9 +435,26 @@ where
     let (noised, diagnostics) = wall.release(statistic)?;
     counts.failed_tilted += diagnostics.replaced_records;
     counts.clipped_intermediate += diagnostics.clipped_records;
-    let theta_new = posterior_update(state, noised, weight);
-    if refresh_factor(state, &theta_new, Some(clip)) {
-        counts.clipped_factor += 1;
+    match config.clipping {
+        Clipping::Value => {
+            let theta_new = posterior_update(state, noised, weight);
+            if refresh_factor(state, &theta_new, Some(clip)) {
+                counts.clipped_factor += 1;
+            }
+        }
+        Clipping::Innovation => {
+            // The released average innovation plus the public factor estimates the batch's
+            // average intermediate factor: Eq. 4 with it is theta_0 + N theta_f + (S gamma / N) m~,
+            // i.e. theta_f <- theta_f + (S gamma / N^2) m~. The factor is not clipped (its norm
+            // enters no sensitivity).
+            let estimate: Vec<f64> = noised
+                .iter()
+                .zip(state.factor())
+                .map(|(m, f)| m + f)
+                .collect();
+            let theta_new = posterior_update(state, &estimate, weight);
+            refresh_factor(state, &theta_new, None);
+        }
     }
     counts.steps += 1;
     Ok(())
@@ -457,5 +574,111 @@ fn check_batching<R>(batching: Batching, wall: &FactorWall<R>) -> Result<(), Sep
                      uniform_single or shuffled_epoch; Poisson batch of S: poisson(S / N); \
                      fixed-size batch of S: fixed_size(S))",
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::factor::WallPlan;
+    use dp_core::RngPolicy;
+
+    /// Every record's tilted distribution is the cavity plus `target` (so every intermediate
+    /// factor is `target`); a record `false` has no tilted moments.
+    struct Constant {
+        target: Vec<f64>,
+    }
+
+    impl SepModel for Constant {
+        type Record = bool;
+        fn dim(&self) -> usize {
+            self.target.len()
+        }
+        fn tilted(&self, cavity: &[f64], record: &bool, out: &mut [f64]) -> bool {
+            for ((o, c), t) in out.iter_mut().zip(cavity).zip(&self.target) {
+                *o = c + t;
+            }
+            *record
+        }
+        fn is_valid(&self, _: &[f64]) -> bool {
+            true
+        }
+        fn repair(&self, _: &mut [f64]) {}
+    }
+
+    /// `steps` noise-free Poisson-batch steps (`S = 10` of `N = 100`, `gamma = N^2 / S`: each
+    /// step moves the factor by the released average) from a zero factor.
+    fn run(
+        records: Vec<bool>,
+        target: &[f64],
+        clip: f64,
+        clipping: Clipping,
+        steps: u64,
+    ) -> Vec<f64> {
+        let n = 100;
+        let model = Constant {
+            target: target.to_vec(),
+        };
+        let batching = Batching::poisson(10).unwrap();
+        let plan = WallPlan::builder()
+            .population(n)
+            .dim(target.len())
+            .budget(1.0, 1e-5)
+            .clip(clip)
+            .steps(steps)
+            .sampling(batching.sampling_for(n).unwrap())
+            .rng(RngPolicy::Seeded { seed: 3 })
+            .build()
+            .unwrap();
+        let mut wall = FactorWall::noise_free(records, &plan).unwrap();
+        let config = DpSepConfig::builder()
+            .gamma(1000.0)
+            .batching(batching)
+            .clipping(clipping)
+            .build()
+            .unwrap();
+        let mut state = SepState::new(vec![0.0; target.len()], vec![0.0; target.len()], n).unwrap();
+        let mut counts = StepCounts::default();
+        for _ in 0..steps {
+            dp_sep_step(&model, &mut state, &mut wall, &config, &mut counts).unwrap();
+        }
+        state.factor().to_vec()
+    }
+
+    fn dist(a: &[f64], b: &[f64]) -> f64 {
+        crate::natural::l2_norm(&a.iter().zip(b).map(|(x, y)| x - y).collect::<Vec<_>>())
+    }
+
+    /// Every record agrees (`theta_fn = target`, norm 5 > C = 1): value clipping settles at
+    /// `clip_C(target)` (norm 1, distance 4 from the target); innovation clipping reaches the
+    /// target itself, the clip only limiting each record's step.
+    #[test]
+    fn innovation_clipping_reaches_the_fixed_point_value_clipping_shrinks_it() {
+        let target = [3.0, -4.0];
+        let records = vec![true; 100];
+        let value = run(records.clone(), &target, 1.0, Clipping::Value, 200);
+        let innovation = run(records, &target, 1.0, Clipping::Innovation, 200);
+        assert!(
+            (crate::natural::l2_norm(&value) - 1.0).abs() < 1e-6,
+            "{value:?}"
+        );
+        assert!(dist(&value, &target) > 3.9, "{value:?}");
+        assert!(dist(&innovation, &target) < 1e-6, "{innovation:?}");
+    }
+
+    /// A record without tilted moments contributes zero: under innovation clipping that is "no
+    /// change" (the factor stays where it is), under value clipping a pull towards zero.
+    #[test]
+    fn rejected_records_leave_the_factor_alone_under_innovation_clipping() {
+        let target = [0.3, 0.4];
+        let innovation = run(vec![false; 100], &target, 1.0, Clipping::Innovation, 20);
+        assert_eq!(innovation, vec![0.0, 0.0]);
+        // Half the records rejected: innovation clipping still reaches the target (each step's
+        // average innovation is about half the gap), value clipping halves it.
+        let half: Vec<bool> = (0..100).map(|i| i % 2 == 0).collect();
+        let innovation = run(half.clone(), &target, 1.0, Clipping::Innovation, 200);
+        let value = run(half, &target, 1.0, Clipping::Value, 200);
+        assert!(dist(&innovation, &target) < 1e-3, "{innovation:?}");
+        assert!(dist(&value, &target) > 0.15, "{value:?}");
     }
 }

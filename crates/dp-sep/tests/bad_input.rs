@@ -356,6 +356,40 @@ fn examples_refuse_bad_flags_with_status_2_naming_the_flag() {
         ("pbp", &["--uci", "/x", "--one-record"], "--one-record"),
         (
             "pbp",
+            &["--uci", "/x", "--clipping", "innovation"],
+            "--clipping",
+        ),
+        (
+            "pbp",
+            &[
+                "--uci",
+                "/x",
+                "--epsilon",
+                "1",
+                "--population",
+                "50",
+                "--clipping",
+                "gradient",
+            ],
+            "--clipping \"gradient\"",
+        ),
+        (
+            "pbp",
+            &[
+                "--uci",
+                "/x",
+                "--epsilon",
+                "1",
+                "--population",
+                "50",
+                "--one-record",
+                "--clipping",
+                "innovation",
+            ],
+            "--clipping",
+        ),
+        (
+            "pbp",
             &[
                 "--uci",
                 "/x",

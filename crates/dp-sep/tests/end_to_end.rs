@@ -14,7 +14,9 @@ use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::dpsep::dp_sep_step;
 use dp_sep::natural::l2_norm;
 use dp_sep::pbp::{Labelled, PbpConfig, PbpPrivacy, Prepared, Scaling, prepare};
-use dp_sep::{DpSepConfig, FactorWall, SamplingScheme, SepModel, SepState, StepCounts, WallPlan};
+use dp_sep::{
+    Clipping, DpSepConfig, FactorWall, SamplingScheme, SepModel, SepState, StepCounts, WallPlan,
+};
 
 const N: usize = 40;
 const N_TRAIN: usize = 32;
@@ -470,11 +472,21 @@ where
                 }
             })
             .unwrap();
-        // DP-SEP's statistic on the public cavity of the current state (as in `dp_sep_step`).
+        // DP-SEP's statistic on the public cavity of the current state (as in `dp_sep_step`):
+        // the intermediate factor (value clipping) or its innovation against the current
+        // shared factor (innovation clipping).
         let mut cavity = state.cavity();
         if !model.is_valid(&cavity) {
             model.repair(&mut cavity);
         }
+        let origin: Vec<f64> = match config.clipping() {
+            Clipping::Value => cavity.clone(),
+            Clipping::Innovation => cavity
+                .iter()
+                .zip(state.factor())
+                .map(|(c, f)| c + f)
+                .collect(),
+        };
         let mut released = Vec::new();
         for twin in [&mut twin_a, &mut twin_b] {
             let factor = twin.factor();
@@ -482,7 +494,7 @@ where
                 .release(|r: &M::Record, buf| {
                     let out = buf.dense(factor);
                     if model.tilted(&cavity, r, out) {
-                        out.iter_mut().zip(&cavity).for_each(|(t, c)| *t -= c);
+                        out.iter_mut().zip(&origin).for_each(|(t, o)| *t -= o);
                     } else {
                         buf.reject_record("no tilted moments");
                     }
@@ -522,7 +534,7 @@ where
 
 /// PBP from files on disk: the training split of `a` plus one adversarial row (appended as the
 /// last training record) moves each batch release by at most `C / S`.
-fn pbp_batch_neighbours(tag: &str, extra: [f64; 4]) {
+fn pbp_batch_neighbours(tag: &str, extra: [f64; 4], clipping: Clipping) {
     let pa = pbp_prepared(&write_uci(&format!("{tag}_a"), |_| {}));
     // The same folder with one more row whose index is the last of the training split.
     let dir_b = write_uci(&format!("{tag}_b"), |rows| rows.push(extra));
@@ -542,6 +554,7 @@ fn pbp_batch_neighbours(tag: &str, extra: [f64; 4]) {
     let config = DpSepConfig::builder()
         .gamma(5.0)
         .batching(dp_sep::Batching::poisson(4).unwrap())
+        .clipping(clipping)
         .build()
         .unwrap();
     // q = 4/32: the added record is in some batch of 80 except with probability
@@ -555,12 +568,16 @@ fn pbp_batch_neighbours(tag: &str, extra: [f64; 4]) {
 
 #[test]
 fn pbp_batch_plus_one_huge_target_moves_each_release_within_c_over_s() {
-    pbp_batch_neighbours("pbp_batch_target", [5.0, 5.0, 5.0, 1e3]);
+    pbp_batch_neighbours("pbp_batch_target", [5.0, 5.0, 5.0, 1e3], Clipping::Value);
 }
 
 #[test]
 fn pbp_batch_plus_one_huge_feature_row_moves_each_release_within_c_over_s() {
-    pbp_batch_neighbours("pbp_batch_features", [1e12, -1e9, 1e15, 50.0]);
+    pbp_batch_neighbours(
+        "pbp_batch_features",
+        [1e12, -1e9, 1e15, 50.0],
+        Clipping::Value,
+    );
 }
 
 /// MoG through the synthetic generator: one outlier or a malformed point added. `moves`: whether
@@ -568,11 +585,16 @@ fn pbp_batch_plus_one_huge_feature_row_moves_each_release_within_c_over_s() {
 /// `C / S`); a point whose factor is non-finite or rejected is replaced by zero inside the wall,
 /// so under add/remove-one adding it changes no release at all.
 fn mog_batch_neighbours(added: Vec<f64>, moves: bool) {
+    mog_batch_neighbours_clipped(added, moves, Clipping::Value);
+}
+
+fn mog_batch_neighbours_clipped(added: Vec<f64>, moves: bool, clipping: Clipping) {
     let n = 60;
     let (data, model, state) = mog_start(n);
     let config = DpSepConfig::builder()
         .gamma(3.0)
         .batching(dp_sep::Batching::poisson(6).unwrap())
+        .clipping(clipping)
         .build()
         .unwrap();
     // q = 1/10 over 100 steps: never drawn with probability 0.9^100 < 3e-5; fixed seed.
@@ -593,4 +615,81 @@ fn mog_batch_plus_one_outlier_moves_each_release_within_c_over_s() {
 fn mog_batch_plus_one_far_outlier_or_nan_point_moves_nothing() {
     mog_batch_neighbours(vec![1e9, -1e12], false);
     mog_batch_neighbours(vec![f64::NAN, 0.0], false);
+}
+
+// ---- Innovation clipping (issue 19): the wall clips theta_fn - theta_f ----
+//
+// The statistic is each record's intermediate factor minus the current shared factor (public:
+// post-processing of earlier releases), clipped to `C`; the factor moves by the released average
+// and is not clipped. The bounds are the value-clipped ones: `C / S` on a Poisson batch's release
+// (add/remove-one), `2 gamma C / N` on the posterior for one record or a fixed-size batch
+// (replace-one), and exactly zero when the changed record is not drawn. The states the steps
+// start from are innovation runs (factors outside the ball of radius `C` included).
+
+#[test]
+fn pbp_batch_innovation_plus_one_huge_target_moves_each_release_within_c_over_s() {
+    pbp_batch_neighbours(
+        "pbp_innov_target",
+        [5.0, 5.0, 5.0, 1e3],
+        Clipping::Innovation,
+    );
+}
+
+#[test]
+fn pbp_batch_innovation_plus_one_huge_feature_row_moves_each_release_within_c_over_s() {
+    pbp_batch_neighbours(
+        "pbp_innov_features",
+        [1e12, -1e9, 1e15, 50.0],
+        Clipping::Innovation,
+    );
+}
+
+#[test]
+fn mog_batch_innovation_plus_one_outlier_moves_each_release_within_c_over_s() {
+    mog_batch_neighbours_clipped(vec![40.0, -30.0], true, Clipping::Innovation);
+}
+
+/// A point whose factor is non-finite (a far outlier, NaN) is replaced by zero inside the wall:
+/// a zero innovation, so adding it changes no release at all.
+#[test]
+fn mog_batch_innovation_plus_one_far_outlier_or_nan_point_moves_nothing() {
+    mog_batch_neighbours_clipped(vec![1e9, -1e12], false, Clipping::Innovation);
+    mog_batch_neighbours_clipped(vec![f64::NAN, 0.0], false, Clipping::Innovation);
+}
+
+/// Replace-one with innovation clipping: one record per step and a fixed-size batch of `S = 10`
+/// of `N = 60` slots; record 7 replaced by a far outlier moves the posterior by at most
+/// `2 gamma C / N` when drawn and by nothing otherwise.
+#[test]
+fn mog_innovation_replace_one_moves_each_release_within_2_gamma_c_over_n() {
+    for (sampling, steps) in [
+        (SamplingScheme::UniformSingle, 300),
+        (SamplingScheme::fixed_size(10).unwrap(), 60),
+    ] {
+        let n = 60;
+        let (data, model, state) = mog_start(n);
+        let mut other = data.points.clone();
+        other[7] = vec![1e3, -2e3];
+        let config = DpSepConfig::builder()
+            .gamma(3.0)
+            .clipping(Clipping::Innovation)
+            .build()
+            .unwrap();
+        let (drawn, largest) = coupled_steps(
+            &model,
+            state,
+            data.points,
+            other,
+            7,
+            &config,
+            0.5,
+            sampling,
+            steps,
+            4,
+        );
+        assert!(
+            drawn > 0 && largest > 0.0,
+            "{sampling:?}: drawn {drawn}, largest {largest}"
+        );
+    }
 }

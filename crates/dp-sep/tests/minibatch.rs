@@ -310,6 +310,49 @@ fn pbp_config_refuses_batches_without_privacy_or_above_the_population() {
     assert_eq!(ok.batching(), b);
 }
 
+/// Innovation clipping is DP-SEP's: a non-private `PbpConfig` refuses it, a private one keeps
+/// it; an unknown clipping name is a typed error.
+#[test]
+fn innovation_clipping_is_refused_without_privacy_and_unknown_names_are_typed() {
+    use dp_sep::Clipping;
+    use dp_sep::pbp::{PbpConfig, PbpPrivacy};
+    let e = PbpConfig::builder()
+        .clipping(Clipping::Innovation)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SepError::InvalidParameter {
+                name: "clipping",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let privacy = PbpPrivacy::builder()
+        .budget(1.0, 1e-5)
+        .population(8)
+        .build()
+        .unwrap();
+    let ok = PbpConfig::builder()
+        .clip(1.0)
+        .privacy(privacy)
+        .batching(Batching::poisson(4).unwrap())
+        .clipping(Clipping::Innovation)
+        .build()
+        .unwrap();
+    assert_eq!(ok.clipping(), Clipping::Innovation);
+    assert!(matches!(
+        "gradient".parse::<Clipping>(),
+        Err(SepError::InvalidParameter {
+            name: "clipping",
+            ..
+        })
+    ));
+    assert_eq!("value".parse::<Clipping>().unwrap(), Clipping::Value);
+}
+
 /// The minibatch run still learns: with noise scale near zero (a huge epsilon) on well-separated
 /// clusters, the posterior means land near the generating means. Fixed seeds, deterministic.
 #[test]

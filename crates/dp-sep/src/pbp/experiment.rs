@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::evaluate::{Metrics, evaluate};
 use super::model::{Labelled, PbpModel, records};
 use crate::data::{BoxClipCounts, Dataset, PublicRanges, Standardizer};
-use crate::dpsep::{Batching, DpSepConfig, DpSepReport, run_dp_sep_observed};
+use crate::dpsep::{Batching, Clipping, DpSepConfig, DpSepReport, run_dp_sep_observed};
 use crate::ep::{EpState, run_adf, run_ep};
 use crate::error::{SepError, check_positive};
 use crate::factor::{FactorWall, WallPlan};
@@ -44,6 +44,7 @@ pub struct PbpConfig {
     privacy: Option<PbpPrivacy>,
     scaling: Scaling,
     batching: Batching,
+    clipping: Clipping,
 }
 
 /// Unchecked [`PbpConfig`].
@@ -226,6 +227,7 @@ impl PbpConfig {
                 privacy: None,
                 scaling: Scaling::FitOnTraining,
                 batching: Batching::OneRecord,
+                clipping: Clipping::Value,
             },
         }
     }
@@ -271,6 +273,11 @@ impl PbpConfig {
     /// sampler is then fixed-size, `m = S`).
     pub fn batching(&self) -> Batching {
         self.batching
+    }
+    /// What DP-SEP's wall clips: each record's factor (default, 002's) or its innovation
+    /// against the shared factor ([`Clipping`]).
+    pub fn clipping(&self) -> Clipping {
+        self.clipping
     }
 }
 
@@ -327,6 +334,11 @@ impl PbpConfigBuilder {
         self.cfg.batching = batching;
         self
     }
+    /// What DP-SEP's wall clips (default [`Clipping::Value`]); only for a private run.
+    pub fn clipping(mut self, clipping: Clipping) -> Self {
+        self.cfg.clipping = clipping;
+        self
+    }
 
     /// Validates the settings (those that need the data, such as the width of declared ranges
     /// and the network's size, are checked by [`prepare`]).
@@ -335,8 +347,8 @@ impl PbpConfigBuilder {
     /// [`SepError::InvalidParameter`] for zero epochs, a `gamma` or `clip` not finite and
     /// `> 0`, a private run with a method other than SEP or without a clip norm (the privacy
     /// settings themselves are checked by [`PbpPrivacyBuilder::build`]), a Poisson or fixed-size batch for a non-private run or of (expected) size `0` or above the
-    /// declared population; [`SepError::UnsupportedSampling`] for a batch scheme as the
-    /// visiting order.
+    /// declared population, innovation clipping for a non-private run;
+    /// [`SepError::UnsupportedSampling`] for a batch scheme as the visiting order.
     pub fn build(self) -> Result<PbpConfig, SepError> {
         let c = self.cfg;
         if c.batching != Batching::OneRecord {
@@ -352,6 +364,13 @@ impl PbpConfigBuilder {
                     });
                 }
             }
+        }
+        if c.clipping != Clipping::Value && c.privacy.is_none() {
+            return Err(SepError::InvalidParameter {
+                name: "clipping",
+                value: f64::NAN,
+                reason: "innovation clipping is only available for a private run (DP-SEP)",
+            });
         }
         if c.epochs == 0 {
             return Err(SepError::InvalidParameter {
@@ -543,6 +562,7 @@ pub fn run_pbp_observed(
                 .gamma(config.gamma.unwrap_or(n as f64))
                 .epochs(config.epochs)
                 .batching(config.batching)
+                .clipping(config.clipping)
                 .build()?;
             let sampling = match config.batching {
                 Batching::OneRecord => config.sampling,
