@@ -19,12 +19,32 @@ pub struct EpState {
 impl EpState {
     /// EP with all factors at zero (posterior = prior) for `n` records.
     ///
+    /// EP keeps one factor per record, `n x dim` numbers: the size is checked against
+    /// [`crate::limits::MAX_MODEL_BYTES`] before anything is allocated.
+    ///
+    /// # Example
+    /// ```
+    /// use dp_sep::ep::EpState;
+    /// let ep = EpState::new(vec![0.0, -0.5], 3)?;
+    /// assert_eq!(ep.posterior(), &[0.0, -0.5]);
+    /// // A billion records of a 1,000-dimensional factor would need 8 TB: refused.
+    /// assert!(EpState::new(vec![0.0; 1000], 1_000_000_000).is_err());
+    /// # Ok::<(), dp_sep::SepError>(())
+    /// ```
+    ///
     /// # Errors
-    /// [`SepError::Empty`] for `n == 0`.
+    /// [`SepError::Empty`] for `n == 0`; [`SepError::TooLarge`] when the `n` factors (plus the
+    /// prior and the posterior) would exceed [`crate::limits::MAX_MODEL_BYTES`].
     pub fn new(prior: Vec<f64>, n: usize) -> Result<Self, SepError> {
         if n == 0 {
             return Err(SepError::Empty("EP needs at least one record"));
         }
+        crate::limits::check_bytes(
+            &format!("EP with {n} records"),
+            &format!("one factor of {} numbers per record", prior.len()),
+            crate::limits::f64_bytes((n as u128 + 2).saturating_mul(prior.len() as u128)),
+            crate::limits::MAX_MODEL_BYTES,
+        )?;
         Ok(Self {
             factors: vec![vec![0.0; prior.len()]; n],
             posterior: prior.clone(),
@@ -35,7 +55,7 @@ impl EpState {
     /// EP starting from the posterior `theta_0 + N theta_f` with every factor equal to `factor`.
     ///
     /// # Errors
-    /// As [`EpState::new`], plus a dimension mismatch.
+    /// As [`EpState::new`] (including [`SepError::TooLarge`]), plus a dimension mismatch.
     pub fn with_factor(prior: Vec<f64>, factor: &[f64], n: usize) -> Result<Self, SepError> {
         if factor.len() != prior.len() {
             return Err(SepError::DimensionMismatch {
@@ -190,4 +210,25 @@ pub fn run_adf<M: SepModel, R: Rng + ?Sized>(
         prior.copy_from_slice(&new_prior);
     }
     Ok(skipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn factors_beyond_the_memory_limit_are_refused_before_allocating() {
+        // 300,000 records x 1,000 numbers = 2.4 GB > 2 GiB: refused, nothing allocated.
+        let err = EpState::new(vec![0.0; 1000], 300_000).unwrap_err();
+        assert!(matches!(err, SepError::TooLarge { .. }), "{err}");
+        let err = EpState::with_factor(vec![0.0; 1000], &[0.0; 1000], usize::MAX).unwrap_err();
+        assert!(matches!(err, SepError::TooLarge { .. }), "{err}");
+        // A small state is accepted: posterior = prior + n x factor.
+        let ep = EpState::with_factor(vec![0.0, -1.0], &[0.5, -0.25], 10_000).unwrap();
+        assert_eq!(ep.posterior(), &[5000.0, -2501.0]);
+        assert!(matches!(
+            EpState::new(vec![0.0], 0),
+            Err(SepError::Empty(_))
+        ));
+    }
 }
