@@ -341,6 +341,11 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
     Ok(section)
 }
 
+/// What the wall clips in [`CHOSEN`] (`dp_sep::Clipping`): innovation clipping replaced value
+/// clipping at epsilon 1 after a comparison on these sets (issue 19, session 8; the table and
+/// commands are in docs/dp-sep.md, "Innovation clipping").
+const CHOSEN_CLIPPING: &str = "innovation";
+
 /// Runs the example with `--epsilon` alone (no batch size, damping or clip) and checks that its
 /// defaults are [`CHOSEN`]: the recommendation in `dp_sep::recommended` and this grid must agree.
 fn check_example_defaults(ctx: &Context, base: &[String], n_train: usize) -> anyhow::Result<()> {
@@ -371,6 +376,12 @@ fn check_example_defaults(ctx: &Context, base: &[String], n_train: usize) -> any
     let batch = number(&run.output, "batch_size")?;
     let gamma = number(&run.output, "gamma")?;
     let clip = number(&run.output, "clip")?;
+    let clipping = run.output.get("clipping").and_then(|v| v.as_str());
+    anyhow::ensure!(
+        clipping == Some(CHOSEN_CLIPPING),
+        "the pbp example's private default clipping is {clipping:?}, not {CHOSEN_CLIPPING}: \
+         update dp_sep::recommended::PRIVATE_PBP or CHOSEN_CLIPPING"
+    );
     let want_batch = CHOSEN.batch.min(n_train / 2) as f64;
     let want_gamma = CHOSEN.gamma(n_train);
     anyhow::ensure!(
