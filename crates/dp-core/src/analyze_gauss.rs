@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, check_positive};
 use crate::faer_projection;
-use crate::gaussian::fill_standard_normal;
+use crate::gaussian::{NoiseStreams, SERIAL_NOISE_ENTRIES, fill_standard_normal};
 
 /// What the positive-definite projection did.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -69,7 +69,7 @@ pub(crate) fn mirror_lower_to_upper(m: &mut DMatrix<f64>) {
 }
 
 /// Copies the upper triangle onto the lower one (the matrix becomes exactly symmetric).
-fn mirror_upper_to_lower(m: &mut DMatrix<f64>) {
+pub(crate) fn mirror_upper_to_lower(m: &mut DMatrix<f64>) {
     let d = m.nrows();
     let a = m.as_mut_slice();
     for_each_upper_tiled(d, |i, j| a[i * d + j] = a[j * d + i]);
@@ -133,9 +133,43 @@ pub fn add_symmetric_noise<R: Rng + ?Sized>(
     check_symmetric(matrix)?;
     let d = matrix.nrows();
     let mut z = vec![0.0; d * (d + 1) / 2];
-    fill_standard_normal(&mut z, rng);
+    if z.len() <= SERIAL_NOISE_ENTRIES {
+        fill_standard_normal(&mut z, rng);
+    } else {
+        // The wall's layout for large blocks: per-span streams under a key drawn from `rng`,
+        // filled in parallel, the same draws at any thread count.
+        NoiseStreams::draw(rng).fill(&mut z, 0);
+    }
     add_packed_symmetric(matrix, &z, std);
     Ok(())
+}
+
+/// The exactly symmetric `d x d` matrix whose upper triangle (column-major, incl. the diagonal)
+/// is `packed` (entry `(i, j)`, `i <= j`, at `j (j + 1) / 2 + i`), built in parallel tiles of
+/// [`TILE`] columns: each column's upper part is one contiguous copy, its lower part is read
+/// row by row from the packed columns (`(i, j) = (j, i)` at `i (i + 1) / 2 + j`).
+pub(crate) fn unpack_symmetric(packed: &[f64], d: usize) -> DMatrix<f64> {
+    use rayon::prelude::*;
+    let mut m = DMatrix::<f64>::zeros(d, d);
+    m.as_mut_slice()
+        .par_chunks_mut(d * TILE)
+        .enumerate()
+        .for_each(|(t, cols)| {
+            let j0 = t * TILE;
+            let width = cols.len() / d;
+            for c in 0..width {
+                let j = j0 + c;
+                let start = j * (j + 1) / 2;
+                cols[c * d..c * d + j + 1].copy_from_slice(&packed[start..start + j + 1]);
+            }
+            for i in j0 + 1..d {
+                let row = &packed[i * (i + 1) / 2..];
+                for c in 0..width.min(i - j0) {
+                    cols[c * d + i] = row[j0 + c];
+                }
+            }
+        });
+    m
 }
 
 /// Adds `std * z` (packed upper triangle, column-major: entry `(i, j)`, `i <= j`, at
@@ -143,7 +177,7 @@ pub fn add_symmetric_noise<R: Rng + ?Sized>(
 ///
 /// The upper triangle is updated column by column (contiguous in both layouts), then mirrored
 /// tile by tile: the same values as updating `(i, j)` and copying it to `(j, i)` entry by entry.
-pub(crate) fn add_packed_symmetric(matrix: &mut DMatrix<f64>, z: &[f64], std: f64) {
+fn add_packed_symmetric(matrix: &mut DMatrix<f64>, z: &[f64], std: f64) {
     let d = matrix.nrows();
     let m = matrix.as_mut_slice();
     for j in 0..d {
@@ -495,6 +529,19 @@ mod tests {
         let p = project_with(&mut above, 1e-3, Backend::Faer).unwrap();
         assert_eq!(p.eigenvalues_raised, 0);
         assert_eq!(above, copy);
+    }
+
+    /// The parallel unpack gives what adding the packed triangle to a zero matrix and mirroring
+    /// gives, bit for bit (several tiles, a partial last tile).
+    #[test]
+    fn unpack_is_the_packed_add_bit_for_bit() {
+        let d = 2 * TILE + 17;
+        let packed: Vec<f64> = (0..d * (d + 1) / 2)
+            .map(|k| ((k * 37) % 101) as f64 - 50.5)
+            .collect();
+        let mut want = DMatrix::<f64>::zeros(d, d);
+        add_packed_symmetric(&mut want, &packed, 1.0);
+        assert_eq!(unpack_symmetric(&packed, d), want);
     }
 
     #[test]

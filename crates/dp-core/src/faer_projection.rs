@@ -11,7 +11,7 @@
 use faer::diag::Diag;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
-use faer::linalg::evd::{ComputeEigenvectors, self_adjoint_evd, self_adjoint_evd_scratch};
+use faer::linalg::evd::{ComputeEigenvectors, self_adjoint_evd_scratch};
 use faer::linalg::matmul::triangular::{BlockStructure, matmul};
 use faer::{Accum, MatMut, MatRef, Par};
 use nalgebra::DMatrix;
@@ -22,11 +22,6 @@ pub(crate) fn parallelism() -> Par {
         0 | 1 => Par::Seq,
         n => Par::rayon(n),
     }
-}
-
-/// A column-major nalgebra matrix seen as a faer matrix (no copy).
-fn view(m: &DMatrix<f64>) -> MatRef<'_, f64> {
-    MatRef::from_column_major_slice(m.as_slice(), m.nrows(), m.ncols())
 }
 
 /// A zeroed `d x d` column-major buffer, or `None` if it cannot be allocated.
@@ -64,6 +59,92 @@ pub(crate) fn cholesky_above_floor(matrix: &DMatrix<f64>, floor: f64) -> Option<
     )
 }
 
+/// faer's `self_adjoint_evd` of the exactly symmetric `matrix` (eigenvalues into `s`,
+/// non-decreasing; eigenvectors into the column-major `d x d` `u`), the same steps on the same
+/// numbers, but tridiagonalising `matrix` itself instead of a `d x d` copy: `self_adjoint_evd`
+/// holds the input, its copy, the eigenvectors and the divide-and-conquer's two `d x d`
+/// temporaries (five `d x d` at `d = 4,146`, 655 MiB); this holds four.
+///
+/// The tridiagonalisation reads and writes only the lower triangle, so the strict upper one
+/// still holds the input; the input is restored from it and from its saved diagonal before
+/// returning (also on failure: `None`, the matrix unchanged, when the eigensolver does not
+/// converge or its workspace cannot be allocated).
+fn evd_in_place(
+    matrix: &mut DMatrix<f64>,
+    s: faer::diag::DiagMut<'_, f64>,
+    u: &mut [f64],
+    par: Par,
+) -> Option<()> {
+    use faer::linalg::evd::{tridiag, tridiagonal_self_adjoint_evd};
+    use faer::linalg::householder::{
+        apply_block_householder_sequence_on_the_left_in_place_scratch,
+        apply_block_householder_sequence_on_the_left_in_place_with_conj,
+    };
+    use faer::linalg::temp_mat_scratch;
+    use faer::{Conj, dyn_stack::StackReq};
+    let n = matrix.nrows();
+    if n < 2 {
+        return None;
+    }
+    let bs = faer::linalg::qr::no_pivoting::factor::recommended_block_size::<f64>(n, n);
+    // The workspace of `self_adjoint_evd` after its prologue (the copy, the Householder factors,
+    // the tridiagonalisation) bounds what the tridiagonal solver and the back-transformation use;
+    // the solver's two length-n temporaries are added.
+    let full =
+        self_adjoint_evd_scratch::<f64>(n, ComputeEigenvectors::Yes, par, Default::default());
+    let prologue =
+        self_adjoint_evd_scratch::<f64>(n, ComputeEigenvectors::No, par, Default::default());
+    let after = StackReq::new_aligned::<u8>(
+        full.size_bytes().saturating_sub(prologue.size_bytes()) + 4096,
+        full.align_bytes(),
+    );
+    let req = StackReq::all_of(&[
+        temp_mat_scratch::<f64>(bs, n - 1),
+        StackReq::any_of(&[
+            tridiag::tridiag_in_place_scratch::<f64>(n, par, Default::default()),
+            StackReq::all_of(&[temp_mat_scratch::<f64>(n, 1).array(2), after]),
+            apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(n - 1, bs, n),
+        ]),
+    ]);
+    let mut mem = MemBuffer::try_new(req).ok()?;
+    let stack = MemStack::new(&mut mem);
+    let mut householder = faer::Mat::<f64>::zeros(bs, n - 1);
+    let diagonal: Vec<f64> = (0..n).map(|i| matrix[(i, i)]).collect();
+    let a = MatMut::from_column_major_slice_mut(matrix.as_mut_slice(), n, n);
+    tridiag::tridiag_in_place(a, householder.as_mut(), par, stack, Default::default());
+    let trid = MatRef::from_column_major_slice(matrix.as_slice(), n, n);
+    let diag: Vec<f64> = (0..n).map(|i| trid[(i, i)]).collect();
+    let offdiag: Vec<f64> = (0..n)
+        .map(|i| if i + 1 < n { trid[(i + 1, i)] } else { 0.0 })
+        .collect();
+    let mut vectors = MatMut::from_column_major_slice_mut(u, n, n);
+    let solved = tridiagonal_self_adjoint_evd(
+        faer::ColRef::from_slice(&diag).as_diagonal(),
+        faer::ColRef::from_slice(&offdiag).as_diagonal(),
+        s,
+        Some(vectors.as_mut()),
+        par,
+        stack,
+        Default::default(),
+    )
+    .is_ok();
+    if solved {
+        apply_block_householder_sequence_on_the_left_in_place_with_conj(
+            trid.submatrix(1, 0, n - 1, n - 1),
+            householder.as_ref(),
+            Conj::No,
+            vectors.subrows_mut(1, n - 1),
+            par,
+            stack,
+        );
+    }
+    crate::analyze_gauss::mirror_upper_to_lower(matrix);
+    for (i, v) in diagonal.into_iter().enumerate() {
+        matrix[(i, i)] = v;
+    }
+    solved.then_some(())
+}
+
 /// Result of the eigenvalue projection of an exactly symmetric matrix.
 pub(crate) struct EigenProjection {
     /// Number of eigenvalues below the floor (`0`: the matrix was left unchanged).
@@ -89,20 +170,7 @@ pub(crate) fn project_in_place(matrix: &mut DMatrix<f64>, floor: f64) -> Option<
     let par = parallelism();
     let mut u = try_square(d)?;
     let mut s = Diag::<f64>::zeros(d);
-    {
-        let req =
-            self_adjoint_evd_scratch::<f64>(d, ComputeEigenvectors::Yes, par, Default::default());
-        let mut mem = MemBuffer::try_new(req).ok()?;
-        self_adjoint_evd(
-            view(matrix),
-            s.as_mut(),
-            Some(MatMut::from_column_major_slice_mut(&mut u, d, d)),
-            par,
-            MemStack::new(&mut mem),
-            Default::default(),
-        )
-        .ok()?;
-    }
+    evd_in_place(matrix, s.as_mut(), &mut u, par)?;
     let values = s.column_vector();
     let vectors = MatRef::from_column_major_slice(&u, d, d);
     let raised = (0..d).take_while(|&i| values[i] < floor).count();
@@ -150,4 +218,60 @@ pub(crate) fn project_in_place(matrix: &mut DMatrix<f64>, floor: f64) -> Option<
     }
     crate::analyze_gauss::mirror_lower_to_upper(matrix);
     Some(EigenProjection { raised, smallest })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faer::linalg::evd::self_adjoint_evd;
+
+    /// The in-place eigendecomposition is faer's `self_adjoint_evd` bit for bit (QR below faer's
+    /// recursion threshold of 128, divide and conquer above; one and two threads), and leaves
+    /// the input as it found it.
+    #[test]
+    fn in_place_evd_is_faers_bit_for_bit() {
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::ChaCha20Rng::seed_from_u64(8);
+        for d in [2, 60, 200] {
+            let mut a = DMatrix::<f64>::zeros(d, d);
+            crate::add_symmetric_noise(&mut a, 1.0, &mut rng).unwrap();
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| {
+                    let par = parallelism();
+                    let mut want_u = vec![0.0; d * d];
+                    let mut want_s = Diag::<f64>::zeros(d);
+                    let req = self_adjoint_evd_scratch::<f64>(
+                        d,
+                        ComputeEigenvectors::Yes,
+                        par,
+                        Default::default(),
+                    );
+                    let mut mem = MemBuffer::new(req);
+                    self_adjoint_evd(
+                        MatRef::from_column_major_slice(a.as_slice(), d, d),
+                        want_s.as_mut(),
+                        Some(MatMut::from_column_major_slice_mut(&mut want_u, d, d)),
+                        par,
+                        MemStack::new(&mut mem),
+                        Default::default(),
+                    )
+                    .unwrap();
+                    let mut m = a.clone();
+                    let mut u = vec![0.0; d * d];
+                    let mut s = Diag::<f64>::zeros(d);
+                    evd_in_place(&mut m, s.as_mut(), &mut u, par).unwrap();
+                    assert_eq!(m, a, "d = {d}: input restored");
+                    assert_eq!(u, want_u, "d = {d}, {threads} threads: eigenvectors");
+                    for i in 0..d {
+                        let (x, y) = (s.column_vector()[i], want_s.column_vector()[i]);
+                        assert_eq!(x.to_bits(), y.to_bits(), "d = {d}: eigenvalue {i}");
+                    }
+                });
+            }
+        }
+    }
 }

@@ -9,8 +9,10 @@
 //!   Alg. 1), evaluated in log space, valid for every `eps > 0`;
 //! - a noise multiplier `sigma` chosen by the accountant for a whole run: `s = sigma D`.
 
-use rand::{Rng, RngExt};
+use rand::rngs::ChaCha20Rng;
+use rand::{Rng, RngExt, SeedableRng};
 use rand_distr::StandardNormal;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use dp_accountant::{Neighbouring, PrivacyEvent};
@@ -153,6 +155,151 @@ pub fn analytic_gaussian_std(epsilon: f64, delta: f64, sensitivity: f64) -> Resu
 pub(crate) fn fill_standard_normal<R: Rng + ?Sized>(out: &mut [f64], rng: &mut R) {
     for v in out {
         *v = rng.sample(StandardNormal);
+    }
+}
+
+/// Entries per noise stream of a large release ([`NoiseStreams`]). Part of the layout of the
+/// draws: changing it changes every seeded release above [`SERIAL_NOISE_ENTRIES`]. It is not the
+/// thread count, which never affects a draw.
+pub(crate) const NOISE_SPAN: usize = 1 << 15;
+
+/// Releases (all blocks together) of at most this many entries draw their noise in order from
+/// one generator; larger ones from per-span streams ([`NoiseStreams`]), in parallel.
+pub(crate) const SERIAL_NOISE_ENTRIES: usize = NOISE_SPAN;
+
+/// Counter-based noise streams of one large release: ChaCha20 under a fresh 256-bit key drawn
+/// from the caller's noise generator (the wall's CSPRNG stream). The release's entries are cut
+/// into spans of [`NOISE_SPAN`], block by block in spec order (each block starts a new span),
+/// numbered from 0; span `i` is drawn, in order, from ChaCha20 stream `i` under the key, with the
+/// same standard normal sampler as a serial draw. So every span can be filled on its own thread
+/// and the values do not depend on the number of threads.
+///
+/// # Privacy
+/// Each entry is one standard normal draw from the sampler the accountant assumes, exactly as
+/// from one serial stream; the streams differ by ChaCha20's 64-bit stream id under a key that
+/// is itself CSPRNG output, so no two spans (nor two releases, each with its own key) share a
+/// keystream. A seeded wall replays them from its seed, as before.
+#[derive(Clone)]
+pub(crate) struct NoiseStreams {
+    key: [u8; 32],
+}
+
+impl std::fmt::Debug for NoiseStreams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NoiseStreams { .. }")
+    }
+}
+
+impl NoiseStreams {
+    /// A fresh key: 32 bytes from `rng`.
+    pub(crate) fn draw<R: Rng + ?Sized>(rng: &mut R) -> Self {
+        let mut key = [0u8; 32];
+        rng.fill_bytes(&mut key);
+        Self { key }
+    }
+
+    /// The generator of span `index`.
+    fn span(&self, index: u64) -> ChaCha20Rng {
+        let mut rng = ChaCha20Rng::from_seed(self.key);
+        rng.set_stream(index);
+        rng
+    }
+
+    /// Fills `out` with standard normal draws, span `first_span + i` for its `i`-th
+    /// [`NOISE_SPAN`] entries, in parallel on the current rayon pool.
+    pub(crate) fn fill(&self, out: &mut [f64], first_span: u64) {
+        out.par_chunks_mut(NOISE_SPAN)
+            .enumerate()
+            .for_each(|(i, span)| {
+                fill_standard_normal(span, &mut self.span(first_span + i as u64))
+            });
+    }
+}
+
+/// Number of [`NOISE_SPAN`] spans of a block of `len` entries.
+pub(crate) fn spans_of(len: usize) -> u64 {
+    len.div_ceil(NOISE_SPAN) as u64
+}
+
+/// Where the noise of one release comes from.
+#[derive(Debug)]
+pub(crate) enum NoiseSource<'a> {
+    /// In order from one generator (releases of at most [`SERIAL_NOISE_ENTRIES`] entries).
+    Serial(&'a mut ChaCha20Rng),
+    /// Per-span streams (larger releases).
+    Streams(NoiseStreams),
+}
+
+impl<'a> NoiseSource<'a> {
+    /// The source of a release of `entries` entries in all: `rng` itself for a small one, a key
+    /// drawn from it for a large one.
+    pub(crate) fn for_release(rng: &'a mut ChaCha20Rng, entries: usize) -> Self {
+        if entries <= SERIAL_NOISE_ENTRIES {
+            Self::Serial(rng)
+        } else {
+            Self::Streams(NoiseStreams::draw(rng))
+        }
+    }
+
+    /// `dst = (src + std z) / expected` entry by entry, `z` the block's standard normal draws (none
+    /// drawn when `std` is `0`: `z = 0`), `src` the block's sum (`None`: read from `dst`, in
+    /// place). The block's spans are numbered from `first_span` ([`NoiseStreams`]); with
+    /// streams, and without noise, the spans are computed in parallel.
+    pub(crate) fn noised_normalised(
+        &mut self,
+        dst: &mut [f64],
+        src: Option<&[f64]>,
+        first_span: u64,
+        std: f64,
+        expected: f64,
+    ) {
+        let one = |d: &mut [f64], s: Option<&[f64]>, rng: Option<&mut ChaCha20Rng>| match rng {
+            Some(rng) => {
+                for (k, o) in d.iter_mut().enumerate() {
+                    let z: f64 = rng.sample(StandardNormal);
+                    let v = s.map_or(*o, |s| s[k]);
+                    *o = (v + std * z) / expected;
+                }
+            }
+            None => {
+                for (k, o) in d.iter_mut().enumerate() {
+                    let v = s.map_or(*o, |s| s[k]);
+                    *o = (v + std * 0.0) / expected;
+                }
+            }
+        };
+        match self {
+            Self::Serial(rng) if std > 0.0 => one(dst, src, Some(rng)),
+            Self::Streams(streams) if std > 0.0 && dst.len() > NOISE_SPAN => {
+                let task = |(i, (d, s)): (usize, (&mut [f64], Option<&[f64]>))| {
+                    one(d, s, Some(&mut streams.span(first_span + i as u64)));
+                };
+                match src {
+                    Some(src) => dst
+                        .par_chunks_mut(NOISE_SPAN)
+                        .zip(src.par_chunks(NOISE_SPAN))
+                        .enumerate()
+                        .for_each(|(i, (d, s))| task((i, (d, Some(s))))),
+                    None => dst
+                        .par_chunks_mut(NOISE_SPAN)
+                        .enumerate()
+                        .for_each(|(i, d)| task((i, (d, None)))),
+                }
+            }
+            Self::Streams(streams) if std > 0.0 => {
+                one(dst, src, Some(&mut streams.span(first_span)));
+            }
+            _ if dst.len() > NOISE_SPAN => match src {
+                Some(src) => dst
+                    .par_chunks_mut(NOISE_SPAN)
+                    .zip(src.par_chunks(NOISE_SPAN))
+                    .for_each(|(d, s)| one(d, Some(s), None)),
+                None => dst
+                    .par_chunks_mut(NOISE_SPAN)
+                    .for_each(|d| one(d, None, None)),
+            },
+            _ => one(dst, src, None),
+        }
     }
 }
 

@@ -206,6 +206,32 @@ impl SumScratch {
         }
     }
 
+    /// Frees the release's sums of a large spec ([`LARGE_SPEC_ENTRIES`]) once the release has
+    /// read them: at BLR's `d = 4,146` the packed `s2` is 69 MB that the projection and the
+    /// M-step need. The next release allocates them again, zeroed; does not affect the result.
+    pub(crate) fn free_sums_if_large(&mut self) {
+        let entries: usize = self.shapes.iter().map(|s| s.stored_len()).sum();
+        if entries >= LARGE_SPEC_ENTRIES {
+            self.totals.sums.iter_mut().for_each(|s| *s = Vec::new());
+            self.runs.sums.iter_mut().for_each(|s| *s = Vec::new());
+        }
+    }
+
+    /// The per-block sums of the last successful [`clipped_sums`], in spec order, to be noised
+    /// in place (they are zeroed before the next release adds to them).
+    pub(crate) fn sums_mut(&mut self) -> impl Iterator<Item = &mut [f64]> {
+        let Self {
+            from_runs,
+            totals,
+            runs,
+            ..
+        } = self;
+        from_runs
+            .iter()
+            .zip(totals.sums.iter_mut().zip(runs.sums.iter_mut()))
+            .map(|(&r, (t, s))| if r { &mut s[..] } else { &mut t[..] })
+    }
+
     /// The per-block sums of the last successful [`clipped_sums`], in spec order.
     pub(crate) fn sums(&self) -> impl Iterator<Item = &[f64]> {
         self.from_runs.iter().enumerate().map(|(b, &r)| {

@@ -69,7 +69,6 @@ use std::sync::Arc;
 use dp_accountant::{Accountant, AccountantConfig, Budget, LedgerEntry, PrivacyEvent};
 use nalgebra::{DMatrix, DVector};
 use rand::rngs::ChaCha20Rng;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub use buffer::ContributionBuffer;
@@ -81,15 +80,11 @@ pub use spec::{
     VectorBlock, WeightTarget,
 };
 
-use crate::analyze_gauss::{add_packed_symmetric, project_to_positive_definite};
+use crate::analyze_gauss::{project_to_positive_definite, unpack_symmetric};
 use crate::error::CoreError;
-use crate::gaussian::fill_standard_normal;
+use crate::gaussian::{NoiseSource, spans_of};
 use crate::rng::RngPolicy;
 use crate::sampling::SamplingScheme;
-
-/// Entries per parallel task when the noise is added and the sum normalised (does not affect the
-/// result: every entry is computed on its own).
-const COMBINE_SPAN: usize = 32 * 1024;
 
 /// Most specs whose notes the wall keeps for sharing (see [`ReleaseRecord::notes`]).
 const NOTES_TABLE_LEN: usize = 64;
@@ -452,7 +447,6 @@ impl<R> WallBuilder<R> {
             batch: Vec::new(),
             releases: 0,
             sums: accumulate::SumScratch::default(),
-            noise: Vec::new(),
             notes_table: Vec::new(),
             planned: None,
             slots,
@@ -484,7 +478,6 @@ fn fill_slots(records: usize, slots: usize, rng: &mut ChaCha20Rng) -> Vec<Option
 #[derive(Debug, Default)]
 struct FastScratch {
     sums: accumulate::SumScratch,
-    noise: Vec<f64>,
 }
 
 #[derive(Clone)]
@@ -570,8 +563,6 @@ pub struct PrivacyWall<R> {
     releases: u64,
     /// Memory of the clipped sums reused between releases (never exposed).
     sums: accumulate::SumScratch,
-    /// The noise draws of the last release, per block (scratch).
-    noise: Vec<Vec<f64>>,
     /// The notes of each spec released under per-release accounting, built once per spec and
     /// shared by its releases' log records.
     notes_table: Vec<(ReleaseSpec, Arc<BTreeMap<String, String>>)>,
@@ -962,40 +953,31 @@ impl<R> PrivacyWall<R> {
             })
             .collect();
         let mut scratch = std::mem::take(&mut self.sums);
-        let mut noise = std::mem::take(&mut self.noise);
-        noise.resize_with(spec.len(), Vec::new);
-        // The noise does not depend on the data: it is drawn (serially, from the one noise
-        // stream, block after block in spec order, so the same draws at every thread count)
-        // while the other threads evaluate and sum the records.
         // A small batch is summed on the calling thread: no rayon hand-off for tiny releases.
-        let (records, batch, noise_rng) = (&self.records, &self.batch, &mut self.noise_rng);
-        let mut draw = || {
-            for ((z, block), &(_, drawn)) in noise.iter_mut().zip(spec.blocks()).zip(&stds) {
-                draw_noise(noise_rng, z, block.stored_len(), drawn);
-            }
-        };
-        let mut sum =
-            || accumulate::clipped_sums(records, batch, spec, statistic, &mut scratch, replace);
-        let summed = if accumulate::runs_on_caller(batch.len()) {
-            draw();
-            sum()
-        } else {
-            rayon::join(draw, sum).1
-        };
+        let summed = accumulate::clipped_sums(
+            &self.records,
+            &self.batch,
+            spec,
+            statistic,
+            &mut scratch,
+            replace,
+        );
         self.batch.clear();
-        self.noise = noise;
         // After an error the scratch is dropped (its worker sums may hold part of a batch).
         let diagnostics = summed?;
 
+        // The noise does not depend on the data. It is drawn after the sums, fused with the
+        // normalisation: a small release in order from the wall's noise stream, a large one from
+        // per-span streams in parallel (`NoiseSource`); the same draws at every thread count.
+        let entries = spec.blocks().iter().map(|b| b.stored_len()).sum();
+        let mut source = NoiseSource::for_release(&mut self.noise_rng, entries);
+        let mut first_span = 0;
         let mut blocks = Vec::with_capacity(spec.len());
-        for (((block, sum), z), &(sum_std, drawn)) in spec
-            .blocks()
-            .iter()
-            .zip(scratch.sums())
-            .zip(&self.noise)
-            .zip(&stds)
+        for ((block, sum), &(sum_std, drawn)) in
+            spec.blocks().iter().zip(scratch.sums_mut()).zip(&stds)
         {
-            let value = shape_value(block, sum, z, drawn, expected);
+            let value = shape_value(block, sum, &mut source, first_span, drawn, expected);
+            first_span += spans_of(block.stored_len());
             let (value, projection) = match value {
                 BlockValue::Symmetric(mut m) => {
                     let projection = match block.eigenvalue_floor() {
@@ -1015,6 +997,9 @@ impl<R> PrivacyWall<R> {
                 projection,
             });
         }
+        // A large spec's sums are freed (they hold the noised values now; the next release
+        // starts from zero either way).
+        scratch.free_sums_if_large();
         self.sums = scratch;
         Ok((blocks, diagnostics))
     }
@@ -1125,53 +1110,31 @@ type Finished = (
     u64,
 );
 
-/// Fills `noise` with `len` standard normal draws from the wall's noise stream, or with zeros
-/// (no draw) when `sum_std` is `0` (non-private mode).
-fn draw_noise(rng: &mut ChaCha20Rng, noise: &mut Vec<f64>, len: usize, sum_std: f64) {
-    if sum_std > 0.0 {
-        noise.resize(len, 0.0);
-        fill_standard_normal(noise, rng);
-    } else {
-        noise.clear();
-        noise.resize(len, 0.0);
-    }
-}
-
-/// `(sum + sum_std z) / expected` shaped as the block (Analyze-Gauss for symmetric blocks: `z`
-/// is the packed upper triangle), each entry computed on its own, in parallel spans.
+/// The released value of `block` from its sum: `(sum + sum_std z) / expected` with the noise
+/// `z` from `source` (Analyze-Gauss for symmetric blocks: `sum` and `z` are the packed upper
+/// triangle, noised and normalised in place, then unpacked into an exactly symmetric matrix).
 fn shape_value(
     block: &BlockSpec,
-    sum: &[f64],
-    z: &[f64],
+    sum: &mut [f64],
+    source: &mut NoiseSource<'_>,
+    first_span: u64,
     sum_std: f64,
     expected: f64,
 ) -> BlockValue {
-    let combine = |out: &mut [f64]| {
-        out.par_chunks_mut(COMBINE_SPAN)
-            .zip(sum.par_chunks(COMBINE_SPAN).zip(z.par_chunks(COMBINE_SPAN)))
-            .for_each(|(o, (s, z))| {
-                for ((o, s), z) in o.iter_mut().zip(s).zip(z) {
-                    *o = (s + sum_std * z) / expected;
-                }
-            });
-    };
     match block.shape() {
         BlockShape::Vector { len } => {
             let mut v = DVector::zeros(len);
-            combine(v.as_mut_slice());
+            source.noised_normalised(v.as_mut_slice(), Some(sum), first_span, sum_std, expected);
             BlockValue::Vector(v)
         }
         BlockShape::Matrix { rows, cols } => {
             let mut m = DMatrix::zeros(rows, cols);
-            combine(m.as_mut_slice());
+            source.noised_normalised(m.as_mut_slice(), Some(sum), first_span, sum_std, expected);
             BlockValue::Matrix(m)
         }
         BlockShape::Symmetric { dim } => {
-            let mut m = DMatrix::zeros(dim, dim);
-            add_packed_symmetric(&mut m, sum, 1.0);
-            add_packed_symmetric(&mut m, z, sum_std);
-            m /= expected;
-            BlockValue::Symmetric(m)
+            source.noised_normalised(sum, None, first_span, sum_std, expected);
+            BlockValue::Symmetric(unpack_symmetric(sum, dim))
         }
     }
 }

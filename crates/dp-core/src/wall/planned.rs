@@ -8,9 +8,10 @@ use dp_accountant::LedgerEntry;
 
 use super::{
     BlockShape, ContributionBuffer, Mode, PrivacyWall, ReleaseDiagnostics, ReleaseRecord,
-    ReleaseSpec, accumulate, draw_noise,
+    ReleaseSpec, accumulate,
 };
 use crate::error::CoreError;
+use crate::gaussian::{NoiseSource, spans_of};
 
 impl<R> PrivacyWall<R> {
     /// The error of a refused release.
@@ -181,16 +182,17 @@ impl<R> PrivacyWall<R> {
         let diagnostics = summed?;
         let sigma = self.noise_multiplier();
         let expected = self.normaliser;
-        let mut offset = 0;
-        for (b, sum) in fast.sums.sums().enumerate() {
-            let sum_std = self.sum_noise_std(spec, b, sigma);
-            let drawn = self.drawn_std(sum_std);
-            draw_noise(&mut self.noise_rng, &mut fast.noise, sum.len(), drawn);
+        // The same noise, drawn the same way, as `release` (`NoiseSource`).
+        let drawn: Vec<f64> = (0..spec.len())
+            .map(|b| self.drawn_std(self.sum_noise_std(spec, b, sigma)))
+            .collect();
+        let mut source = NoiseSource::for_release(&mut self.noise_rng, len);
+        let (mut offset, mut first_span) = (0, 0);
+        for (sum, &drawn) in fast.sums.sums().zip(&drawn) {
             let dst = &mut out[offset..offset + sum.len()];
-            for ((o, s), z) in dst.iter_mut().zip(sum).zip(&fast.noise) {
-                *o = (s + drawn * z) / expected;
-            }
+            source.noised_normalised(dst, Some(sum), first_span, drawn, expected);
             offset += sum.len();
+            first_span += spans_of(sum.len());
         }
         if self.planned.is_some() {
             self.add_to_plan_log(diagnostics);
