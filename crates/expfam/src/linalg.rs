@@ -26,12 +26,12 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
-/// `(L L^T)^-1` for a lower-triangular `L` with positive diagonal (only the lower triangle of `l`
-/// is read). The result is exactly symmetric.
-pub(crate) fn inverse_from_cholesky(l: &DMatrix<f64>) -> DMatrix<f64> {
+/// `L^-1` (column-major, lower triangular, zeros above the diagonal) for a lower-triangular `L`
+/// with positive diagonal (only the lower triangle of `l` is read).
+pub(crate) fn lower_triangular_inverse(l: &DMatrix<f64>) -> Vec<f64> {
     let d = l.nrows();
     let ls = l.as_slice();
-    // X = L^-1 (lower triangular), column j solves L x = e_j from row j down.
+    // Column j solves L x = e_j from row j down.
     let mut x = vec![0.0; d * d];
     x.par_chunks_mut(d).enumerate().for_each(|(j, col)| {
         col[j] = 1.0;
@@ -46,6 +46,15 @@ pub(crate) fn inverse_from_cholesky(l: &DMatrix<f64>) -> DMatrix<f64> {
             }
         }
     });
+    x
+}
+
+/// `(L L^T)^-1` for a lower-triangular `L` with positive diagonal (only the lower triangle of `l`
+/// is read). The result is exactly symmetric.
+pub(crate) fn inverse_from_cholesky(l: &DMatrix<f64>) -> DMatrix<f64> {
+    let d = l.nrows();
+    // X = L^-1 (lower triangular).
+    let x = lower_triangular_inverse(l);
     // S = X^T X, lower triangle: S_ij = sum_{k >= i} X_ki X_kj for i >= j.
     let mut s = DMatrix::zeros(d, d);
     s.as_mut_slice()

@@ -2,7 +2,7 @@
 
 use crate::check;
 use crate::error::{ExpFamError, Result};
-use crate::linalg::inverse_from_cholesky;
+use crate::linalg::{inverse_from_cholesky, lower_triangular_inverse};
 use crate::natural::NaturalParameters;
 use crate::traits::{Entropy, ExponentialFamily, KlDivergence, SufficientStatistics};
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
@@ -123,6 +123,12 @@ impl GaussianNatural {
     }
 }
 
+/// `m` must be `d x d`.
+fn same_len_square(name: &'static str, m: &DMatrix<f64>, d: usize) -> Result<()> {
+    check::same_len(name, d, m.nrows())?;
+    check::same_len(name, d, m.ncols())
+}
+
 fn symmetrise(m: DMatrix<f64>) -> DMatrix<f64> {
     let t = m.transpose();
     (m + t) * 0.5
@@ -167,6 +173,59 @@ enum Root {
     Cov(Cholesky<f64, Dyn>),
     /// `S^-1 = L L^T`, and `S^-1` itself.
     Prec(Cholesky<f64, Dyn>, DMatrix<f64>),
+    /// `M = L^-1` (lower triangular, positive diagonal, zero above it) for `S^-1 = L L^T`, so
+    /// `S = M^T M` ([`MvGaussian::from_inverse_precision_factor`]).
+    InvPrec(DMatrix<f64>),
+}
+
+/// `M^T b` for a lower-triangular `M` (only its lower triangle is read).
+fn lower_transpose_times(m: &DMatrix<f64>, b: &DVector<f64>) -> DVector<f64> {
+    let d = m.nrows();
+    let ms = m.as_slice();
+    DVector::from_fn(d, |i, _| {
+        ms[i * d + i..(i + 1) * d]
+            .iter()
+            .zip(&b.as_slice()[i..])
+            .map(|(x, y)| x * y)
+            .sum()
+    })
+}
+
+/// `M^-1 M^-T b` for a lower-triangular `M` with a positive diagonal (only its lower triangle is
+/// read): back substitution with `M^T`, then forward substitution with `M`.
+fn solve_lower_gram(m: &DMatrix<f64>, b: &DVector<f64>) -> DVector<f64> {
+    let d = m.nrows();
+    let ms = m.as_slice();
+    let mut y = b.clone();
+    let ys = y.as_mut_slice();
+    for i in (0..d).rev() {
+        let below: f64 = ms[i * d + i + 1..(i + 1) * d]
+            .iter()
+            .zip(&ys[i + 1..])
+            .map(|(x, y)| x * y)
+            .sum();
+        ys[i] = (ys[i] - below) / ms[i * d + i];
+    }
+    for j in 0..d {
+        let x = ys[j] / ms[j * d + j];
+        ys[j] = x;
+        for (y, m) in ys[j + 1..].iter_mut().zip(&ms[j * d + j + 1..(j + 1) * d]) {
+            *y -= m * x;
+        }
+    }
+    y
+}
+
+/// Makes `m` exactly symmetric in place, `(m + m^T) / 2` entry by entry (no copy).
+fn symmetrise_in_place(m: &mut DMatrix<f64>) {
+    let d = m.nrows();
+    for j in 0..d {
+        for i in (j + 1)..d {
+            let v = (m[(i, j)] + m[(j, i)]) * 0.5;
+            m[(i, j)] = v;
+            m[(j, i)] = v;
+        }
+    }
 }
 
 /// `N(m, S)` in moment form, with a Cholesky factor for solves, log-determinants and sampling.
@@ -211,6 +270,79 @@ impl MvGaussian {
         })
     }
 
+    /// `N(mean, cov)` from the covariance `S` and `M = L^-1`, the inverse of the Cholesky factor
+    /// `L` of the precision `S^-1 = L L^T` (so `S = M^T M`), as a caller that has just
+    /// inverted a precision holds them. Both matrices are moved in: nothing is copied and nothing
+    /// is factorised again, so a `d x d` Gaussian costs two `d x d` matrices and `O(d^2)` checks
+    /// ([`MvGaussian::new`] copies the covariance and factorises it in `O(d^3)`). `M` serves the
+    /// solves, the log-determinant and sampling.
+    ///
+    /// Checked: dimensions; finiteness; the covariance symmetric to `1e-10` relative (then made
+    /// exactly symmetric in place: an exactly symmetric one is unchanged); `M`'s diagonal
+    /// `> 0`; and, as a cheap consistency test of `S = M^T M`, every variance `S_ii` equal to the
+    /// squared norm of `M`'s column `i` to `1e-8` relative. `M`'s strict upper triangle is
+    /// ignored (set to zero).
+    ///
+    /// # Errors
+    /// [`ExpFamError::TooShort`] for `d = 0`, [`ExpFamError::DimensionMismatch`],
+    /// [`ExpFamError::NonFinite`], [`ExpFamError::NotSymmetric`],
+    /// [`ExpFamError::NotPositiveDefinite`] (a diagonal entry of `M` not `> 0`, or variances
+    /// that are not `M^T M`'s).
+    ///
+    /// # Example
+    /// ```
+    /// use expfam::MvGaussian;
+    /// use nalgebra::{DMatrix, DVector};
+    /// // precision [[4, 2], [2, 5]] = L L^T with L = [[2, 0], [1, 2]]; M = L^-1
+    /// let m = DMatrix::from_row_slice(2, 2, &[0.5, 0.0, -0.25, 0.5]);
+    /// let cov = m.transpose() * &m;
+    /// let g = MvGaussian::from_inverse_precision_factor(DVector::zeros(2), cov.clone(), m)?;
+    /// let direct = MvGaussian::new(DVector::zeros(2), cov)?;
+    /// assert!((g.ln_det_cov() - direct.ln_det_cov()).abs() < 1e-14);
+    /// assert!((g.precision() - DMatrix::from_row_slice(2, 2, &[4.0, 2.0, 2.0, 5.0])).amax() < 1e-12);
+    /// # Ok::<(), expfam::ExpFamError>(())
+    /// ```
+    pub fn from_inverse_precision_factor(
+        mean: DVector<f64>,
+        mut cov: DMatrix<f64>,
+        mut inverse_factor: DMatrix<f64>,
+    ) -> Result<Self> {
+        check::min_len("mean", mean.len(), 1)?;
+        let d = mean.len();
+        check::vector("mean", &mean, d)?;
+        check::symmetric("covariance", &cov, d)?;
+        same_len_square("inverse precision factor", &inverse_factor, d)?;
+        let not_pd = ExpFamError::NotPositiveDefinite {
+            name: "inverse precision factor",
+        };
+        {
+            let ms = inverse_factor.as_mut_slice();
+            for j in 0..d {
+                ms[j * d..j * d + j].fill(0.0);
+                check::all_finite("inverse precision factor", &ms[j * d + j..(j + 1) * d])?;
+                if ms[j * d + j] <= 0.0 {
+                    return Err(not_pd);
+                }
+            }
+        }
+        symmetrise_in_place(&mut cov);
+        let ms = inverse_factor.as_slice();
+        for j in 0..d {
+            let norm: f64 = ms[j * d + j..(j + 1) * d].iter().map(|x| x * x).sum();
+            let consistent = (cov[(j, j)] - norm).abs() <= 1e-8 * norm;
+            if !consistent {
+                return Err(ExpFamError::NotPositiveDefinite {
+                    name: "covariance (not M^T M)",
+                });
+            }
+        }
+        Ok(Self {
+            mean,
+            cov,
+            root: Root::InvPrec(inverse_factor),
+        })
+    }
+
     /// The mean `m`.
     pub fn mean(&self) -> &DVector<f64> {
         &self.mean
@@ -232,6 +364,14 @@ impl MvGaussian {
         match &self.root {
             Root::Prec(_, p) => p.clone(),
             Root::Cov(c) => inverse_from_cholesky(&c.l()),
+            Root::InvPrec(m) => {
+                // S^-1 = M^-1 M^-T = X X^T with X = M^-1 (lower triangular).
+                let d = m.nrows();
+                let x = DMatrix::from_vec(d, d, lower_triangular_inverse(m));
+                let mut p = &x * x.transpose();
+                p.fill_upper_triangle_with_lower_triangle();
+                p
+            }
         }
     }
 
@@ -240,6 +380,7 @@ impl MvGaussian {
         match &self.root {
             Root::Prec(_, p) => p * b,
             Root::Cov(c) => c.solve(b),
+            Root::InvPrec(m) => solve_lower_gram(m, b),
         }
     }
 
@@ -248,6 +389,7 @@ impl MvGaussian {
         match &self.root {
             Root::Cov(c) => 2.0 * c.l_dirty().diagonal().iter().map(|x| x.ln()).sum::<f64>(),
             Root::Prec(c, _) => -2.0 * c.l_dirty().diagonal().iter().map(|x| x.ln()).sum::<f64>(),
+            Root::InvPrec(m) => 2.0 * m.diagonal().iter().map(|x| x.ln()).sum::<f64>(),
         }
     }
 
@@ -345,6 +487,7 @@ impl KlDivergence for MvGaussian {
         let trace = match &other.root {
             Root::Prec(_, p) => p.component_mul(&self.cov).sum(),
             Root::Cov(c) => c.solve(&self.cov).trace(),
+            Root::InvPrec(_) => other.precision().component_mul(&self.cov).sum(),
         };
         let delta = &other.mean - &self.mean;
         let quad = delta.dot(&other.solve_precision_times(&delta));
@@ -366,6 +509,59 @@ impl Distribution<DVector<f64>> for MvGaussian {
                     .expect("Cholesky factor has a positive diagonal");
                 &self.mean + y
             }
+            // S = M^T M: M^T z has covariance S.
+            Root::InvPrec(m) => &self.mean + lower_transpose_times(m, &z),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// A Gaussian built from `M = L^-1` behaves as the one converted from the same natural
+    /// parameters (precision factor `L`): the same solves, log-determinant, precision, KL and,
+    /// from the same draws `z`, the same samples (`M^T z = L^-T z`).
+    #[test]
+    fn inverse_precision_factor_agrees_with_the_natural_conversion() {
+        let d = 6;
+        let a = DMatrix::from_fn(d, d, |i, j| ((i * 7 + j * 3) % 5) as f64 / 5.0 - 0.4);
+        let precision = &a * a.transpose() + DMatrix::identity(d, d) * 0.8;
+        let h = DVector::from_fn(d, |i, _| (i as f64 * 0.9).cos());
+        let natural = GaussianNatural::from_precision(h, precision.clone()).unwrap();
+        let reference = MvGaussian::from_natural(&natural).unwrap();
+        let l = Cholesky::new(precision.clone()).unwrap().l();
+        let m = DMatrix::from_vec(d, d, lower_triangular_inverse(&l));
+        let mut cov = m.transpose() * &m;
+        cov.fill_upper_triangle_with_lower_triangle();
+        let g = MvGaussian::from_inverse_precision_factor(reference.mean().clone(), cov, m.clone())
+            .unwrap();
+        let tol = 1e-12;
+        assert!((g.cov() - reference.cov()).amax() < tol);
+        assert!((g.ln_det_cov() - reference.ln_det_cov()).abs() < tol);
+        assert!((g.precision() - &precision).amax() < 1e-11);
+        let b = DVector::from_fn(d, |i, _| i as f64 - 2.0);
+        let want = reference.solve_precision_times(&b);
+        assert!((g.solve_precision_times(&b) - want).amax() < 1e-11);
+        assert!(g.kl_divergence(&reference).unwrap() < 1e-10);
+        assert!(reference.kl_divergence(&g).unwrap() < 1e-10);
+        let (mut r1, mut r2) = (
+            rand::rngs::ChaCha8Rng::seed_from_u64(4),
+            rand::rngs::ChaCha8Rng::seed_from_u64(4),
+        );
+        assert!((g.sample(&mut r1) - reference.sample(&mut r2)).amax() < tol);
+        // Refused: a factor with a non-positive diagonal, variances that are not M^T M's.
+        let mut bad = m.clone();
+        bad[(2, 2)] = -bad[(2, 2)];
+        let cov = g.cov().clone();
+        assert!(
+            MvGaussian::from_inverse_precision_factor(g.mean().clone(), cov.clone(), bad).is_err()
+        );
+        let mut scaled = cov.clone();
+        scaled[(1, 1)] *= 1.01;
+        assert!(MvGaussian::from_inverse_precision_factor(g.mean().clone(), scaled, m).is_err());
+        let short = DMatrix::<f64>::identity(d - 1, d - 1);
+        assert!(MvGaussian::from_inverse_precision_factor(g.mean().clone(), cov, short).is_err());
     }
 }
