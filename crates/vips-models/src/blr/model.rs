@@ -289,8 +289,14 @@ impl Blr {
         alpha: f64,
     ) -> Result<MvGaussian, BlrError> {
         if h.len() >= FAER_MIN_DIMENSION {
-            let (mean, cov) = faer_moments(h, lik_precision, alpha)?;
-            return Ok(MvGaussian::new(mean, cov)?);
+            // The covariance and the inverse factor move into the Gaussian: no copy, no second
+            // factorisation (two d x d buffers besides `P`).
+            let (mean, cov, inverse_factor) = faer_moments(h, lik_precision, alpha)?;
+            return Ok(MvGaussian::from_inverse_precision_factor(
+                mean,
+                cov,
+                inverse_factor,
+            )?);
         }
         let mut precision = lik_precision.clone();
         for i in 0..precision.nrows() {
@@ -337,9 +343,13 @@ fn try_square(d: usize) -> Result<DMatrix<f64>, BlrError> {
     Ok(DMatrix::from_vec(d, d, v))
 }
 
-/// `(mean, cov) = ((P + alpha I)^-1 h, (P + alpha I)^-1)` on faer: blocked Cholesky in place, two
-/// triangular solves, `L^-1` by the blocked triangular inverse and `L^-T L^-1` into the factor's
-/// own memory (two `d x d` buffers besides `P`). `P` must be symmetric to `1e-10` relative (its
+/// The M-step's mean, covariance and inverse precision factor `L^-1` ([`faer_moments`]).
+type Moments = (DVector<f64>, DMatrix<f64>, DMatrix<f64>);
+
+/// `(mean, cov, L^-1) = ((P + alpha I)^-1 h, (P + alpha I)^-1, L^-1)` on faer, where
+/// `L L^T = P + alpha I`: blocked Cholesky in place, two triangular solves, `L^-1` by the blocked
+/// triangular inverse (zero above the diagonal) and `L^-T L^-1` into the factor's own memory (two
+/// `d x d` buffers besides `P`, both returned). `P` must be symmetric to `1e-10` relative (its
 /// lower triangle is read); the covariance is exactly symmetric.
 ///
 /// # Errors
@@ -350,7 +360,7 @@ fn faer_moments(
     h: &DVector<f64>,
     lik_precision: &DMatrix<f64>,
     alpha: f64,
-) -> Result<(DVector<f64>, DMatrix<f64>), BlrError> {
+) -> Result<Moments, BlrError> {
     use expfam::ExpFamError;
     use faer::dyn_stack::{MemBuffer, MemStack};
     use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
@@ -441,7 +451,6 @@ fn faer_moments(
         1.0,
         par,
     );
-    drop(inverse);
     let mut cov = factor;
     {
         let c = cov.as_mut_slice();
@@ -457,7 +466,7 @@ fn faer_moments(
     }
     finite("mean", mean.as_slice())?;
     finite("covariance", cov.as_slice())?;
-    Ok((mean, cov))
+    Ok((mean, cov, inverse))
 }
 
 impl VipsModel for Blr {
@@ -657,7 +666,7 @@ mod tests {
         let p = (&b * b.transpose()) / d as f64;
         let p = (&p + p.transpose()) * 0.5;
         let h = DVector::from_fn(d, |i, _| (i as f64 * 0.37).sin());
-        let (mean, cov) = faer_moments(&h, &p, 0.7).unwrap();
+        let (mean, cov, _) = faer_moments(&h, &p, 0.7).unwrap();
         let mut precision = p.clone();
         for i in 0..d {
             precision[(i, i)] += 0.7;
@@ -668,6 +677,10 @@ mod tests {
         assert!((&cov - reference.cov()).amax() <= 1e-10 * scale);
         assert!((&mean - reference.mean()).amax() <= 1e-10 * reference.mean().amax().max(1.0));
         assert_eq!(cov, cov.transpose());
+        // The Gaussian built from the returned factor, without a second factorisation.
+        let post = Blr::posterior_from(&h, &p, 0.7).unwrap();
+        assert_eq!(post.cov(), &cov);
+        assert!((post.ln_det_cov() - reference.ln_det_cov()).abs() <= 1e-10 * d as f64);
         let negative = DMatrix::<f64>::identity(d, d) * -5.0;
         assert!(matches!(
             Blr::posterior_from(&h, &negative, 1.0),

@@ -206,12 +206,14 @@ pub fn fit<M: VipsModel>(
             )
         })?;
         let target = model.global_target(&blocks, &release, &natural, population as f64)?;
+        // Large models hold several d x d matrices: drop each as soon as it is used.
+        let release_diagnostics = release.diagnostics();
+        drop(release);
         drop(natural);
         let rho = config.step.rho(t);
         model.blend(&mut global, &target, rho);
         drop(target);
         model.after_blend(&mut global)?;
-        let release_diagnostics = release.diagnostics();
         clipped_total += release_diagnostics.clipped_records;
         replaced_total += release_diagnostics.replaced_records;
         let report = IterationReport {
