@@ -11,6 +11,7 @@
 
 mod cache;
 mod data;
+mod library;
 mod methods;
 mod render;
 mod table;
@@ -92,6 +93,52 @@ fn commit(root: &Path) -> String {
     format!("{head} + uncommitted changes under crates/ (fingerprint {hash:016x})")
 }
 
+/// The commit the example binaries of this invocation come from: with prebuilt binaries
+/// (`XTASK_EXAMPLES_DIR`), the first line of the file `COMMIT` in that directory (written when
+/// they were built), else `unknown prebuilt binaries`; otherwise [`commit`] of the checkout.
+fn built_at(root: &Path) -> String {
+    match std::env::var_os(crate::example_runner::PREBUILT_DIR_VAR) {
+        Some(dir) => std::fs::read_to_string(Path::new(&dir).join("COMMIT"))
+            .ok()
+            .and_then(|t| t.lines().next().map(|l| l.trim().to_string()))
+            .filter(|l| !l.is_empty())
+            .unwrap_or_else(|| "unknown prebuilt binaries".into()),
+        None => commit(root),
+    }
+}
+
+/// Which cells this invocation may run (the others are read from the cache or listed as
+/// missing): `XTASK_REGRESSION_RUN_SETS` and `XTASK_REGRESSION_RUN_METHODS`, comma-separated
+/// data set folder names and method keys (`Method::key`); unset means all. Lets one invocation
+/// fill a data set while another fills a method, both appending to the same cache.
+struct RunFilter {
+    sets: Option<Vec<String>>,
+    methods: Option<Vec<String>>,
+}
+
+impl RunFilter {
+    fn from_env() -> Self {
+        let list = |var: &str| {
+            std::env::var(var).ok().map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+        };
+        Self {
+            sets: list("XTASK_REGRESSION_RUN_SETS"),
+            methods: list("XTASK_REGRESSION_RUN_METHODS"),
+        }
+    }
+
+    fn allows(&self, set: &str, method: &str) -> bool {
+        let has =
+            |l: &Option<Vec<String>>, k: &str| l.as_ref().is_none_or(|l| l.iter().any(|x| x == k));
+        has(&self.sets, set) && has(&self.methods, method)
+    }
+}
+
 /// "eps 1" or "non-private", for the list of missing cells.
 fn budget(eps: Option<f64>) -> String {
     eps.map_or_else(|| "non-private".into(), |e| format!("eps {e}"))
@@ -102,22 +149,28 @@ fn load() -> String {
         .map_or_else(|_| "unknown".into(), |s| s.trim().to_string())
 }
 
-/// Runs (or reads from the cache) every example cell of `d`.
+/// Runs (or reads from the cache) every example cell of `d`, and the cells xtask computes in
+/// process (`library`: VI).
+#[allow(clippy::too_many_arguments)]
 fn run_examples(
     ctx: &Context,
     d: &DataSet,
     cache: &mut Cache,
     cached_only: bool,
+    filter: &RunFilter,
     provenance: &mut BTreeMap<String, usize>,
     runs: &mut Vec<Run>,
     missing: &mut Vec<String>,
 ) -> anyhow::Result<()> {
+    // Loaded only when a VI cell has to run.
+    let mut folder: Option<library::Folder> = None;
     for split in 0..d.splits {
         for method in Method::ALL {
-            let Some((package, example)) = method.example() else {
-                continue;
-            };
             if method.needs_ranges() && d.ranges.is_none() {
+                continue;
+            }
+            let example = method.example();
+            if example.is_none() && method != Method::Vi {
                 continue;
             }
             let budgets: Vec<Option<f64>> = if method.private() {
@@ -127,10 +180,22 @@ fn run_examples(
             };
             for eps in budgets {
                 let a = args(d, method, split, eps);
-                let command = command_line(package, example, &a);
+                let command = match example {
+                    Some((package, name)) => command_line(package, name, &a),
+                    None => {
+                        if folder.is_none() {
+                            folder = Some(library::Folder::load(&ctx.root, d)?);
+                        }
+                        folder
+                            .as_ref()
+                            .map(|f| f.vi_command(d, split))
+                            .transpose()?
+                            .unwrap_or_default()
+                    }
+                };
                 let output = match cache.get(&command) {
                     Some(o) => o.clone(),
-                    None if cached_only => {
+                    None if cached_only || !filter.allows(&d.name, method.key()) => {
                         missing.push(format!(
                             "{} split {split} {} {}",
                             d.label,
@@ -142,9 +207,16 @@ fn run_examples(
                     None => {
                         // A failed run (a build broken mid-edit, a refused input) is listed
                         // as missing, not cached, and the table goes on.
-                        let built_at = commit(&ctx.root);
-                        let run = match run_example(ctx, package, example, &a) {
-                            Ok(run) => run,
+                        let (result, built_at) = match (example, folder.as_ref()) {
+                            (Some((package, name)), _) => (
+                                run_example(ctx, package, name, &a).map(|r| r.output),
+                                built_at(&ctx.root),
+                            ),
+                            (None, Some(f)) => (f.run_vi(split), commit(&ctx.root)),
+                            (None, None) => continue,
+                        };
+                        let output = match result {
+                            Ok(output) => output,
                             Err(err) => {
                                 missing.push(format!(
                                     "{} split {split} {} {}: failed: {err:#}",
@@ -161,11 +233,11 @@ fn run_examples(
                             method: method.key(),
                             epsilon: eps,
                             command: &command,
-                            output: &run.output,
+                            output: &output,
                             commit: &built_at,
                             load: &load(),
                         })?;
-                        run.output
+                        output
                     }
                 };
                 let at = cache.commit(&command).unwrap_or("unknown").to_string();
@@ -189,6 +261,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
     let started_load = load();
     let commit = commit(&ctx.root);
     let cached_only = std::env::var("XTASK_REGRESSION_CACHED_ONLY").is_ok_and(|v| v == "1");
+    let filter = RunFilter::from_env();
     let mut notes = Vec::new();
     let mut sets = Vec::new();
     let full = !ctx.quick && ctx.data_dir.is_some();
@@ -272,6 +345,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
             d,
             &mut cache,
             cached_only,
+            &filter,
             &mut provenance,
             &mut runs,
             &mut missing,
@@ -292,6 +366,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         dpl.as_ref(),
     );
     render::tables(&mut body, &sets, &runs);
+    render::paper_tables(&mut body, &sets, &runs);
     if !missing.is_empty() {
         let _ = writeln!(
             body,
@@ -338,4 +413,33 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         "missing": missing,
     });
     Ok(section)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_filter_limits_sets_and_methods() {
+        let all = RunFilter {
+            sets: None,
+            methods: None,
+        };
+        assert!(all.allows("kin8nm", "vi"));
+        let some = RunFilter {
+            sets: Some(vec!["protein-tertiary-structure".into()]),
+            methods: Some(vec!["pbp_ep".into(), "vi".into()]),
+        };
+        assert!(some.allows("protein-tertiary-structure", "vi"));
+        assert!(!some.allows("kin8nm", "vi"));
+        assert!(!some.allows("protein-tertiary-structure", "dp_sep"));
+    }
+
+    #[test]
+    fn every_method_has_a_distinct_key_and_label() {
+        let keys: std::collections::BTreeSet<_> = Method::ALL.iter().map(|m| m.key()).collect();
+        let labels: std::collections::BTreeSet<_> = Method::ALL.iter().map(|m| m.label()).collect();
+        assert_eq!(keys.len(), Method::ALL.len());
+        assert_eq!(labels.len(), Method::ALL.len());
+    }
 }

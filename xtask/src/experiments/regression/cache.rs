@@ -114,7 +114,9 @@ impl Cache {
             .append(true)
             .open(&self.path)
             .with_context(|| format!("could not open {}", self.path.display()))?;
-        writeln!(file, "{line}")?;
+        // One write of the whole line, so that two invocations appending to the same file
+        // (e.g. one filling a data set while another fills a method) cannot interleave.
+        file.write_all(format!("{line}\n").as_bytes())?;
         file.flush()?;
         self.outputs.insert(
             entry.command.to_string(),

@@ -10,6 +10,8 @@ use crate::context::Context;
 pub(super) enum Method {
     MeanPredictor,
     Pbp,
+    Ep,
+    Vi,
     ClippedSep,
     DpSep,
     MinibatchDpSep,
@@ -19,9 +21,11 @@ pub(super) enum Method {
 }
 
 impl Method {
-    pub(super) const ALL: [Method; 8] = [
+    pub(super) const ALL: [Method; 10] = [
         Method::MeanPredictor,
         Method::Pbp,
+        Method::Ep,
+        Method::Vi,
         Method::ClippedSep,
         Method::DpSep,
         Method::MinibatchDpSep,
@@ -34,6 +38,8 @@ impl Method {
         match self {
             Method::MeanPredictor => "mean_predictor",
             Method::Pbp => "pbp_sep",
+            Method::Ep => "pbp_ep",
+            Method::Vi => "vi",
             Method::ClippedSep => "clipped_sep",
             Method::DpSep => "dp_sep",
             Method::MinibatchDpSep => "minibatch_dp_sep",
@@ -47,6 +53,8 @@ impl Method {
         match self {
             Method::MeanPredictor => "mean predictor",
             Method::Pbp => "PBP (SEP)",
+            Method::Ep => "PBP (EP)",
+            Method::Vi => "VI",
             Method::ClippedSep => "clipped SEP",
             Method::DpSep => "DP-SEP (002)",
             Method::MinibatchDpSep => "minibatch DP-SEP",
@@ -66,11 +74,14 @@ impl Method {
     /// (package, example) for the methods xtask runs as examples.
     pub(super) fn example(self) -> Option<(&'static str, &'static str)> {
         match self {
-            Method::Pbp | Method::ClippedSep | Method::DpSep | Method::MinibatchDpSep => {
-                Some(("dp-sep", "pbp"))
-            }
+            Method::Pbp
+            | Method::Ep
+            | Method::ClippedSep
+            | Method::DpSep
+            | Method::MinibatchDpSep => Some(("dp-sep", "pbp")),
             Method::LinregPrivate | Method::Linreg => Some(("vips-models", "linreg")),
-            Method::MeanPredictor | Method::Diffprivlib => None,
+            // VI runs in xtask's process (`dp_sep::pbp::vi`, see `library`).
+            Method::MeanPredictor | Method::Diffprivlib | Method::Vi => None,
         }
     }
 
@@ -136,6 +147,9 @@ pub(super) fn args(d: &DataSet, method: Method, split: usize, eps: Option<f64>) 
     // run at C = 1.
     if matches!(method, Method::ClippedSep | Method::DpSep) {
         a.extend(["--clip".into(), "1".into()]);
+    }
+    if method == Method::Ep {
+        a.extend(["--method".into(), "ep".into()]);
     }
     if method == Method::DpSep && eps.is_some() {
         a.push("--one-record".into());

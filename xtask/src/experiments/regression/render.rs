@@ -122,6 +122,153 @@ pub(super) fn tables(body: &mut String, sets: &[DataSet], runs: &[Run]) {
     );
 }
 
+/// 002 Tables 2-3 as printed (mean ± std over 10 runs), columns VI, EP, SEP, SEP clipped,
+/// DP-SEP (eps = 1, delta = 1e-5): (data set folder, RMSE, test log-likelihood). Year is not in
+/// ../shared/data.
+/// One printed row: data set folder, then (mean, std) per column for RMSE and for LL.
+type PrintedRow = (&'static str, [(f64, f64); 5], [(f64, f64); 5]);
+
+const PAPER_002: [PrintedRow; 5] = [
+    (
+        "naval-propulsion-plant",
+        [
+            (0.005, 0.0005),
+            (0.003, 0.0002),
+            (0.002, 0.0001),
+            (0.002, 0.0002),
+            (0.002, 0.0003),
+        ],
+        [
+            (3.734, 0.116),
+            (4.164, 0.0556),
+            (4.609, 0.0531),
+            (4.710, 0.0746),
+            (4.686, 0.1053),
+        ],
+    ),
+    (
+        "kin8nm",
+        [
+            (0.099, 0.0009),
+            (0.088, 0.0044),
+            (0.089, 0.0042),
+            (0.078, 0.0033),
+            (0.078, 0.0022),
+        ],
+        [
+            (0.897, 0.010),
+            (1.007, 0.0486),
+            (0.999, 0.0479),
+            (1.121, 0.0332),
+            (1.125, 0.0212),
+        ],
+    ),
+    (
+        "power-plant",
+        [
+            (4.327, 0.0352),
+            (4.098, 0.1388),
+            (4.061, 0.1356),
+            (4.013, 0.1246),
+            (4.032, 0.1385),
+        ],
+        [
+            (-2.890, 0.010),
+            (-2.830, 0.0313),
+            (-2.821, 0.0316),
+            (-2.809, 0.0293),
+            (-2.814, 0.0323),
+        ],
+    ),
+    (
+        "wine-quality-red",
+        [
+            (0.646, 0.0081),
+            (0.614, 0.0382),
+            (0.623, 0.0436),
+            (0.627, 0.0411),
+            (0.627, 0.0362),
+        ],
+        [
+            (-0.980, 0.013),
+            (-0.926, 0.0487),
+            (-0.936, 0.0643),
+            (-0.938, 0.0581),
+            (-0.938, 0.0486),
+        ],
+    ),
+    (
+        "protein-tertiary-structure",
+        [
+            (4.842, 0.0305),
+            (4.654, 0.0572),
+            (4.602, 0.0649),
+            (4.581, 0.0599),
+            (4.585, 0.0589),
+        ],
+        [
+            (-2.992, 0.006),
+            (-2.957, 0.0121),
+            (-2.945, 0.0139),
+            (-2.941, 0.0128),
+            (-2.941, 0.0130),
+        ],
+    ),
+];
+
+/// Our methods in 002's column order (DP-SEP at eps = 1).
+const PAPER_COLUMNS: [(Method, &str); 5] = [
+    (Method::Vi, "VI"),
+    (Method::Ep, "EP"),
+    (Method::Pbp, "SEP"),
+    (Method::ClippedSep, "SEP clipped"),
+    (Method::DpSep, "DP-SEP, eps 1"),
+];
+
+/// `mean ± std` over the splits (the spread 002 prints), "—" when absent.
+fn with_std(s: Option<Summary>) -> String {
+    match s {
+        None => "—".into(),
+        Some(s) => match s.se.map(|se| se * (s.n as f64).sqrt()) {
+            Some(sd) => format!("{} ± {}", table::number(s.mean), table::number(sd)),
+            None => table::number(s.mean),
+        },
+    }
+}
+
+/// 002 Tables 2-3 with our numbers beside the printed ones (the data sets both have).
+pub(super) fn paper_tables(body: &mut String, sets: &[DataSet], runs: &[Run]) {
+    for (ll, what, table_no) in [(false, "test RMSE", 2), (true, "test log-likelihood", 3)] {
+        let mut header = vec!["data set".to_string()];
+        for (_, col) in PAPER_COLUMNS {
+            header.push(format!("{col}: ours"));
+            header.push(format!("{col}: 002"));
+        }
+        let rows: Vec<Vec<String>> = PAPER_002
+            .iter()
+            .filter_map(|(name, rmse, lls)| {
+                let d = sets.iter().find(|d| d.name == *name)?;
+                let printed = if ll { lls } else { rmse };
+                let mut row = vec![format!("{} ({} splits)", d.label, d.splits)];
+                for ((m, _), (mean, sd)) in PAPER_COLUMNS.iter().zip(printed) {
+                    row.push(with_std(summary(runs, &d.name, *m, 1.0, ll)));
+                    row.push(format!("{mean} ± {sd}"));
+                }
+                Some(row)
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let _ = writeln!(
+            body,
+            "\n### 002 Table {table_no} ({what}) beside ours (mean ± std over splits; 002: 10 runs)\n\n{}",
+            markdown_table(&header, &rows)
+        );
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn intro(
     body: &mut String,
@@ -178,6 +325,14 @@ pub(super) fn intro(
     let _ = writeln!(
         body,
         "- PBP (SEP): `{pbp} --seed {SEED} --json` (non-private; the folder's epochs and hidden units; scaled by the declared ranges when the set has a ranges file, else by the training mean and std, the published protocol);"
+    );
+    let _ = writeln!(
+        body,
+        "- PBP (EP): the same with `--method ep` (non-private EP with one factor per training record, no damping, `dp_sep::ep::run_ep`; same network, epochs and scaling as PBP (SEP));"
+    );
+    let _ = writeln!(
+        body,
+        "- VI: `dp_sep::pbp::vi::run_vi` called by xtask (non-private mean-field Gaussian VI of the same network, Bayes-by-backprop gradients with Adam, the folder's epochs and hidden units, minibatches of 32, learning rate 0.01, 100 predictive draws, seed {SEED}; same scaling as PBP (SEP); the cache key names every setting);"
     );
     let _ = writeln!(
         body,
