@@ -52,17 +52,27 @@ pub fn diag_gaussian_known_precision_posterior(
     Ok(post)
 }
 
-/// Gamma posterior of a precision `alpha` shared by `dim` Gaussian coordinates (crate-private
-/// since issue 18; [`gamma_precision_posterior_from_gaussian`] is the form BLR uses):
+/// Gamma posterior of a precision `alpha` shared by `dim` Gaussian coordinates:
 /// `Gamma(a0 + dim/2, b0 + expected_sum_sq/2)` where `expected_sum_sq = E[sum_i m_i^2]`.
 ///
 /// This is BLR's `q(alpha) = Gamma(a_N, b_N)`, `a_N = a0 + d/2`, `b_N = b0 + (mu^T mu + tr Sigma)/2`
 /// (000 Eq. 39-40); its `E[alpha] = a_N / b_N` feeds back into the prior precision of `q(m)`.
+/// `expected_sum_sq` is `E[w^T w]`; [`gamma_precision_posterior_from_gaussian`] takes it from a
+/// Gaussian `q(w)`, a caller with a better estimate (e.g. one that removes known noise from the
+/// mean) passes its own.
 ///
 /// # Errors
 /// [`ExpFamError::NonFinite`](crate::ExpFamError::NonFinite) / [`ExpFamError::OutOfDomain`](crate::ExpFamError::OutOfDomain) for `dim < 0` or
 /// `expected_sum_sq < 0`.
-fn gamma_precision_posterior(prior: &Gamma, dim: f64, expected_sum_sq: f64) -> Result<Gamma> {
+///
+/// # Example
+/// ```
+/// use expfam::{Gamma, gamma_precision_posterior};
+/// let post = gamma_precision_posterior(&Gamma::new(1.0, 1.0).unwrap(), 2.0, 4.0).unwrap();
+/// assert_eq!((post.shape(), post.rate()), (2.0, 3.0)); // 1 + 2/2, 1 + 4/2
+/// assert!(gamma_precision_posterior(&Gamma::new(1.0, 1.0).unwrap(), 2.0, -1.0).is_err());
+/// ```
+pub fn gamma_precision_posterior(prior: &Gamma, dim: f64, expected_sum_sq: f64) -> Result<Gamma> {
     check::non_negative("dim", dim)?;
     check::non_negative("expected_sum_sq", expected_sum_sq)?;
     Gamma::new(

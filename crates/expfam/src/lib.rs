@@ -35,7 +35,8 @@ mod special_fn;
 mod traits;
 
 pub use conjugate::{
-    diag_gaussian_known_precision_posterior, gamma_precision_posterior_from_gaussian,
+    diag_gaussian_known_precision_posterior, gamma_precision_posterior,
+    gamma_precision_posterior_from_gaussian,
 };
 pub use dirichlet_rows::{dirichlet_expectation_into, dirichlet_kl_rows_to_symmetric};
 pub use error::{ExpFamError, Result};

@@ -121,6 +121,10 @@ struct Args {
     /// Rate `b0` of the Gamma hyperprior on the prior precision.
     #[arg(long, default_value_t = 1.0)]
     b0: f64,
+    /// Ridge `k x 2 sqrt(d) x noise std` on each private release's likelihood precision
+    /// (default 0); keeps runs of several private releases from collapsing.
+    #[arg(long, requires = "epsilon")]
+    noise_ridge: Option<f64>,
     /// Public population size N of the training set (used in q = S / N and the M-step; batch VB
     /// uses S = N). Required for private runs: a public figure, never the count of the rows.
     #[arg(long, value_parser = common::count_usize)]
@@ -339,6 +343,7 @@ fn run(args: &Args) -> Result<(), CliError> {
                 shape: args.a0,
                 rate: args.b0,
             })
+            .noise_ridge(args.noise_ridge.unwrap_or(0.0))
             .build()?,
     );
     let start = Instant::now();

@@ -66,6 +66,11 @@ pub struct Args {
     /// Rate of the Gamma hyperprior on the prior precision.
     #[arg(long, default_value_t = 1.0, value_parser = positive)]
     b0: f64,
+    /// Ridge `k x 2 sqrt(d) x noise std` on every private release's likelihood precision (default
+    /// 0: none). Keeps runs of several private releases from collapsing (docs/vips-models.md,
+    /// "BLR: the noise ridge"); 0.1 is a measured choice. Private runs only.
+    #[arg(long)]
+    noise_ridge: Option<f64>,
     #[command(flatten)]
     batching: super::SamplingArg,
     #[command(flatten)]
@@ -270,7 +275,18 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         shape: args.a0,
         rate: args.b0,
     };
-    let model = Blr::new(BlrConfig::builder(dim).hyperprior(hyperprior).build()?);
+    if args.noise_ridge.is_some() && !private {
+        return Err(usage(
+            "--noise-ridge",
+            "has no effect in a non-private run (there is no noise to ridge against)",
+        ));
+    }
+    let model = Blr::new(
+        BlrConfig::builder(dim)
+            .hyperprior(hyperprior)
+            .noise_ridge(args.noise_ridge.unwrap_or(0.0))
+            .build()?,
+    );
     let fit = blr::fit(&model, train, &svi)?;
     let (fitted, diag) = (fit.result, fit.diagnostics);
     let saved = SavedBlr::from_fit(&label, features, scaling, model.config().prior(), &fitted)?;
@@ -304,6 +320,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
             "radius": map.radius(),
             "hyperprior_shape": args.a0,
             "hyperprior_rate": args.b0,
+            "noise_ridge": args.noise_ridge.unwrap_or(0.0),
             "alpha_mean": num(fitted.global.alpha_mean()),
             "eigenvalues_raised_last_release": fitted.global.eigenvalues_raised(),
         }),

@@ -4,9 +4,7 @@
 use std::sync::{Arc, OnceLock};
 
 use dp_core::{ContributionBuffer, Release, ReleaseSpec, SymmetricBlock, VectorBlock};
-use expfam::{
-    ExponentialFamily, Gamma, GaussianNatural, MvGaussian, gamma_precision_posterior_from_gaussian,
-};
+use expfam::{ExponentialFamily, Gamma, GaussianNatural, MvGaussian, gamma_precision_posterior};
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
 use serde::Serialize;
@@ -62,6 +60,9 @@ pub struct BlrGlobal {
     posterior: Current,
     eigenvalues_raised: usize,
     failed_updates: u64,
+    /// Variance of the privacy noise on each entry of the blended `h` (public: from the
+    /// releases' noise scales and the step sizes; `0` in non-private runs).
+    h_noise_variance: f64,
 }
 
 /// The current `q(m)`: from `d = 64` on, until the first M-step, the prior `N(0, I / <alpha>)`
@@ -156,6 +157,8 @@ pub struct BlrTarget {
     h: DVector<f64>,
     lik_precision: DMatrix<f64>,
     eigenvalues_raised: usize,
+    /// Variance of the noise on each entry of this target's `h` (`(N x noise std)^2`).
+    h_noise_variance: f64,
 }
 
 /// BLR's handles to its two released blocks.
@@ -534,6 +537,7 @@ impl VipsModel for Blr {
             posterior,
             eigenvalues_raised: 0,
             failed_updates: 0,
+            h_noise_variance: 0.0,
         })
     }
 
@@ -612,10 +616,24 @@ impl VipsModel for Blr {
         _natural: &Arc<MvGaussian>,
         population: f64,
     ) -> Result<BlrTarget, EngineError> {
+        let s1 = release.released(blocks.s1)?;
+        let s2 = release.released(blocks.s2)?;
+        let mut lik_precision = release.symmetric(blocks.s2)? * population;
+        let ridge = self.config.noise_ridge()
+            * 2.0
+            * (lik_precision.nrows() as f64).sqrt()
+            * s2.noise_std
+            * population;
+        if ridge > 0.0 {
+            for i in 0..lik_precision.nrows() {
+                lik_precision[(i, i)] += ridge;
+            }
+        }
         Ok(BlrTarget {
             h: release.vector(blocks.s1)? * population,
-            lik_precision: release.symmetric(blocks.s2)? * population,
+            lik_precision,
             eigenvalues_raised: release.released(blocks.s2)?.eigenvalues_raised(),
+            h_noise_variance: (s1.noise_std * population).powi(2),
         })
     }
 
@@ -629,6 +647,9 @@ impl VipsModel for Blr {
             .zip(target.lik_precision.as_slice())
             .for_each(|(g, t)| *g = (1.0 - rho) * *g + rho * t);
         global.eigenvalues_raised = target.eigenvalues_raised;
+        // Independent noise per release: the blend's variance is the weighted sum.
+        global.h_noise_variance =
+            (1.0 - rho).powi(2) * global.h_noise_variance + rho.powi(2) * target.h_noise_variance;
     }
 
     /// 000 Algorithm 5 (2): `q(m)` from the blended `nu~` with the current `<alpha>`, then
@@ -639,7 +660,11 @@ impl VipsModel for Blr {
             Ok(post) => {
                 if let (Some(prior), Hyperprior::Gamma { .. }) =
                     (self.alpha_prior()?.0, self.config.prior())
-                    && let Ok(q) = gamma_precision_posterior_from_gaussian(&prior, &post)
+                    && let Ok(q) = gamma_precision_posterior(
+                        &prior,
+                        post.dim() as f64,
+                        noise_aware_squared_norm(&post, global.h_noise_variance),
+                    )
                 {
                     global.alpha = Some(q);
                     global.alpha_mean = q.mean();
@@ -650,6 +675,32 @@ impl VipsModel for Blr {
         }
         Ok(())
     }
+}
+
+/// `E[w^T w]` for the Gamma hyperprior update (000 Eq. 40), with the privacy noise taken out
+/// of the mean.
+///
+/// `q(w) = N(mu, Sigma)` with `mu = Sigma h` and `Sigma = (P + <alpha> I)^-1`; the blended `h`
+/// carries Gaussian noise of variance `h_noise_variance` per entry, which adds
+/// `h_noise_variance x tr(Sigma^2) = h_noise_variance x ||Sigma||_F^2` to `E[mu^T mu]`. Fed back
+/// as is, that excess shrinks `<alpha>`, which flattens the prior and lets the noise grow the
+/// mean further. The estimate here is `max(0, mu^T mu - h_noise_variance ||Sigma||_F^2) +
+/// tr Sigma`, the unbiased one for the noise-free `mu^T mu` clamped at zero; it equals
+/// `q.expected_squared_norm()` in non-private runs (`h_noise_variance = 0`). It removes the
+/// noise of `h` only: the collapse of multi-release private runs runs mainly through `s2`'s
+/// noise and the E-step, which [`BlrConfigBuilder::noise_ridge`](super::BlrConfigBuilder::noise_ridge)
+/// addresses.
+///
+/// # Privacy
+/// Post-processing: `mu` and `Sigma` come from released statistics, the noise variance from the
+/// public noise scales and step sizes.
+fn noise_aware_squared_norm(q: &MvGaussian, h_noise_variance: f64) -> f64 {
+    if h_noise_variance <= 0.0 {
+        return q.expected_squared_norm();
+    }
+    let mean_sq = q.mean().norm_squared();
+    let noise_sq = h_noise_variance * q.cov().norm_squared();
+    (mean_sq - noise_sq).max(0.0) + q.cov().trace()
 }
 
 #[cfg(test)]
