@@ -972,12 +972,23 @@ impl<R> PrivacyWall<R> {
         let entries = spec.blocks().iter().map(|b| b.stored_len()).sum();
         let mut source = NoiseSource::for_release(&mut self.noise_rng, entries);
         let mut first_span = 0;
-        let mut blocks = Vec::with_capacity(spec.len());
-        for ((block, sum), &(sum_std, drawn)) in
-            spec.blocks().iter().zip(scratch.sums_mut()).zip(&stds)
-        {
-            let value = shape_value(block, sum, &mut source, first_span, drawn, expected);
+        let mut values = Vec::with_capacity(spec.len());
+        for ((block, sum), &(_, drawn)) in spec.blocks().iter().zip(scratch.sums_mut()).zip(&stds) {
+            values.push(shape_value(
+                block,
+                sum,
+                &mut source,
+                first_span,
+                drawn,
+                expected,
+            ));
             first_span += spans_of(block.stored_len());
+        }
+        // A large spec's sums are freed before the projection (they hold the noised values now;
+        // the next release starts from zero either way).
+        scratch.free_sums_if_large();
+        let mut blocks = Vec::with_capacity(spec.len());
+        for ((block, value), &(sum_std, _)) in spec.blocks().iter().zip(values).zip(&stds) {
             let (value, projection) = match value {
                 BlockValue::Symmetric(mut m) => {
                     let projection = match block.eigenvalue_floor() {
@@ -997,9 +1008,6 @@ impl<R> PrivacyWall<R> {
                 projection,
             });
         }
-        // A large spec's sums are freed (they hold the noised values now; the next release
-        // starts from zero either way).
-        scratch.free_sums_if_large();
         self.sums = scratch;
         Ok((blocks, diagnostics))
     }
