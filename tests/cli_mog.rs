@@ -107,3 +107,40 @@ fn mog_on_a_csv_of_points_and_bad_inputs() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 22: `--accountant` drives a private mog fit: the summary and the ledger name it, its
+/// calibration meets the budget, and replay reproduces the epsilon.
+#[test]
+fn mog_fit_with_the_moments_accountant_replays_under_it() {
+    let dir = temp_dir("mog-accountant");
+    let out = dir.join("run");
+    let r = ok_json(&[
+        "fit",
+        "mog",
+        "--synthetic",
+        "--n",
+        "400",
+        "--components",
+        "3",
+        "--epochs",
+        "5",
+        "--epsilon",
+        "1",
+        "--accountant",
+        "moments",
+        "--noise-seed",
+        "4",
+        "--out",
+        s(&out),
+        "--json",
+    ]);
+    assert_eq!(r["accountant"], "moments");
+    let eps = r["epsilon"].as_f64().unwrap();
+    assert!(eps > 0.0 && eps <= 1.0, "{eps}");
+    let model: Value = read_json(&out.join("model.json"));
+    assert_eq!(model["privacy"]["accountant"], "moments");
+    let ledger: Value = read_json(&out.join("ledger.json"));
+    assert_eq!(ledger["accountant"], "moments");
+    replays_to(&out.join("ledger.json"), eps);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

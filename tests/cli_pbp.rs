@@ -319,12 +319,17 @@ fn bad_pbp_inputs_are_typed_errors() {
             f,
             "--accountant",
             "pld",
+            "--one-record",
+            "--ranges",
+            s(&ranges),
             "--epsilon",
             "1",
+            "--population",
+            "200",
             "--out",
             o,
         ],
-        &["--accountant"],
+        &["--accountant", "pld", "cannot account"],
     );
     fails_with(
         &["fit", "pbp", "--uci", f, "--split", "3", "--out", o],
@@ -393,6 +398,101 @@ fn bad_pbp_inputs_are_typed_errors() {
     fails_with(
         &["predict", "--model", s(&corrupt), "--csv", s(&csv)],
         &["corrupt.json", "corrupt PBP model file"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 22: `--accountant` drives the calibration of a DP-SEP fit (PLD: less noise at the same
+/// epsilon), the summary, the saved model and the ledger name it, and replay reproduces the
+/// epsilon; `--clipping` reaches the fit (the recommendation's innovation clipping by default
+/// below epsilon 2) and is refused where it has no effect.
+#[test]
+fn pbp_accountant_and_clipping_reach_the_fit_and_the_ledger() {
+    let dir = temp_dir("pbp-accountant");
+    let (folder, ranges) = uci(&dir, "toy3");
+    let fit = |extra: &[&str], out: &Path| {
+        let mut args = vec![
+            "fit",
+            "pbp",
+            "--uci",
+            s(&folder),
+            "--ranges",
+            s(&ranges),
+            "--epsilon",
+            "1",
+            "--population",
+            "200",
+            "--noise-seed",
+            "5",
+            "--out",
+            s(out),
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        ok_json(&args)
+    };
+    let rdp_out = dir.join("rdp");
+    let rdp = fit(&[], &rdp_out);
+    assert_eq!(rdp["accountant"], "rdp");
+    assert_eq!(rdp["settings"]["clipping"], "innovation", "private_pbp(1)");
+    let pld_out = dir.join("pld");
+    let pld = fit(&["--accountant", "pld", "--clipping", "value"], &pld_out);
+    assert_eq!(pld["accountant"], "pld");
+    assert_eq!(pld["settings"]["clipping"], "value");
+    let sigma = |r: &Value| r["noise_multiplier"].as_f64().unwrap();
+    assert!(
+        sigma(&pld) < sigma(&rdp),
+        "{} vs {}",
+        sigma(&pld),
+        sigma(&rdp)
+    );
+    let eps = pld["epsilon"].as_f64().unwrap();
+    assert!(eps > 0.0 && eps <= 1.0, "{eps}");
+    let model = read_json(&pld_out.join("model.json"));
+    assert_eq!(model["privacy"]["accountant"], "pld");
+    let ledger = read_json(&pld_out.join("ledger.json"));
+    assert_eq!(ledger["accountant"], "pld");
+    replays_to(&pld_out.join("ledger.json"), eps);
+    // --clipping: refused without --epsilon, with --one-record, and for an unknown name
+    let bad = dir.join("bad");
+    let o = s(&bad);
+    let f = s(&folder);
+    fails_with(
+        &[
+            "fit",
+            "pbp",
+            "--uci",
+            f,
+            "--clipping",
+            "innovation",
+            "--out",
+            o,
+        ],
+        &["--clipping", "no effect"],
+    );
+    fails_with(
+        &[
+            "fit",
+            "pbp",
+            "--uci",
+            f,
+            "--ranges",
+            s(&ranges),
+            "--epsilon",
+            "1",
+            "--population",
+            "200",
+            "--one-record",
+            "--clipping",
+            "innovation",
+            "--out",
+            o,
+        ],
+        &["--clipping", "--one-record"],
+    );
+    fails_with(
+        &["fit", "pbp", "--uci", f, "--clipping", "both", "--out", o],
+        &["--clipping", "value", "innovation"],
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -24,6 +24,7 @@ use std::time::Instant;
 use common::{ExampleError, at_least_one, finite, flagged, needs, positive};
 
 use clap::Parser;
+use dp_accountant::AccountantKind;
 use dp_core::RngPolicy;
 use dp_sep::limits;
 use dp_sep::mog::{Family, GibbsConfig, MogModel, Moments, compare, gibbs_posterior, try_generate};
@@ -107,6 +108,11 @@ struct Args {
     /// --batch-size.
     #[arg(long)]
     one_record: bool,
+    /// The accountant that calibrates the noise and accounts the run: rdp (default), pld (the
+    /// least noise; Poisson batches only, refused with --one-record), moments, zcdp, advanced
+    /// or linear (docs/accountant.md, section 11). Only with --epsilon.
+    #[arg(long)]
+    accountant: Option<String>,
     /// Run even if epochs x n exceeds dp_sep::limits::MAX_STEPS (10^8 steps).
     #[arg(long)]
     allow_long_run: bool,
@@ -157,11 +163,15 @@ fn check(args: &Args) -> Result<Family, ExampleError> {
         }
         None => {
             needs(args.one_record, "--one-record", "--epsilon")?;
+            needs(args.accountant.is_some(), "--accountant", "--epsilon")?;
             needs(args.batch_size.is_some(), "--batch-size", "--epsilon")?;
             needs(args.delta.is_some(), "--delta", "--epsilon")?;
             needs(args.noise_seed.is_some(), "--noise-seed", "--epsilon")?;
             needs(args.compare_sep, "--compare-sep", "--epsilon")?;
         }
+    }
+    if let Some(a) = args.accountant.as_deref() {
+        parse_accountant(a)?;
     }
     if let Some(b) = args.batch_size {
         at_least_one("--batch-size", b)?;
@@ -228,6 +238,16 @@ fn check(args: &Args) -> Result<Family, ExampleError> {
     Ok(family)
 }
 
+/// Parses `--accountant` (`rdp`, `pld`, `moments`, `zcdp`, `advanced`, `linear`).
+fn parse_accountant(text: &str) -> Result<AccountantKind, ExampleError> {
+    text.trim().parse::<AccountantKind>().map_err(|_| {
+        ExampleError::usage(
+            format!("--accountant {}", limits::excerpt(text)),
+            "must be rdp, pld, moments, zcdp, advanced or linear",
+        )
+    })
+}
+
 fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     let family = check(args)?;
     let delta = args.delta.unwrap_or(DEFAULT_DELTA);
@@ -286,14 +306,25 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
                 .steps(dp_sep::planned_steps(batching, args.epochs, n, true)?)
                 .sampling(dp_sep::sampling_for(batching, n).map_err(flagged("--batch-size"))?)
                 .rng(rng_policy)
+                .accountant(
+                    args.accountant
+                        .as_deref()
+                        .map(parse_accountant)
+                        .transpose()?
+                        .unwrap_or_default(),
+                )
                 .build()
-                .map_err(flagged("--epsilon / --delta"))?;
+                .map_err(|e| match e {
+                    e @ SepError::AccountantUnsupported { .. } => flagged("--accountant")(e),
+                    e => flagged("--epsilon / --delta")(e),
+                })?;
             let mut wall = FactorWall::new(data.points.clone(), &plan)
                 .map_err(flagged("--epsilon / --delta"))?;
             let config = DpSepConfig::builder()
                 .gamma(gamma)
                 .epochs(args.epochs)
                 .batching(batching)
+                .clipping(settings.clipping)
                 .build()
                 .map_err(flagged("--gamma / --epochs"))?;
             let (report, diagnostics) =
@@ -384,6 +415,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         json["noise_multiplier"] = finite(report.noise_multiplier);
         json["theta_noise_std"] = finite(report.theta_noise_std);
         json["epsilon_accounted"] = finite(report.epsilon);
+        json["accountant"] = report.accountant.name().into();
         json["noise_rng"] = rng.clone().into();
         if let Some(settings) = private {
             json["recommended_settings"] = settings.note("PRIVATE_MOG").into();

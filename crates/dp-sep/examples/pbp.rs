@@ -30,6 +30,7 @@ use std::process::ExitCode;
 use common::{ExampleError, at_least_one, finite, flagged, needs, positive};
 
 use clap::Parser;
+use dp_accountant::AccountantKind;
 use dp_core::RngPolicy;
 use dp_sep::SepError;
 use dp_sep::data::split_folder::SplitFolder;
@@ -103,6 +104,12 @@ struct Args {
     /// --epsilon; not with --one-record. Default: the recommendation's.
     #[arg(long)]
     clipping: Option<String>,
+    /// The accountant that calibrates the noise and accounts the run: rdp (default), pld (the
+    /// least noise; Poisson batches and shuffled epochs only, refused with --one-record's
+    /// uniform draws), moments, zcdp, advanced or linear (docs/accountant.md, section 11). Only
+    /// with --epsilon.
+    #[arg(long)]
+    accountant: Option<String>,
     /// Declared public population size N of the training data (required with --epsilon): used
     /// for the sampling probability 1/N, SEP's N, the epochs * N steps and the default gamma.
     #[arg(long)]
@@ -193,6 +200,7 @@ fn check(args: &Args) -> Result<(), ExampleError> {
             needs(args.batch_size.is_some(), "--batch-size", "--epsilon")?;
             needs(args.one_record, "--one-record", "--epsilon")?;
             needs(args.clipping.is_some(), "--clipping", "--epsilon")?;
+            needs(args.accountant.is_some(), "--accountant", "--epsilon")?;
             needs(args.delta.is_some(), "--delta", "--epsilon")?;
             needs(args.noise_seed.is_some(), "--noise-seed", "--epsilon")?;
             needs(args.population.is_some(), "--population", "--epsilon")?;
@@ -249,6 +257,9 @@ fn check(args: &Args) -> Result<(), ExampleError> {
     if let Some(c) = args.clipping.as_deref() {
         parse_clipping(c)?;
     }
+    if let Some(a) = args.accountant.as_deref() {
+        parse_accountant(a)?;
+    }
     if let Some(s) = args.sampling.as_deref()
         && !matches!(s, "uniform" | "shuffled")
     {
@@ -266,6 +277,16 @@ fn parse_clipping(text: &str) -> Result<Clipping, ExampleError> {
         ExampleError::usage(
             format!("--clipping {}", limits::excerpt(text)),
             "must be value or innovation",
+        )
+    })
+}
+
+/// Parses `--accountant` (`rdp`, `pld`, `moments`, `zcdp`, `advanced`, `linear`).
+fn parse_accountant(text: &str) -> Result<AccountantKind, ExampleError> {
+    text.trim().parse::<AccountantKind>().map_err(|_| {
+        ExampleError::usage(
+            format!("--accountant {}", limits::excerpt(text)),
+            "must be rdp, pld, moments, zcdp, advanced or linear",
         )
     })
 }
@@ -366,6 +387,13 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
                     input: "population size N",
                     flag: "--population",
                 })?)
+                .accountant(
+                    args.accountant
+                        .as_deref()
+                        .map(parse_accountant)
+                        .transpose()?
+                        .unwrap_or_default(),
+                )
                 .build()
                 .map_err(flagged("--epsilon / --delta / --population"))?,
         ),
@@ -402,7 +430,10 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     if let Some(privacy) = privacy {
         builder = builder.privacy(privacy);
     }
-    let config = builder.build()?;
+    let config = builder.build().map_err(|e| match e {
+        e @ SepError::AccountantUnsupported { .. } => flagged("--accountant")(e),
+        e => e.into(),
+    })?;
     let bar = common::progress(epochs);
     common::stop_on_ctrl_c()?;
     let (out, diagnostics) = run_pbp_observed(&train, &test, &config, &mut |done, _| {
@@ -441,6 +472,7 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
         json["noise_multiplier"] = finite(report.noise_multiplier);
         json["theta_noise_std"] = finite(report.theta_noise_std);
         json["epsilon_accounted"] = finite(report.epsilon);
+        json["accountant"] = report.accountant.name().into();
         json["noise_rng"] = p.noise_rng().describe().into();
         if let Some(settings) = private {
             json["recommended_settings"] = settings.note("private_pbp").into();

@@ -35,6 +35,7 @@
 //! replace-one neighbours of the declared `N` slots ([`Batching::OneRecord`],
 //! [`Batching::FixedSize`]) or add/remove-one neighbours ([`Batching::Poisson`]).
 
+use dp_accountant::AccountantKind;
 use dp_core::{ContributionBuffer, SamplingScheme};
 use serde::{Deserialize, Serialize};
 
@@ -346,6 +347,10 @@ pub struct DpSepReport {
     /// The public expected batch size `S` of a step (`1`: one record per step).
     #[serde(default = "one")]
     pub expected_batch_size: f64,
+    /// The accountant that calibrated `noise_multiplier` and computed `epsilon` (the wall's,
+    /// [`crate::WallPlanBuilder::accountant`]; absent in the JSON = RDP, the default).
+    #[serde(default, skip_serializing_if = "AccountantKind::is_rdp")]
+    pub accountant: AccountantKind,
 }
 
 fn one() -> f64 {
@@ -540,6 +545,7 @@ where
             releases: wall.releases(),
             population: n,
             expected_batch_size: s,
+            accountant: wall.accountant(),
         },
         DpSepDiagnostics { counts },
     ))

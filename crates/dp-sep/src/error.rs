@@ -87,6 +87,21 @@ pub enum SepError {
         /// The scheme asked for.
         scheme: dp_core::SamplingScheme,
     },
+    /// The chosen accountant cannot account the run's sampler (PLD and the fixed-size,
+    /// replace-one subsampled Gaussian of [`dp_core::SamplingScheme::UniformSingle`] and
+    /// [`dp_core::SamplingScheme::FixedSize`]). Refused before the wall is built; never a silent
+    /// fallback to another accountant or sampler.
+    #[error(
+        "the {accountant} accountant cannot account {scheme:?} sampling (the fixed-size, \
+         replace-one subsampled Gaussian); choose another accountant (rdp covers every sampler: \
+         --accountant rdp) or a Poisson batch"
+    )]
+    AccountantUnsupported {
+        /// The accountant chosen.
+        accountant: dp_accountant::AccountantKind,
+        /// The sampler it cannot account.
+        scheme: dp_core::SamplingScheme,
+    },
     /// An error from `dp_core`'s privacy wall, kept typed (e.g.
     /// [`dp_core::CoreError::BudgetExhausted`] stays matchable).
     #[error("privacy wall: {0}")]

@@ -44,6 +44,7 @@
 //! See [`dp_core::PrivacyWall`] for what is not covered (the diagnostics, a seeded RNG,
 //! floating-point noise).
 
+use dp_accountant::{AccountantConfig, AccountantError, AccountantKind};
 use dp_core::wall::ReleaseDiagnostics;
 use dp_core::{
     ContributionBuffer, PrivacyWall, ReleaseSpec, RngPolicy, SamplingScheme, VectorBlock,
@@ -64,6 +65,7 @@ pub struct WallPlan {
     steps: u64,
     sampling: SamplingScheme,
     rng: RngPolicy,
+    accountant: AccountantKind,
 }
 
 /// Unchecked [`WallPlan`]. The population, the statistic length, the budget, the clip norm and
@@ -77,11 +79,12 @@ pub struct WallPlanBuilder {
     steps: Option<u64>,
     sampling: SamplingScheme,
     rng: RngPolicy,
+    accountant: AccountantKind,
 }
 
 impl WallPlan {
-    /// A builder with [`SamplingScheme::UniformSingle`] and noise from
-    /// [`RngPolicy::OsEntropy`]; everything else must be given.
+    /// A builder with [`SamplingScheme::UniformSingle`], noise from [`RngPolicy::OsEntropy`]
+    /// and the RDP accountant; everything else must be given.
     ///
     /// # Example
     /// ```
@@ -109,6 +112,7 @@ impl WallPlan {
             steps: None,
             sampling: SamplingScheme::UniformSingle,
             rng: RngPolicy::OsEntropy,
+            accountant: AccountantKind::Rdp,
         }
     }
 
@@ -146,6 +150,11 @@ impl WallPlan {
     /// Noise and sampling RNG.
     pub fn rng(&self) -> RngPolicy {
         self.rng
+    }
+    /// The accountant that calibrates the noise and accounts the run
+    /// ([`WallPlanBuilder::accountant`]; default RDP).
+    pub fn accountant(&self) -> AccountantKind {
+        self.accountant
     }
 }
 
@@ -190,6 +199,41 @@ impl WallPlanBuilder {
         self.rng = rng;
         self
     }
+    /// The accountant that calibrates the noise multiplier and accounts every release (the
+    /// wall's ledger, and its JSON, record which; `dp-accountant replay` answers under it): RDP
+    /// (the default), PLD (the tightest: the least noise for the same budget; Poisson batches
+    /// and shuffled epochs only), 003's moments accountant, 000's zCDP with amplification,
+    /// advanced or linear composition (`docs/accountant.md`, section 11). The calibration is
+    /// dp-core's ([`dp_core::calibrate_noise_multiplier`]), the same as the VIPS engine's.
+    ///
+    /// # Example
+    /// ```
+    /// use dp_accountant::AccountantKind;
+    /// use dp_sep::{SamplingScheme, SepError, WallPlan};
+    /// let plan = |kind, sampling| {
+    ///     WallPlan::builder().population(1000).dim(4).budget(1.0, 1e-5).clip(1.0)
+    ///         .steps(200).sampling(sampling).accountant(kind).build()
+    /// };
+    /// let pld = plan(AccountantKind::Pld, SamplingScheme::poisson(0.05)?)?;
+    /// assert_eq!(pld.accountant(), AccountantKind::Pld);
+    /// // PLD cannot account one record drawn per step (a fixed-size subsample): refused.
+    /// assert!(matches!(
+    ///     plan(AccountantKind::Pld, SamplingScheme::uniform_single()),
+    ///     Err(SepError::AccountantUnsupported { .. })
+    /// ));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Privacy
+    /// Each accountant's calibration returns the smallest noise multiplier (rounded up) whose
+    /// epsilon by that accountant is within the budget, and every accountant is a valid upper
+    /// bound, so the guarantee is the budget whichever is chosen; they differ in the noise it
+    /// costs. An accountant that cannot express the sampler's event is refused
+    /// ([`SepError::AccountantUnsupported`]), never replaced.
+    pub fn accountant(mut self, accountant: AccountantKind) -> Self {
+        self.accountant = accountant;
+        self
+    }
 
     /// Validates the plan (everything but the records; [`FactorWall::new`] checks those and the
     /// budget's reachability).
@@ -201,7 +245,8 @@ impl WallPlanBuilder {
     /// schedule that is not whole epochs (every [`SamplingScheme`] is accepted: each is one of
     /// [`crate::Batching::sampling_for`]'s or a shuffled epoch);
     /// [`SepError::TooLarge`] for a population or statistic above the limits of
-    /// [`crate::limits`].
+    /// [`crate::limits`]; [`SepError::AccountantUnsupported`] for an accountant that cannot
+    /// account the sampler's event (PLD with one record per step or a fixed-size batch).
     pub fn build(self) -> Result<WallPlan, SepError> {
         let missing = |name| SepError::InvalidParameter {
             name,
@@ -218,6 +263,7 @@ impl WallPlanBuilder {
             steps: self.steps.ok_or(missing("steps"))?,
             sampling: self.sampling,
             rng: self.rng,
+            accountant: self.accountant,
         };
         check_epsilon(plan.epsilon)?;
         if !(plan.delta > 0.0 && plan.delta < 1.0) {
@@ -228,7 +274,29 @@ impl WallPlanBuilder {
             });
         }
         check_plan(&plan)?;
+        check_accountant_covers(plan.accountant, plan.sampling, plan.population, plan.delta)?;
         Ok(plan)
+    }
+}
+
+/// Refuses an accountant that cannot account `sampling` over `population` at `delta`, by
+/// asking it for the epsilon of one such release (no accountant is named here: whichever
+/// refuses is reported).
+pub(crate) fn check_accountant_covers(
+    accountant: AccountantKind,
+    sampling: SamplingScheme,
+    population: usize,
+    delta: f64,
+) -> Result<(), SepError> {
+    let probe = sampling.event(1.0, population)?;
+    let config = AccountantConfig::default().with_accountant(accountant);
+    match dp_accountant::epsilon_for_event(&probe, delta, &config) {
+        Ok(_) => Ok(()),
+        Err(AccountantError::Unsupported(_)) => Err(SepError::AccountantUnsupported {
+            accountant,
+            scheme: sampling,
+        }),
+        Err(e) => Err(dp_core::CoreError::from(e).into()),
     }
 }
 
@@ -373,6 +441,7 @@ impl<R> FactorWall<R> {
             return Err(SepError::Empty("the wall needs at least one record"));
         }
         let builder = PrivacyWall::builder(records)
+            .accountant_config(AccountantConfig::default().with_accountant(plan.accountant))
             .sampling(plan.sampling)
             .epsilon_delta(plan.epsilon, plan.delta)
             .rng(plan.rng);
@@ -497,6 +566,11 @@ impl<R> FactorWall<R> {
     /// The declared population size `N` the accountant assumed (public).
     pub fn population(&self) -> usize {
         self.population
+    }
+
+    /// The accountant that calibrated the noise and accounts the releases (the ledger's).
+    pub fn accountant(&self) -> AccountantKind {
+        self.wall.ledger().config().accountant()
     }
 
     /// Clipped and replaced statistics over all releases: **not private** (the data owner's

@@ -130,12 +130,6 @@ fn read_points(path: &std::path::Path) -> Result<(Vec<String>, Vec<Vec<f64>>), C
 /// Fits and returns the saved model and the summary parts.
 pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let c = &args.common;
-    if c.accountant.is_some() {
-        return Err(usage(
-            "--accountant",
-            "DP-SEP accounts with its own RDP accountant; the flag has no effect for mog",
-        ));
-    }
     let family = match args.family.as_str() {
         "full" => Family::Full,
         "diagonal" => Family::Diagonal,
@@ -234,12 +228,20 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                 .steps(dp_sep::planned_steps(batching, args.epochs, n, false)?)
                 .sampling(dp_sep::sampling_for(batching, n)?)
                 .rng(rng_policy)
-                .build()?;
+                .accountant(c.accountant.unwrap_or_default())
+                .build()
+                .map_err(|e| match e {
+                    e @ dp_sep::SepError::AccountantUnsupported { .. } => {
+                        usage("--accountant", e.to_string())
+                    }
+                    e => e.into(),
+                })?;
             let mut wall = FactorWall::new(points, &plan)?;
             let config = DpSepConfig::builder()
                 .gamma(gamma)
                 .epochs(args.epochs)
                 .batching(batching)
+                .clipping(resolved.clipping)
                 .build()?;
             let (report, _) =
                 run_dp_sep_observed(&mut model, &mut state, &mut wall, &config, &mut observer)?;
@@ -260,7 +262,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                     population_declared: true,
                     neighbouring,
                     rng: rng_policy.describe(),
-                    accountant: Default::default(),
+                    accountant: report.accountant,
                     ledger: Some(ledger),
                 },
                 json!({"method": "dp-sep", "gamma": num(gamma), "clip": num(clip),

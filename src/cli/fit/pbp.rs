@@ -14,14 +14,15 @@ use dp_sep::pbp::{
 };
 use dp_sep::recommended::{Overrides, private_pbp};
 use dp_sep::{
-    Batching, DpSepConfig, FactorWall, SamplingScheme, SepModel, WallPlan, run_dp_sep_observed,
+    Batching, Clipping, DpSepConfig, FactorWall, SamplingScheme, SepError, SepModel, WallPlan,
+    run_dp_sep_observed,
 };
 use serde_json::json;
 use vips_models::engine::{Privacy, PrivacySummary};
 
 use super::uci::{UciArgs, declared_ranges, default_names};
 use super::{Common, Fitted, count, positive};
-use crate::cli::error::{CliError, usage};
+use crate::cli::error::{CliError, ValueError, usage};
 use crate::cli::io::num;
 
 /// Arguments of `fit pbp`.
@@ -52,6 +53,12 @@ pub struct Args {
     /// Poisson minibatch. Private fits only; not with --batch-size.
     #[arg(long)]
     one_record: bool,
+    /// What DP-SEP's wall clips: value (each record's factor, 002's) or innovation (each
+    /// record's factor minus the current shared factor; docs/dp-sep.md, "Innovation
+    /// clipping"). Default: the recommendation's for the fit's epsilon (innovation below 2,
+    /// value from 2). Private fits only; not with --one-record.
+    #[arg(long, value_parser = clipping)]
+    clipping: Option<Clipping>,
     /// Seed of the public initialisation and the non-private visiting order.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -65,7 +72,18 @@ struct PrivateSettings {
     batching: Batching,
     gamma: f64,
     clip: f64,
+    clipping: Clipping,
     note: String,
+}
+
+/// Parses `--clipping` (clap value parser): `value` or `innovation`.
+///
+/// # Errors
+/// [`ValueError::Range`] for anything else.
+fn clipping(s: &str) -> Result<Clipping, ValueError> {
+    s.trim()
+        .parse::<Clipping>()
+        .map_err(|_| ValueError::Range("expected `value` or `innovation`"))
 }
 
 fn private_settings(
@@ -80,30 +98,43 @@ fn private_settings(
         clip: args.clip,
         one_record: args.one_record,
     };
-    let r = private_pbp(epsilon).resolve(n, epochs, &overrides)?;
+    let r = private_pbp(epsilon)
+        .resolve(n, epochs, &overrides)?
+        .with_clipping(args.clipping);
     Ok(PrivateSettings {
         batching: r.batching,
         gamma: r.gamma,
         clip: r.clip,
+        clipping: r.clipping,
         note: r.note("private_pbp"),
     })
+}
+
+/// A sampler the chosen accountant cannot account (PLD with --one-record's uniform draws),
+/// attributed to `--accountant`; other errors unchanged.
+fn accountant_refused(e: SepError) -> CliError {
+    match e {
+        e @ SepError::AccountantUnsupported { .. } => usage("--accountant", e.to_string()),
+        e => e.into(),
+    }
 }
 
 /// The flags that can be checked before reading any file.
 fn check(args: &Args) -> Result<(), CliError> {
     let c = &args.common;
-    if c.accountant.is_some() {
-        return Err(usage(
-            "--accountant",
-            "DP-SEP accounts with its own RDP accountant; the flag has no effect for pbp",
-        ));
-    }
     match c.epsilon {
         Some(_) => {
             if args.one_record && args.batch_size.is_some() {
                 return Err(usage(
                     "--one-record",
                     "cannot be combined with --batch-size: choose one record or a batch per step",
+                ));
+            }
+            if args.one_record && args.clipping.is_some() {
+                return Err(usage(
+                    "--clipping",
+                    "cannot be combined with --one-record (002's algorithm clips each record's \
+                     factor)",
                 ));
             }
             if let (Some(b), Some(p)) = (args.batch_size, c.population)
@@ -119,6 +150,7 @@ fn check(args: &Args) -> Result<(), CliError> {
             for (set, flag) in [
                 (args.batch_size.is_some(), "--batch-size"),
                 (args.one_record, "--one-record"),
+                (args.clipping.is_some(), "--clipping"),
             ] {
                 if set {
                     return Err(usage(
@@ -205,16 +237,20 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let rng_policy = c
         .noise_seed
         .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed });
+    let accountant = c.accountant.unwrap_or_default();
     if let Privacy::Target { epsilon, delta } = privacy {
-        builder = builder.privacy(
-            PbpPrivacy::builder()
-                .budget(epsilon, delta)
-                .population(n)
-                .rng(rng_policy)
-                .build()?,
-        );
+        builder = builder
+            .clipping(private.as_ref().map_or(Clipping::Value, |p| p.clipping))
+            .privacy(
+                PbpPrivacy::builder()
+                    .budget(epsilon, delta)
+                    .population(n)
+                    .rng(rng_policy)
+                    .accountant(accountant)
+                    .build()?,
+            );
     }
-    let config = builder.build()?;
+    let config = builder.build().map_err(accountant_refused)?;
     // Ctrl-C: the fit stops after the current epoch (SepError::Interrupted, exit 130).
     let cancel = super::ctrl_c_token()?;
     let mut observer = |_: usize, _: usize| !cancel.is_cancelled();
@@ -228,6 +264,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                 .gamma(p.gamma)
                 .epochs(epochs)
                 .batching(p.batching)
+                .clipping(p.clipping)
                 .build()?;
             let sampling = match p.batching {
                 Batching::OneRecord => config.sampling(),
@@ -245,7 +282,9 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                 .steps(steps)
                 .sampling(sampling)
                 .rng(rng_policy)
-                .build()?;
+                .accountant(accountant)
+                .build()
+                .map_err(accountant_refused)?;
             let mut wall = FactorWall::new(prepared.records, &plan)?;
             let (report, diag) =
                 run_dp_sep_observed(&mut model, &mut state, &mut wall, &dp, &mut observer)?;
@@ -274,10 +313,11 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                     population_declared: true,
                     neighbouring,
                     rng: rng_policy.describe(),
-                    accountant: Default::default(),
+                    accountant: report.accountant,
                     ledger: Some(ledger),
                 },
                 json!({"method": "dp-sep", "gamma": num(p.gamma), "clip": num(p.clip),
+                       "clipping": p.clipping.name(),
                        "batch_size": match p.batching {
                            Batching::OneRecord => json!("one record"),
                            b => json!(b.expected_batch_size()),

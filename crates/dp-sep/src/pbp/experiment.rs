@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use dp_accountant::AccountantKind;
 use dp_core::SamplingScheme;
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
@@ -67,7 +68,7 @@ pub enum Scaling {
 }
 
 /// What makes a PBP run a DP-SEP run: the budget of the whole run, the declared public
-/// population and the RNG of the privacy wall. (vips-models' `engine::Privacy` is the
+/// population, the accountant and the RNG of the privacy wall. (vips-models' `engine::Privacy` is the
 /// corresponding setting of its SVI driver.) Build with [`PbpPrivacy::builder`], which checks
 /// every field; [`PbpConfigBuilder::build`] checks how it combines with the rest of the run.
 ///
@@ -84,6 +85,7 @@ pub enum Scaling {
 ///     .rng(RngPolicy::OsEntropy)
 ///     .build()?;
 /// assert_eq!(privacy.population(), 1439);
+/// assert_eq!(privacy.accountant(), dp_accountant::AccountantKind::Rdp); // the default
 /// // delta must lie in (0, 1); the population has no default.
 /// assert!(PbpPrivacy::builder().budget(1.0, 1.0).population(10).build().is_err());
 /// assert!(PbpPrivacy::builder().budget(1.0, 1e-5).build().is_err());
@@ -95,24 +97,28 @@ pub struct PbpPrivacy {
     delta: f64,
     population: usize,
     noise_rng: dp_core::RngPolicy,
+    #[serde(skip_serializing_if = "AccountantKind::is_rdp")]
+    accountant: AccountantKind,
 }
 
 /// Unchecked [`PbpPrivacy`]: the budget and the population are required, the RNG defaults to
-/// [`dp_core::RngPolicy::OsEntropy`].
+/// [`dp_core::RngPolicy::OsEntropy`], the accountant to RDP.
 #[derive(Clone, Copy, Debug)]
 pub struct PbpPrivacyBuilder {
     budget: Option<(f64, f64)>,
     population: Option<usize>,
     noise_rng: dp_core::RngPolicy,
+    accountant: AccountantKind,
 }
 
 impl PbpPrivacy {
-    /// A builder with no budget, no population and OS-entropy noise.
+    /// A builder with no budget, no population, OS-entropy noise and the RDP accountant.
     pub fn builder() -> PbpPrivacyBuilder {
         PbpPrivacyBuilder {
             budget: None,
             population: None,
             noise_rng: dp_core::RngPolicy::OsEntropy,
+            accountant: AccountantKind::Rdp,
         }
     }
     /// Epsilon of the whole run, in `[dp_sep::limits::MIN_EPSILON, inf)`.
@@ -133,6 +139,10 @@ impl PbpPrivacy {
     pub fn noise_rng(&self) -> dp_core::RngPolicy {
         self.noise_rng
     }
+    /// The accountant that calibrates the noise and accounts the run (default RDP).
+    pub fn accountant(&self) -> AccountantKind {
+        self.accountant
+    }
 }
 
 impl PbpPrivacyBuilder {
@@ -151,6 +161,17 @@ impl PbpPrivacyBuilder {
     /// seed only for reproducible experiments).
     pub fn rng(mut self, noise_rng: dp_core::RngPolicy) -> Self {
         self.noise_rng = noise_rng;
+        self
+    }
+    /// The accountant of the wall (default RDP; see [`crate::WallPlanBuilder::accountant`]).
+    /// PLD with one record drawn per step or a fixed-size batch is refused by
+    /// [`PbpConfigBuilder::build`] ([`SepError::AccountantUnsupported`]).
+    ///
+    /// # Privacy
+    /// Every accountant's calibration meets the budget (on the safe side); they differ in the
+    /// noise it costs (PLD the least).
+    pub fn accountant(mut self, accountant: AccountantKind) -> Self {
+        self.accountant = accountant;
         self
     }
 
@@ -188,6 +209,7 @@ impl PbpPrivacyBuilder {
             delta,
             population,
             noise_rng: self.noise_rng,
+            accountant: self.accountant,
         })
     }
 }
@@ -348,7 +370,9 @@ impl PbpConfigBuilder {
     /// `> 0`, a private run with a method other than SEP or without a clip norm (the privacy
     /// settings themselves are checked by [`PbpPrivacyBuilder::build`]), a Poisson or fixed-size batch for a non-private run or of (expected) size `0` or above the
     /// declared population, innovation clipping for a non-private run;
-    /// [`SepError::UnsupportedSampling`] for a batch scheme as the visiting order.
+    /// [`SepError::UnsupportedSampling`] for a batch scheme as the visiting order;
+    /// [`SepError::AccountantUnsupported`] for a private run whose accountant cannot account its
+    /// sampler (PLD with one record drawn per step or a fixed-size batch).
     pub fn build(self) -> Result<PbpConfig, SepError> {
         let c = self.cfg;
         if c.batching != Batching::OneRecord {
@@ -401,6 +425,18 @@ impl PbpConfigBuilder {
                     reason: "DP-SEP needs a clip norm C",
                 });
             }
+        }
+        if let Some(p) = c.privacy {
+            let sampling = match c.batching {
+                Batching::OneRecord => c.sampling,
+                batch => crate::dpsep::sampling_for(batch, p.population())?,
+            };
+            crate::factor::check_accountant_covers(
+                p.accountant(),
+                sampling,
+                p.population(),
+                p.delta(),
+            )?;
         }
         Ok(c)
     }
@@ -581,6 +617,7 @@ pub fn run_pbp_observed(
                 )?)
                 .sampling(sampling)
                 .rng(privacy.noise_rng())
+                .accountant(privacy.accountant())
                 .build()?;
             let mut wall = FactorWall::new(recs, &plan)?;
             let mut state = state0;
