@@ -23,18 +23,18 @@ use crate::example_runner::{number, run_example};
 use crate::report::{Section, markdown_table};
 
 /// Seed of the teacher networks, the rows and the split.
-const SEED: u64 = 19;
+pub(super) const SEED: u64 = 19;
 /// Epochs of every grid run (the UCI folders' `n_epochs` is 40 for all but protein).
-const EPOCHS: usize = 40;
+pub(super) const EPOCHS: usize = 40;
 
 /// One synthetic set: name, rows, features.
-struct Shape {
-    name: &'static str,
-    rows: usize,
-    features: usize,
+pub(super) struct Shape {
+    pub(super) name: &'static str,
+    pub(super) rows: usize,
+    pub(super) features: usize,
 }
 
-const SHAPES: [Shape; 3] = [
+pub(super) const SHAPES: [Shape; 3] = [
     Shape {
         name: "synthetic-1600x11",
         rows: 1600,
@@ -54,7 +54,11 @@ const SHAPES: [Shape; 3] = [
 
 /// Writes `shape` in the UCI layout under `dir` (one 90/10 split) and returns the declared target
 /// bound `B` (targets lie in `[-B, B]` by construction) and the training row count.
-fn write_teacher_set(dir: &Path, shape: &Shape, seed: u64) -> anyhow::Result<(f64, usize)> {
+pub(super) fn write_teacher_set(
+    dir: &Path,
+    shape: &Shape,
+    seed: u64,
+) -> anyhow::Result<(f64, usize)> {
     std::fs::create_dir_all(dir)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let d = shape.features;
@@ -488,7 +492,7 @@ fn mog_grid(ctx: &Context) -> anyhow::Result<String> {
 }
 
 /// Test RMSE of predicting the training mean (a non-private reference for the synthetic set).
-fn mean_predictor_rmse(dir: &Path) -> anyhow::Result<f64> {
+pub(super) fn mean_predictor_rmse(dir: &Path) -> anyhow::Result<f64> {
     let data = std::fs::read_to_string(dir.join("data.txt"))?;
     let y: Vec<f64> = data
         .lines()

@@ -1,12 +1,15 @@
-//! PLD against RDP through the models (issue 22's second bar): for LDA, BLR and SBN at their
-//! standard settings, the noise each accountant's calibration needs for the same `(eps, delta)`,
+//! PLD against RDP through the models (issue 22's second bar): for LDA, BLR, SBN, the mixture
+//! of Gaussians and PBP (DP-SEP) at their standard settings, the noise each accountant's calibration needs for the same `(eps, delta)`,
 //! what each run's ledger reports afterwards (the PLD run's must be within the target: checked,
 //! an error otherwise), what the other accountant says of the same ledger, and the utility of both
 //! fits over several noise seeds.
 //!
 //! Every fit calls the libraries in-process through the papers' setting helpers
 //! (`papers_lda::setting`, `papers_vips::{blr_setting, sbn_setting}`): quick mode on their
-//! synthetic stand-ins, full mode on news, breast_cancer and mnist10k when present.
+//! synthetic stand-ins, full mode on news, breast_cancer and mnist10k when present. The DP-SEP
+//! models run at `dp_sep::recommended`'s settings (`PRIVATE_MOG`, `private_pbp(1)`) through
+//! `WallPlanBuilder::accountant`, on synthetic data in both modes (002's mixture data are
+//! synthetic; PBP on a teacher-network set of `dpsep_defaults`).
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -20,6 +23,17 @@ use super::papers_vips::blr_setting::{self as blr, BlrRun, BlrSetting, fit_blr, 
 use super::papers_vips::sbn_setting::{SbnNoise, SbnRun, SbnSetting, fit_sbn};
 use crate::context::Context;
 use crate::report::{Section, markdown_table};
+use dp_core::RngPolicy;
+use dp_sep::data::split_folder::SplitFolder;
+use dp_sep::data::{PublicRange, PublicRanges};
+use dp_sep::mog::{Family, MogModel, Moments, compare, try_generate};
+use dp_sep::pbp::{Method, PbpConfig, PbpPrivacy, Scaling, evaluate, prepare, run_pbp};
+use dp_sep::recommended::{PRIVATE_MOG, private_pbp};
+use dp_sep::sep::run_sep_observed;
+use dp_sep::{FactorWall, SamplingScheme, SepConfig, SepModel, SepState, WallPlan, run_dp_sep};
+use nalgebra::{DMatrix, DVector};
+use rand::SeedableRng;
+use rand_distr::{Distribution, StandardNormal};
 
 /// LDA's standard setting: 003 Fig. 3 / Table 1 (and 001 Table 1): q = S / D = 20,000 / 400,000,
 /// one epoch (20 iterations), eps = 2.44 as 003 prints it, delta = 1e-4.
@@ -42,6 +56,26 @@ const SBN_DELTA: f64 = 1e-5;
 const SBN_MNIST_BATCH: f64 = 3200.0;
 /// Seeds of the mnist10k comparison (a fit there takes about 75 s).
 const SBN_MNIST_SEEDS: u64 = 2;
+
+/// The mixture's standard setting: the `mog` example's defaults (002 Sec. 6.1's shape: N = 1000
+/// points, J = 4 components in d = 4 dimensions, s = 0.5, 100 epochs, full covariances) at
+/// eps = 1, delta = 1e-5, with `PRIVATE_MOG`'s S, P, C; data seed 7 (the one the DP-SEP tables
+/// report; `PRIVATE_MOG` was chosen on seeds 101-106).
+const MOG_N: usize = 1000;
+const MOG_J: usize = 4;
+const MOG_D: usize = 4;
+const MOG_S: f64 = 0.5;
+const MOG_EPOCHS: usize = 100;
+const MOG_DATA_SEED: u64 = 7;
+const DPSEP_EPSILON: f64 = 1.0;
+const DPSEP_DELTA: f64 = 1e-5;
+const MOG_SEEDS_QUICK: u64 = 5;
+const MOG_SEEDS_FULL: u64 = 10;
+/// PBP's standard setting: `private_pbp(1)` (S = 1024 capped at N / 2, P = 1, C = 0.25,
+/// innovation clipping), one hidden layer of 50 units, 40 epochs, eps = 1, delta = 1e-5, on
+/// `dpsep_defaults`' first teacher-network set (1,600 rows of 11 features, 1,440 for training).
+const PBP_SEEDS_QUICK: u64 = 3;
+const PBP_SEEDS_FULL: u64 = 5;
 
 /// Noise seeds per accountant (LDA and SBN: seeds 1..=n; BLR: n seeds on each of 5 fold pairs;
 /// quick mode runs fewer where fits are slow).
@@ -116,8 +150,17 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         SBN_SEEDS_FULL
     };
     comparisons.push(sbn_comparison(&synthetic_sbn, SBN_BATCH, sbn_seeds)?);
+    let (mog_seeds, pbp_seeds) = if ctx.quick {
+        (MOG_SEEDS_QUICK, PBP_SEEDS_QUICK)
+    } else {
+        (MOG_SEEDS_FULL, PBP_SEEDS_FULL)
+    };
+    comparisons.push(mog_comparison(mog_seeds)?);
+    let (pbp, pbp_data) = pbp_comparison(ctx, pbp_seeds)?;
+    comparisons.push(pbp);
     let mut data = format!(
-        "LDA: {}. BLR: {}. SBN: {}",
+        "LDA: {}. BLR: {}. SBN: {}. MoG: the mog example's generator (N = {MOG_N}, J = {MOG_J}, \
+         d = {MOG_D}, s = {MOG_S}, data seed {MOG_DATA_SEED}). PBP: {pbp_data}",
         lda_setting.description, blr_setting.description, synthetic_sbn.description
     );
     if !ctx.quick {
@@ -145,10 +188,13 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
     section.seed = format!(
         "noise seeds (batches and noise, seeded on purpose so the table is reproducible): LDA \
          1..={LDA_SEEDS} (corpus, resampling and initial topics seed {}); BLR {} + 100 s + fold \
-         for s in 0..{blr_seeds} on each of {} fold pairs; SBN 1..=n (n in the table)",
+         for s in 0..{blr_seeds} on each of {} fold pairs; SBN 1..=n (n in the table); MoG and \
+         PBP noise seeds 1..=n (n in the table; MoG data seed {MOG_DATA_SEED}, PBP teacher and \
+         initialisation seed {})",
         lda::SEED,
         blr::SEED,
-        blr::FOLDS
+        blr::FOLDS,
+        super::dpsep_defaults::SEED
     );
     section.data = data;
     section.body = body(&comparisons, &notes);
@@ -176,7 +222,8 @@ fn body(comparisons: &[Comparison], notes: &[String]) -> String {
         s,
         "Each model's fit is calibrated to the same target (eps, delta) twice, with \
          `AccountantKind::Rdp` (the default) and with `AccountantKind::Pld`, through \
-         `SviConfigBuilder::accountant`; everything else (data, batches, noise seed) is the \
+         `SviConfigBuilder::accountant` (VIPS models) or `WallPlanBuilder::accountant` \
+         (DP-SEP: MoG, PBP); everything else (data, batches, noise seed) is the \
          same. \"eps, RDP run\" and \"eps, PLD run\" are what each run's own ledger reports \
          after the fit (the PLD run's is checked to be within the target, else the experiment \
          fails); the two cross columns re-account the same ledger with the other accountant: \
@@ -276,9 +323,9 @@ fn body(comparisons: &[Comparison], notes: &[String]) -> String {
 }
 
 impl Comparison {
-    /// +1 when higher is better, -1 when lower is (perplexity).
+    /// +1 when higher is better, -1 when lower is (perplexity, RMSE, distance).
     fn metric_sign(&self) -> f64 {
-        if self.metric.contains("perplexity") {
+        if self.metric.contains("lower is better") {
             -1.0
         } else {
             1.0
@@ -568,4 +615,219 @@ fn fixed_size_probe(setting: &lda::Setting) -> anyhow::Result<String> {
         ),
         (Err(e), _) => return Err(e.context("fixed-size RDP configuration refused")),
     })
+}
+
+/// The mixture's public initialisation (the `mog` example's, `--init-precision 1`): posterior
+/// `N(u_j, I)` with `u_j ~ N(0, I)` from the public seed.
+fn mog_start(model: &MogModel, rng: &mut rand::rngs::ChaCha20Rng) -> anyhow::Result<SepState> {
+    let prior = model.prior();
+    let block = prior.len() / MOG_J;
+    let mut factor = vec![0.0; prior.len()];
+    for j in 0..MOG_J {
+        for i in 0..MOG_D {
+            let z: f64 = StandardNormal.sample(rng);
+            factor[j * block + i] = z / MOG_N as f64;
+        }
+    }
+    Ok(SepState::new(prior, factor, MOG_N)?)
+}
+
+/// `||M_est - M_true||_F` of the posterior means against the generating means.
+fn mog_distance(model: &MogModel, state: &SepState, truth: &[Moments]) -> anyhow::Result<f64> {
+    let mut posterior = state.posterior();
+    if !SepModel::is_valid(model, &posterior) {
+        SepModel::repair(model, &mut posterior);
+    }
+    Ok(compare(truth, &model.moments(&posterior)?)?.f_norm)
+}
+
+fn mog_comparison(seeds: u64) -> anyhow::Result<Comparison> {
+    let start = Instant::now();
+    let mut rng = rand::rngs::ChaCha20Rng::seed_from_u64(MOG_DATA_SEED);
+    let data = try_generate(MOG_N, MOG_J, MOG_D, MOG_S, &mut rng)?;
+    let model = MogModel::new(MOG_J, MOG_D, MOG_S, Family::Full)?;
+    let state0 = mog_start(&model, &mut rng)?;
+    let truth: Vec<Moments> = data
+        .means
+        .iter()
+        .map(|m| Moments {
+            mean: DVector::from_column_slice(m),
+            cov: DMatrix::identity(MOG_D, MOG_D),
+        })
+        .collect();
+    let config = PRIVATE_MOG.config(MOG_N, MOG_EPOCHS)?;
+    let batching = config.batching();
+    let steps = dp_sep::planned_steps(batching, MOG_EPOCHS, MOG_N, false)?;
+    let mut arms = Vec::new();
+    for kind in [AccountantKind::Rdp, AccountantKind::Pld] {
+        let mut outcomes = Vec::new();
+        for seed in 1..=seeds {
+            let plan = WallPlan::builder()
+                .population(MOG_N)
+                .dim(SepModel::dim(&model))
+                .budget(DPSEP_EPSILON, DPSEP_DELTA)
+                .clip(PRIVATE_MOG.clip)
+                .steps(steps)
+                .sampling(dp_sep::sampling_for(batching, MOG_N)?)
+                .rng(RngPolicy::Seeded { seed })
+                .accountant(kind)
+                .build()?;
+            let mut wall = FactorWall::new(data.points.clone(), &plan)?;
+            let (mut m, mut state) = (model.clone(), state0.clone());
+            let (report, _) = run_dp_sep(&mut m, &mut state, &mut wall, &config)?;
+            outcomes.push(Outcome {
+                utility: mog_distance(&m, &state, &truth)?,
+                noise_multiplier: Some(report.noise_multiplier),
+                epsilon: Some(report.epsilon),
+                ledger: Some(wall.core().ledger().clone()),
+            });
+        }
+        arms.push(arm("MoG", kind, DPSEP_EPSILON, DPSEP_DELTA, outcomes)?);
+    }
+    // Non-private SEP of the same model and start (the example's: gamma = N, unclipped, one
+    // record per step in shuffled epochs).
+    let (mut m, mut state) = (model.clone(), state0.clone());
+    let sep = SepConfig::builder().gamma(MOG_N as f64).build()?;
+    run_sep_observed(
+        &mut m,
+        &mut state,
+        &data.points,
+        &sep,
+        MOG_EPOCHS,
+        SamplingScheme::ShuffledEpoch,
+        &mut rng,
+        &mut |_, _| true,
+    )?;
+    let nonprivate = mog_distance(&m, &state, &truth)?;
+    let pld = arms.pop().expect("two arms");
+    let rdp = arms.pop().expect("two arms");
+    Ok(Comparison {
+        model: "MoG (DP-SEP)".into(),
+        setting: format!(
+            "PRIVATE_MOG: Poisson S = {} of {MOG_N} (q = {:.2}), P = {}, C = {}, {} clipping, \
+             {MOG_EPOCHS} epochs ({steps} releases), J = {MOG_J}, d = {MOG_D}",
+            batching.expected_batch_size(),
+            batching.expected_batch_size() as f64 / MOG_N as f64,
+            PRIVATE_MOG.refreshes,
+            PRIVATE_MOG.clip,
+            PRIVATE_MOG.clipping.name()
+        ),
+        metric: "F-norm of posterior means vs generating means (lower is better)",
+        target: DPSEP_EPSILON,
+        delta: DPSEP_DELTA,
+        rdp,
+        pld,
+        nonprivate,
+        seeds: format!("{seeds} noise seeds"),
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+fn pbp_comparison(ctx: &Context, seeds: u64) -> anyhow::Result<(Comparison, String)> {
+    let start = Instant::now();
+    let shape = &super::dpsep_defaults::SHAPES[0];
+    let dir = ctx.output(&format!("pld_savings/{}", shape.name));
+    let (bound, n) =
+        super::dpsep_defaults::write_teacher_set(&dir, shape, super::dpsep_defaults::SEED)?;
+    let mean_rmse = super::dpsep_defaults::mean_predictor_rmse(&dir)?;
+    let folder = SplitFolder::load(&dir)?;
+    let (train, test) = folder.split(0)?;
+    let ranges = PublicRanges::uniform(
+        train.dim(),
+        PublicRange::new(-1.0, 1.0)?,
+        PublicRange::new(-bound, bound)?,
+    );
+    let epochs = super::dpsep_defaults::EPOCHS;
+    let recommended = private_pbp(DPSEP_EPSILON);
+    let dp = recommended.config(n, epochs)?;
+    let base = || {
+        PbpConfig::builder()
+            .method(Method::Sep)
+            .hidden(vec![50])
+            .epochs(epochs)
+            .seed(super::dpsep_defaults::SEED)
+            .scaling(Scaling::Declared(ranges.clone()))
+    };
+    let mut arms = Vec::new();
+    let mut releases = 0;
+    for kind in [AccountantKind::Rdp, AccountantKind::Pld] {
+        let mut outcomes = Vec::new();
+        for seed in 1..=seeds {
+            let privacy = PbpPrivacy::builder()
+                .budget(DPSEP_EPSILON, DPSEP_DELTA)
+                .population(n)
+                .rng(RngPolicy::Seeded { seed })
+                .accountant(kind)
+                .build()?;
+            let config = base()
+                .gamma(dp.gamma_for(n))
+                .clip(recommended.clip)
+                .batching(dp.batching())
+                .clipping(dp.clipping())
+                .privacy(privacy)
+                .build()?;
+            // `run_pbp`'s private branch, keeping the wall for its ledger.
+            let prepared = prepare(&train, &config)?;
+            let (mut model, mut state) = (prepared.model, prepared.state);
+            let plan = WallPlan::builder()
+                .population(n)
+                .dim(SepModel::dim(&model))
+                .budget(DPSEP_EPSILON, DPSEP_DELTA)
+                .clip(recommended.clip)
+                .steps(dp_sep::planned_steps(dp.batching(), epochs, n, false)?)
+                .sampling(dp_sep::sampling_for(dp.batching(), n)?)
+                .rng(privacy.noise_rng())
+                .accountant(kind)
+                .build()?;
+            let mut wall = FactorWall::new(prepared.records, &plan)?;
+            let (report, _) = run_dp_sep(&mut model, &mut state, &mut wall, &dp)?;
+            releases = report.releases;
+            let mut post = state.posterior();
+            if !SepModel::is_valid(&model, &post) {
+                SepModel::repair(&model, &mut post);
+            }
+            let metrics = evaluate(&model, &post, &prepared.scaler, &test)?;
+            outcomes.push(Outcome {
+                utility: metrics.rmse / mean_rmse,
+                noise_multiplier: Some(report.noise_multiplier),
+                epsilon: Some(report.epsilon),
+                ledger: Some(wall.core().ledger().clone()),
+            });
+        }
+        arms.push(arm("PBP", kind, DPSEP_EPSILON, DPSEP_DELTA, outcomes)?);
+    }
+    // Non-private SEP with the same declared scaling and start (gamma = N, unclipped, shuffled
+    // epochs: the pbp example's non-private defaults).
+    let (sep, _) = run_pbp(&train, &test, &base().build()?)?;
+    let pld = arms.pop().expect("two arms");
+    let rdp = arms.pop().expect("two arms");
+    let s = dp.batching().expected_batch_size();
+    Ok((
+        Comparison {
+            model: "PBP (DP-SEP)".into(),
+            setting: format!(
+                "private_pbp(1): Poisson S = {s} of {n} (q = {:.2}), P = {}, C = {}, {} \
+                 clipping, {epochs} epochs ({releases} releases), 50 hidden units",
+                s as f64 / n as f64,
+                recommended.refreshes,
+                recommended.clip,
+                recommended.clipping.name()
+            ),
+            metric: "test RMSE / mean predictor's (lower is better)",
+            target: DPSEP_EPSILON,
+            delta: DPSEP_DELTA,
+            rdp,
+            pld,
+            nonprivate: sep.metrics.rmse / mean_rmse,
+            seeds: format!("{seeds} noise seeds"),
+            seconds: start.elapsed().as_secs_f64(),
+        },
+        format!(
+            "dpsep_defaults' teacher-network set {} (seed {}, {n} training rows; features \
+             declared in [-1, 1], target in [-{bound:.3}, {bound:.3}]; mean predictor test RMSE \
+             {mean_rmse:.4})",
+            shape.name,
+            super::dpsep_defaults::SEED
+        ),
+    ))
 }
