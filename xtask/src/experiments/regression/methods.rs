@@ -168,6 +168,14 @@ pub(super) fn args(d: &DataSet, method: Method, split: usize, eps: Option<f64>) 
     }
     if method == Method::MinibatchDpSep {
         a.extend(MINIBATCH.map(String::from));
+        // Spelled out when the recommendation is innovation clipping (below eps 2), so that
+        // cells run before it became the default (value clipping, same flags) are not reused.
+        if let Some(e) = eps {
+            let clipping = dp_sep::recommended::private_pbp(e).clipping;
+            if clipping == dp_sep::Clipping::Innovation {
+                a.extend(["--clipping".into(), clipping.name().into()]);
+            }
+        }
     }
     a
 }
