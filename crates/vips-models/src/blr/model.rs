@@ -632,7 +632,7 @@ impl VipsModel for Blr {
         Ok(BlrTarget {
             h: release.vector(blocks.s1)? * population,
             lik_precision,
-            eigenvalues_raised: release.released(blocks.s2)?.eigenvalues_raised(),
+            eigenvalues_raised: s2.eigenvalues_raised(),
             h_noise_variance: (s1.noise_std * population).powi(2),
         })
     }
