@@ -27,7 +27,9 @@ use clap::Parser;
 use dp_accountant::AccountantKind;
 use dp_core::RngPolicy;
 use dp_sep::limits;
-use dp_sep::mog::{Family, GibbsConfig, MogModel, Moments, compare, gibbs_posterior, try_generate};
+use dp_sep::mog::{
+    Family, GibbsConfig, MogModel, Moments, compare, gibbs_posterior, public_start, try_generate,
+};
 use dp_sep::recommended::{Overrides, PRIVATE_MOG, Resolved};
 use dp_sep::sep::run_sep_observed;
 use dp_sep::{
@@ -37,7 +39,6 @@ use dp_sep::{
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
-use rand_distr::{Distribution, StandardNormal};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -256,24 +257,9 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
     let data = try_generate(args.n, args.components, args.dim, args.s, &mut rng)?;
     let model = MogModel::new(args.components, args.dim, args.s, family)?;
 
-    // Public initialisation: posterior N(u_j, I / p) with u_j ~ N(0, I) and p = --init-precision,
-    // i.e. factor h = p u_j / N and factor precision (p - 1) / N (on top of the prior's 1).
-    let prior = model.prior();
+    // Public initialisation: posterior N(u_j, I / p) with u_j ~ N(0, I) and p = --init-precision.
     let n = args.n;
-    let block = prior.len() / args.components;
-    let mut factor = vec![0.0; prior.len()];
-    for j in 0..args.components {
-        for i in 0..args.dim {
-            let z: f64 = StandardNormal.sample(&mut rng);
-            factor[j * block + i] = args.init_precision * z / n as f64;
-            let diag = match family {
-                Family::Full => j * block + args.dim + i * args.dim + i,
-                Family::Diagonal => j * block + args.dim + i,
-            };
-            factor[diag] = -0.5 * (args.init_precision - 1.0) / n as f64;
-        }
-    }
-    let mut state = SepState::new(prior, factor, n)?;
+    let mut state = public_start(&model, n, args.init_precision, &mut rng)?;
     let private = private_settings(args, n)?;
     let gamma = match private {
         Some(p) => p.gamma,

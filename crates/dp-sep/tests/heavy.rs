@@ -4,13 +4,14 @@
 use std::path::PathBuf;
 
 use dp_sep::data::split_folder::SplitFolder;
-use dp_sep::mog::{Family, GibbsConfig, MogModel, compare, generate, gibbs_posterior};
+use dp_sep::mog::{
+    Family, GibbsConfig, MogModel, compare, generate, gibbs_posterior, public_start,
+};
 use dp_sep::pbp::{PbpConfig, run_pbp};
 use dp_sep::sep::run_sep;
-use dp_sep::{SamplingScheme, SepConfig, SepState};
+use dp_sep::{SamplingScheme, SepConfig};
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
-use rand_distr::{Distribution, StandardNormal};
 
 /// Non-private PBP-SEP on Wine, all 20 standard splits: mean test RMSE within the published
 /// 0.623 +- 0.044 (002 Table 2, SEP column) and mean LL within -0.936 +- 0.064 (Table 3).
@@ -57,16 +58,7 @@ fn mog_sep_matches_gibbs_in_the_paper_setting() {
     )
     .unwrap();
     let mut model = MogModel::new(4, 4, 0.5, Family::Full).unwrap();
-    let prior = model.prior();
-    let block = prior.len() / 4;
-    let mut factor = vec![0.0; prior.len()];
-    for j in 0..4 {
-        for i in 0..4 {
-            let z: f64 = StandardNormal.sample(&mut rng);
-            factor[j * block + i] = z / 1000.0;
-        }
-    }
-    let mut state = SepState::new(prior, factor, 1000).unwrap();
+    let mut state = public_start(&model, 1000, 1.0, &mut rng).unwrap();
     run_sep(
         &mut model,
         &mut state,

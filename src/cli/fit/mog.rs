@@ -6,15 +6,12 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use dp_core::RngPolicy;
-use dp_sep::mog::{Family, MogModel, try_generate};
+use dp_sep::mog::{Family, MogModel, public_start, try_generate};
 use dp_sep::recommended::{Overrides, PRIVATE_MOG};
 use dp_sep::sep::run_sep_observed;
-use dp_sep::{
-    DpSepConfig, FactorWall, SamplingScheme, SepConfig, SepState, WallPlan, run_dp_sep_observed,
-};
+use dp_sep::{DpSepConfig, FactorWall, SamplingScheme, SepConfig, WallPlan, run_dp_sep_observed};
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
-use rand_distr::{Distribution, StandardNormal};
 use serde_json::{Value, json};
 use vips_models::engine::{Privacy, PrivacySummary};
 
@@ -190,16 +187,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let n = population.unwrap_or(realised);
     let model = MogModel::new(args.components, d, args.s, family)?;
     // Public initialisation: posterior N(u_j, I) with u_j ~ N(0, I) from the public seed.
-    let prior = model.prior();
-    let block = prior.len() / args.components;
-    let mut factor = vec![0.0; prior.len()];
-    for j in 0..args.components {
-        for i in 0..d {
-            let z: f64 = StandardNormal.sample(&mut rng);
-            factor[j * block + i] = z / n as f64;
-        }
-    }
-    let mut state = SepState::new(prior, factor, n)?;
+    let mut state = public_start(&model, n, 1.0, &mut rng)?;
     let mut model = model;
     let mut observer = |_: usize, _: usize| true;
     let (summary, settings_extra) = match privacy {

@@ -14,18 +14,19 @@ use std::path::{Path, PathBuf};
 use dp_core::RngPolicy;
 use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges};
-use dp_sep::mog::{Family, GibbsConfig, MogModel, Moments, compare, gibbs_posterior, try_generate};
+use dp_sep::mog::{
+    Family, GibbsConfig, MogModel, Moments, compare, gibbs_posterior, public_start, try_generate,
+};
 use dp_sep::pbp::{Method, PbpConfig, PbpPrivacy, Scaling, run_pbp};
 use dp_sep::recommended::{Overrides, PRIVATE_MOG, private_pbp};
 use dp_sep::sep::run_sep;
 use dp_sep::{
     Batching, Clipping, DpSepConfig, FactorWall, SamplingScheme, SepConfig, SepError, SepModel,
-    SepState, WallPlan, planned_steps, run_dp_sep, sampling_for,
+    WallPlan, planned_steps, run_dp_sep, sampling_for,
 };
 use nalgebra::{DMatrix, DVector};
 use rand::rngs::{ChaCha8Rng, ChaCha20Rng};
 use rand::{RngExt, SeedableRng};
-use rand_distr::{Distribution, StandardNormal};
 use serde_json::json;
 
 use crate::context::Context;
@@ -265,20 +266,8 @@ fn fit_mog(
     let mut rng = ChaCha20Rng::seed_from_u64(SEED);
     let data = try_generate(n, MOG_J, MOG_D, MOG_S, &mut rng)?;
     let mut model = MogModel::new(MOG_J, MOG_D, MOG_S, Family::Full)?;
-    // The example's public initialisation: posterior N(u_j, I / p) with u_j ~ N(0, I), i.e.
-    // factor h = p u_j / N and factor precision (p - 1) / N on top of the prior's.
-    let prior = model.prior();
-    let block = prior.len() / MOG_J;
-    let mut factor = vec![0.0; prior.len()];
-    for j in 0..MOG_J {
-        for i in 0..MOG_D {
-            let z: f64 = StandardNormal.sample(&mut rng);
-            factor[j * block + i] = MOG_INIT_PRECISION * z / n as f64;
-            factor[j * block + MOG_D + i * MOG_D + i] =
-                -0.5 * (MOG_INIT_PRECISION - 1.0) / n as f64;
-        }
-    }
-    let mut state = SepState::new(prior, factor, n)?;
+    // The example's public initialisation: posterior N(u_j, I / p) with u_j ~ N(0, I).
+    let mut state = public_start(&model, n, MOG_INIT_PRECISION, &mut rng)?;
     let private = eps
         .map(|_| {
             PRIVATE_MOG.resolve(

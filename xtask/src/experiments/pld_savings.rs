@@ -26,14 +26,13 @@ use crate::report::{Section, markdown_table};
 use dp_core::RngPolicy;
 use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges};
-use dp_sep::mog::{Family, MogModel, Moments, compare, try_generate};
+use dp_sep::mog::{Family, MogModel, Moments, compare, public_start, try_generate};
 use dp_sep::pbp::{Method, PbpConfig, PbpPrivacy, Scaling, evaluate, prepare, run_pbp};
 use dp_sep::recommended::{PRIVATE_MOG, private_pbp};
 use dp_sep::sep::run_sep_observed;
 use dp_sep::{FactorWall, SamplingScheme, SepConfig, SepModel, SepState, WallPlan, run_dp_sep};
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
-use rand_distr::{Distribution, StandardNormal};
 
 /// LDA's standard setting: 003 Fig. 3 / Table 1 (and 001 Table 1): q = S / D = 20,000 / 400,000,
 /// one epoch (20 iterations), eps = 2.44 as 003 prints it, delta = 1e-4.
@@ -622,16 +621,7 @@ fn fixed_size_probe(setting: &lda::Setting) -> anyhow::Result<String> {
 /// The mixture's public initialisation (the `mog` example's, `--init-precision 1`): posterior
 /// `N(u_j, I)` with `u_j ~ N(0, I)` from the public seed.
 fn mog_start(model: &MogModel, rng: &mut rand::rngs::ChaCha20Rng) -> anyhow::Result<SepState> {
-    let prior = model.prior();
-    let block = prior.len() / MOG_J;
-    let mut factor = vec![0.0; prior.len()];
-    for j in 0..MOG_J {
-        for i in 0..MOG_D {
-            let z: f64 = StandardNormal.sample(rng);
-            factor[j * block + i] = z / MOG_N as f64;
-        }
-    }
-    Ok(SepState::new(prior, factor, MOG_N)?)
+    Ok(public_start(model, MOG_N, 1.0, rng)?)
 }
 
 /// `||M_est - M_true||_F` of the posterior means against the generating means.

@@ -106,6 +106,11 @@ impl MogModel {
         self.d
     }
 
+    /// Full or diagonal covariances.
+    pub fn family(&self) -> Family {
+        self.family
+    }
+
     /// Component variance `s^2`.
     pub fn noise_var(&self) -> f64 {
         self.noise_var

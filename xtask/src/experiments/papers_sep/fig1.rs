@@ -14,7 +14,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use dp_core::RngPolicy;
 use dp_sep::ep::{EpState, run_ep};
-use dp_sep::mog::{Family, MogData, MogModel, Moments, compare, try_generate};
+use dp_sep::mog::{Family, MogData, MogModel, Moments, compare, public_start, try_generate};
 use dp_sep::recommended::{Overrides, PRIVATE_MOG};
 use dp_sep::sep::run_sep;
 use dp_sep::{
@@ -25,7 +25,6 @@ use nalgebra::{DMatrix, DVector};
 use plotters::prelude::*;
 use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
-use rand_distr::{Distribution, StandardNormal};
 use serde_json::{Value, json};
 
 use crate::context::Context;
@@ -94,16 +93,9 @@ fn start() -> anyhow::Result<(MogData, Start)> {
     let data = try_generate(N, J, D, S, &mut rng)?;
     let model = MogModel::new(J, D, S, Family::Full)?;
     // The example's public initialisation at --init-precision 1: posterior N(u_j, I) with
-    // u_j ~ N(0, I), i.e. factor h = u_j / N and no factor precision.
-    let prior = model.prior();
-    let block = prior.len() / J;
-    let mut factor = vec![0.0; prior.len()];
-    for j in 0..J {
-        for i in 0..D {
-            let z: f64 = StandardNormal.sample(&mut rng);
-            factor[j * block + i] = z / N as f64;
-        }
-    }
+    // u_j ~ N(0, I).
+    let state = public_start(&model, N, 1.0, &mut rng)?;
+    let (prior, factor) = (state.prior().to_vec(), state.factor().to_vec());
     Ok((
         data,
         Start {
