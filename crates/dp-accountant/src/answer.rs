@@ -21,8 +21,12 @@ pub const LINEAR_METHOD: &str = "linear/dwork-roth-3.16";
 
 /// Which accountant answers a question, in calibration and accounting alike
 /// (`docs/accountant.md`, sections 9 and 11).
+///
+/// `#[non_exhaustive]`: a later accountant can be added without breaking a caller's `match`
+/// (match with a wildcard arm, or iterate [`AccountantKind::ALL`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AccountantKind {
     /// Rényi DP with the configured orders and conversion (`docs/accountant.md`).
     #[default]
