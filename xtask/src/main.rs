@@ -6,7 +6,6 @@
 mod audit;
 mod context;
 mod criterion_runner;
-mod example_runner;
 mod experiments;
 mod plot;
 mod report;

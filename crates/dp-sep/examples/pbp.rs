@@ -31,14 +31,13 @@ use common::{ExampleError, at_least_one, finite, flagged, needs, positive};
 
 use clap::Parser;
 use dp_accountant::AccountantKind;
-use dp_core::RngPolicy;
-use dp_sep::SepError;
-use dp_sep::data::split_folder::SplitFolder;
-use dp_sep::data::{PublicRange, PublicRanges};
-use dp_sep::limits;
-use dp_sep::pbp::{Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, run_pbp_observed};
-use dp_sep::recommended::{Overrides, Resolved, private_pbp};
-use dp_sep::{Batching, Clipping, SamplingScheme};
+use dp_sep::data::PublicRange;
+use dp_sep::pbp::uci::{
+    DEFAULT_DELTA, RangeDeclaration, UciInput, UciPbpError, UciPbpRequest, committed_ranges_dir,
+    run_uci_pbp, scheme_name,
+};
+use dp_sep::pbp::{Method, PbpConfig, run_pbp_observed};
+use dp_sep::{Clipping, SamplingScheme, SepError, limits};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -144,9 +143,6 @@ struct Args {
     #[arg(long)]
     compare_sep: bool,
 }
-
-/// Default `--delta`.
-const DEFAULT_DELTA: f64 = 1e-5;
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -302,41 +298,73 @@ fn parse_range(flag: &'static str, text: &str) -> Result<PublicRange, ExampleErr
     text.parse::<PublicRange>().map_err(|_| bad())
 }
 
-/// The declared public ranges, if any: flags, then `--ranges`, then the committed file.
-fn declared_ranges(args: &Args, data: &SplitFolder) -> Result<Option<PublicRanges>, ExampleError> {
-    match (&args.feature_range, &args.target_range) {
-        (Some(f), Some(t)) => {
-            return Ok(Some(PublicRanges::uniform(
-                data.all().dim(),
-                parse_range("--feature-range", f)?,
-                parse_range("--target-range", t)?,
-            )));
+/// The declared public ranges: the flags, else `--ranges`, else the committed file.
+fn range_declaration(args: &Args) -> Result<RangeDeclaration, ExampleError> {
+    match (&args.feature_range, &args.target_range, &args.ranges) {
+        (Some(f), Some(t), _) => Ok(RangeDeclaration::Uniform {
+            feature: parse_range("--feature-range", f)?,
+            target: parse_range("--target-range", t)?,
+        }),
+        (None, None, Some(path)) => Ok(RangeDeclaration::File(path.clone())),
+        (None, None, None) => Ok(RangeDeclaration::CommittedIn(committed_ranges_dir())),
+        _ => Err(SepError::MissingPublicInput {
+            input: "feature and target ranges (both)",
+            flag: "--feature-range and --target-range together",
         }
-        (None, None) => {}
-        _ => {
-            return Err(SepError::MissingPublicInput {
-                input: "feature and target ranges (both)",
-                flag: "--feature-range and --target-range together",
-            }
-            .into());
-        }
-    }
-    let committed = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("ranges")
-        .join(format!("{}.json", data.name()));
-    match &args.ranges {
-        Some(path) => Ok(Some(data.public_ranges(path).map_err(flagged("--ranges"))?)),
-        None if committed.exists() => Ok(Some(data.public_ranges(&committed)?)),
-        None => Ok(None),
+        .into()),
     }
 }
 
-/// The scheme's name in dp-core's vocabulary (`uniform_single`, `shuffled_epoch`).
-fn scheme_name(scheme: SamplingScheme) -> serde_json::Value {
-    serde_json::to_value(scheme)
-        .ok()
-        .and_then(|v| v.get("scheme").cloned())
-        .unwrap_or_default()
+/// The flags as the library's request (after [`check`]).
+fn request(args: &Args) -> Result<UciPbpRequest, ExampleError> {
+    Ok(UciPbpRequest {
+        uci: args.uci.clone(),
+        split: args.split,
+        epsilon: args.epsilon,
+        delta: args.delta,
+        clip: args.clip,
+        gamma: args.gamma,
+        method: match args.method.as_str() {
+            "adf" => Method::Adf,
+            "ep" => Method::Ep,
+            _ => Method::Sep,
+        },
+        epochs: args.epochs,
+        hidden: args.hidden,
+        seed: args.seed,
+        noise_seed: args.noise_seed,
+        sampling: match args.sampling.as_deref() {
+            Some("uniform") => Some(SamplingScheme::UniformSingle),
+            Some(_) => Some(SamplingScheme::ShuffledEpoch),
+            None => None,
+        },
+        batch_size: args.batch_size,
+        one_record: args.one_record,
+        clipping: args.clipping.as_deref().map(parse_clipping).transpose()?,
+        accountant: args
+            .accountant
+            .as_deref()
+            .map(parse_accountant)
+            .transpose()?,
+        population: args.population,
+        ranges: range_declaration(args)?,
+        allow_long_run: args.allow_long_run,
+    })
+}
+
+/// The library's error, attributed to the flag it came from.
+fn attributed(args: &Args, e: UciPbpError) -> ExampleError {
+    let flag = match e.input {
+        UciInput::Folder => "--uci".to_string(),
+        UciInput::Split => format!("--split {}", args.split),
+        UciInput::Hidden(h) => format!("--hidden {h}"),
+        UciInput::Settings => "--batch-size / --population / --epochs".into(),
+        UciInput::Privacy => "--epsilon / --delta / --population".into(),
+        UciInput::Ranges => "--ranges".into(),
+        UciInput::Accountant => "--accountant".into(),
+        _ => return ExampleError::Sep(e.source),
+    };
+    flagged(flag)(e.source)
 }
 
 fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
@@ -347,149 +375,47 @@ fn run(args: &Args) -> Result<serde_json::Value, ExampleError> {
             "the data folder is absent (the UCI sets live in ../shared/data/uci)",
         ));
     }
-    let data = SplitFolder::load(&args.uci).map_err(flagged("--uci"))?;
-    let (train, test) = data
-        .split(args.split)
-        .map_err(flagged(format!("--split {}", args.split)))?;
-    let hidden = args.hidden.unwrap_or(data.n_hidden());
-    let epochs = args.epochs.unwrap_or(data.n_epochs());
-    at_least_one("--hidden (or n_hidden.txt)", hidden)?;
-    at_least_one("--epochs (or n_epochs.txt)", epochs)?;
-    // Sizes before anything is allocated: the network and the number of steps.
-    PbpModel::try_new(train.dim(), &[hidden]).map_err(flagged(format!("--hidden {hidden}")))?;
-    let private = private_settings(args, epochs)?;
-    let batching = private.map_or(Batching::OneRecord, |p| p.batching);
-    dp_sep::planned_steps(
-        batching,
-        epochs,
-        args.population.unwrap_or(train.len()),
-        args.allow_long_run,
-    )?;
-    let method = match args.method.as_str() {
-        "adf" => Method::Adf,
-        "ep" => Method::Ep,
-        _ => Method::Sep,
-    };
-    let sampling = match (args.sampling.as_deref(), args.epsilon) {
-        (Some("uniform"), _) | (None, Some(_)) => SamplingScheme::UniformSingle,
-        _ => SamplingScheme::ShuffledEpoch,
-    };
-    let privacy = match args.epsilon {
-        None => None,
-        Some(epsilon) => Some(
-            PbpPrivacy::builder()
-                .budget(epsilon, args.delta.unwrap_or(DEFAULT_DELTA))
-                .rng(
-                    args.noise_seed
-                        .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed }),
-                )
-                .population(args.population.ok_or(SepError::MissingPublicInput {
-                    input: "population size N",
-                    flag: "--population",
-                })?)
-                .accountant(
-                    args.accountant
-                        .as_deref()
-                        .map(parse_accountant)
-                        .transpose()?
-                        .unwrap_or_default(),
-                )
-                .build()
-                .map_err(flagged("--epsilon / --delta / --population"))?,
-        ),
-    };
-    let ranges = declared_ranges(args, &data)?;
-    let ranges_source = ranges.as_ref().map(|r| r.source().to_string());
-    let scaling = ranges.map_or(Scaling::FitOnTraining, Scaling::Declared);
-    // The public settings; --compare-sep's non-private run uses them without privacy and with
-    // one record per step.
-    let settings = |scaling: Scaling| {
-        let mut builder = PbpConfig::builder()
-            .method(method)
-            .hidden(vec![hidden])
-            .epochs(epochs)
-            .sampling(sampling)
-            .seed(args.seed)
-            .scaling(scaling);
-        if let Some(gamma) = private.map_or(args.gamma, |p| Some(p.gamma)) {
-            builder = builder.gamma(gamma);
-        }
-        if let Some(clip) = private.map_or(args.clip, |p| Some(p.clip)) {
-            builder = builder.clip(clip);
-        }
-        builder
-    };
-    let sep_config = args
-        .compare_sep
-        .then(|| settings(scaling.clone()).build())
-        .transpose()
-        .map_err(flagged("--compare-sep"))?;
-    let mut builder = settings(scaling)
-        .batching(batching)
-        .clipping(private.map_or(Clipping::Value, |p| p.clipping));
-    if let Some(privacy) = privacy {
-        builder = builder.privacy(privacy);
-    }
-    let config = builder.build().map_err(|e| match e {
-        e @ SepError::AccountantUnsupported { .. } => flagged("--accountant")(e),
-        e => e.into(),
-    })?;
-    let bar = common::progress(epochs);
+    let request = request(args)?;
+    let bar = common::progress(0);
     common::stop_on_ctrl_c()?;
-    let (out, diagnostics) = run_pbp_observed(&train, &test, &config, &mut |done, _| {
+    let run = run_uci_pbp(&request, &mut |done, planned| {
+        bar.set_length(planned as u64);
         bar.set_position(done as u64);
         common::keep_going()
-    })?;
+    })
+    .map_err(|e| attributed(args, e))?;
     bar.finish_and_clear();
-    // Publishable: public settings, the accounting, and held-out metrics computed with the
-    // (for private runs, declared public) transform.
-    let mut json = serde_json::json!({
-        "dataset": data.name(),
-        "split": args.split,
-        "method": args.method,
-        "epsilon": args.epsilon.map_or(serde_json::Value::from("inf"), serde_json::Value::from),
-        "clip": config.clip().map_or(serde_json::Value::from("none"), finite),
-        "gamma": config.gamma().unwrap_or(train.len() as f64),
-        "epochs": config.epochs(),
-        "hidden": config.hidden(),
-        "test_rmse": finite(out.metrics.rmse),
-        "test_log_likelihood": finite(out.metrics.log_likelihood),
-        // The wall's sampler: Poisson with --batch-size (the one-record visiting order otherwise).
-        "sampling": scheme_name(match (config.batching(), config.privacy()) {
-            (Batching::OneRecord, _) | (_, None) => sampling,
-            (batch, Some(p)) => dp_sep::sampling_for(batch, p.population())?,
-        }),
-        "batch_size": match config.batching() {
-            Batching::OneRecord => serde_json::Value::from("one record"),
-            batch => serde_json::Value::from(batch.expected_batch_size()),
-        },
-        "clipping": config.clipping().name(),
-        "scaling": ranges_source.map_or("training mean and std (non-private)".to_string(), |s| format!("declared public ranges: {s}")),
-    });
-    if let (Some(p), Some(report)) = (privacy, out.privacy.as_ref()) {
-        json["delta"] = p.delta().into();
-        json["population"] = report.population.into();
-        json["noise_multiplier"] = finite(report.noise_multiplier);
-        json["theta_noise_std"] = finite(report.theta_noise_std);
-        json["epsilon_accounted"] = finite(report.epsilon);
-        json["accountant"] = report.accountant.name().into();
-        json["noise_rng"] = p.noise_rng().describe().into();
-        if let Some(settings) = private {
-            json["recommended_settings"] = settings.note("private_pbp").into();
-        }
-    }
+    // Publishable: public settings, the accounting, and held-out metrics.
+    let mut json = run.to_json();
     if args.diagnostics {
-        json["diagnostics"] = serde_json::json!({
-            "private": false,
-            "note": "data-dependent and not noised: for the data owner, not for publication",
-            "n_train": diagnostics.n_train,
-            "seconds": diagnostics.seconds,
-            "counts": diagnostics.counts,
-            "box_clipped": diagnostics.box_clipped,
-        });
+        json["diagnostics"] = run.diagnostics_json();
     }
-    if let (Some(sep_config), Some(report)) = (sep_config, out.privacy.as_ref()) {
-        let fields = compare_sep(&train, &test, &sep_config, &out.posterior, report)?;
+    if args.compare_sep
+        && let Some(report) = run.outcome.privacy.as_ref()
+    {
+        // Non-private clipped SEP with the private run's public settings, one record per step.
+        let c = &run.config;
+        let mut sep = PbpConfig::builder()
+            .method(c.method())
+            .hidden(c.hidden().to_vec())
+            .epochs(c.epochs())
+            .sampling(c.sampling())
+            .seed(c.seed())
+            .scaling(c.scaling().clone());
+        if let Some(gamma) = c.gamma() {
+            sep = sep.gamma(gamma);
+        }
+        if let Some(clip) = c.clip() {
+            sep = sep.clip(clip);
+        }
+        let sep_config = sep.build().map_err(flagged("--compare-sep"))?;
+        let fields = compare_sep(
+            &run.train,
+            &run.test,
+            &sep_config,
+            &run.outcome.posterior,
+            report,
+        )?;
         common::add_diagnostics(&mut json, fields);
     }
     Ok(json)
@@ -580,23 +506,4 @@ fn compare_sep(
             "counts": diagnostics.counts,
         },
     }))
-}
-
-/// The effective private settings (`None` for a non-private run): the caller's flags where given,
-/// the recommendation for the run's epsilon (`dp_sep::recommended::private_pbp`) otherwise.
-fn private_settings(args: &Args, epochs: usize) -> Result<Option<Resolved>, ExampleError> {
-    let (Some(epsilon), Some(n)) = (args.epsilon, args.population) else {
-        return Ok(None);
-    };
-    let overrides = Overrides {
-        batch_size: args.batch_size,
-        gamma: args.gamma,
-        clip: args.clip,
-        one_record: args.one_record,
-    };
-    let clipping = args.clipping.as_deref().map(parse_clipping).transpose()?;
-    private_pbp(epsilon)
-        .resolve(n, epochs, &overrides)
-        .map(|r| Some(r.with_clipping(clipping)))
-        .map_err(flagged("--batch-size / --population / --epochs"))
 }

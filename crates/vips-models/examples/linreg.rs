@@ -28,9 +28,7 @@ use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges, Standardizer};
 use thiserror::Error;
 use vips_models::engine::{EngineError, Privacy};
-use vips_models::linreg::{
-    self, Linreg, LinregConfig, LinregError, RowMap, TargetMap, batch_config, evaluate,
-};
+use vips_models::linreg::{LinregError, LinregOptions, TargetMap, batch_config, fit_mapped};
 
 // The flag parsers are the other examples' (one typed `ValueError`).
 mod common;
@@ -181,23 +179,11 @@ fn run(args: &Args) -> Result<(), CliError> {
     let map = Standardizer::from_public_ranges(&ranges);
     let (train_z, box_clips) = map.transform_counted(&train);
     let test_z = map.transform(&test);
-    let rows = RowMap::new(train.dim(), args.radius)?;
     let target = TargetMap {
         centre: ranges.target().centre(),
         scale: ranges.target().scale(),
     };
-    let mut rescaled = 0u64;
-    let mut records = Vec::with_capacity(train_z.len());
-    for i in 0..train_z.len() {
-        let (r, clipped) = rows.record(train_z.row(i), train_z.target(i))?;
-        rescaled += u64::from(clipped);
-        records.push(r);
-    }
-    let test_x = (0..test_z.len())
-        .map(|i| rows.features(test_z.row(i)))
-        .collect::<Result<Vec<_>, _>>()?;
-    let realised = records.len();
-    let population = args.population.unwrap_or(realised);
+    let population = args.population.unwrap_or(train_z.len());
     let privacy = match args.epsilon {
         Some(epsilon) => Privacy::Target {
             epsilon,
@@ -205,24 +191,32 @@ fn run(args: &Args) -> Result<(), CliError> {
         },
         None => Privacy::NonPrivate,
     };
-    let mut config = LinregConfig::builder(rows.dim());
-    if let Some(l) = args.prior_precision {
-        config = config.prior_precision(l);
-    }
-    let (a0, b0) = LinregConfig::builder(1).build()?.noise_prior();
-    config = config.noise_prior(
-        args.prior_noise_shape.unwrap_or(a0),
-        args.prior_noise_rate.unwrap_or(b0),
-    );
-    if let Some(k) = args.floor_scale {
-        config = config.floor_scale(k);
-    }
-    let model = Linreg::new(config.build()?);
+    let options = LinregOptions {
+        radius: args.radius,
+        prior_precision: args.prior_precision,
+        prior_noise_shape: args.prior_noise_shape,
+        prior_noise_rate: args.prior_noise_rate,
+        floor_scale: args.floor_scale,
+    };
     let svi = batch_config(population, privacy, args.noise_seed)?;
-    let fit = linreg::fit(&model, records, &svi)?;
-    let (fitted, diag) = (fit.result, fit.diagnostics);
-    let post = fitted.global.posterior();
-    let metrics = evaluate(post, &test_x, test.targets(), target)
+    let out = fit_mapped(
+        train.dim(),
+        (0..train_z.len()).map(|i| (train_z.row(i), train_z.target(i))),
+        (0..test_z.len()).map(|i| test_z.row(i)),
+        test.targets(),
+        target,
+        &options,
+        &svi,
+    )?;
+    let (fitted, diag) = (out.fit.result, out.fit.diagnostics);
+    let (model, rows, realised, rescaled) = (
+        out.model,
+        out.rows,
+        out.n_train,
+        out.rows_clamped_or_rescaled,
+    );
+    let metrics = out
+        .metrics
         .ok_or_else(|| usage("--split", "the test split is empty"))?;
     let inf = serde_json::json!("inf");
     let mut out = serde_json::json!({

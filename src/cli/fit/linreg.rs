@@ -10,9 +10,7 @@ use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{Dataset, PublicRange, PublicRanges, Standardizer};
 use serde_json::{Value, json};
 use vips_models::engine::{StepSize, Stop, SviConfig};
-use vips_models::linreg::{
-    self, ColumnRange, Linreg, LinregConfig, RowMap, SavedLinreg, TargetMap, evaluate,
-};
+use vips_models::linreg::{ColumnRange, LinregOptions, SavedLinreg, TargetMap, fit_mapped};
 
 use super::uci::{DeclaredRanges, UciArgs, declared_ranges};
 use super::{Common, Fitted, non_negative, positive};
@@ -268,40 +266,19 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let map = Standardizer::from_public_ranges(&ranges);
     let (train_z, box_clips) = map.transform_counted(&train);
     let test_z = test.as_ref().map(|t| map.transform(t));
-    let rows = RowMap::new(train.dim(), args.radius)?;
     let target = TargetMap {
         centre: ranges.target().centre(),
         scale: ranges.target().scale(),
     };
-    let mut rescaled = 0u64;
-    let mut records = Vec::with_capacity(train_z.len());
-    for i in 0..train_z.len() {
-        let (r, clipped) = rows.record(train_z.row(i), train_z.target(i))?;
-        rescaled += u64::from(clipped);
-        records.push(r);
-    }
-    let test_x = match &test_z {
-        Some(t) => (0..t.len())
-            .map(|i| rows.features(t.row(i)))
-            .collect::<Result<Vec<_>, _>>()?,
-        None => Vec::new(),
+    let options = LinregOptions {
+        radius: args.radius,
+        prior_precision: args.prior_precision,
+        prior_noise_shape: args.prior_noise_shape,
+        prior_noise_rate: args.prior_noise_rate,
+        floor_scale: args.floor_scale,
     };
-    let realised = records.len();
-    let mut config = LinregConfig::builder(rows.dim());
-    if let Some(l) = args.prior_precision {
-        config = config.prior_precision(l);
-    }
-    let (a0, b0) = LinregConfig::builder(1).build()?.noise_prior();
-    config = config.noise_prior(
-        args.prior_noise_shape.unwrap_or(a0),
-        args.prior_noise_rate.unwrap_or(b0),
-    );
-    if let Some(k) = args.floor_scale {
-        config = config.floor_scale(k);
-    }
-    let model = Linreg::new(config.build()?);
     // Batch VB with one release (as `linreg::batch_config`), with the chosen accountant.
-    let n = population.unwrap_or(realised);
+    let n = population.unwrap_or(train_z.len());
     let svi = SviConfig::builder()
         .expected_batch_size(n as f64)
         .population(population)
@@ -312,8 +289,25 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         .noise_seed(c.noise_seed)
         .cancel(cancel)
         .build()?;
-    let fit = linreg::fit(&model, records, &svi)?;
-    let (fitted, diag) = (fit.result, fit.diagnostics);
+    let out = fit_mapped(
+        train.dim(),
+        (0..train_z.len()).map(|i| (train_z.row(i), train_z.target(i))),
+        test_z
+            .iter()
+            .flat_map(|t| (0..t.len()).map(move |i| t.row(i))),
+        test.as_ref().map_or(&[][..], Dataset::targets),
+        target,
+        &options,
+        &svi,
+    )?;
+    let (fitted, diag) = (out.fit.result, out.fit.diagnostics);
+    let (model, rows, realised, rescaled, metrics) = (
+        out.model,
+        out.rows,
+        out.n_train,
+        out.rows_clamped_or_rescaled,
+        out.metrics,
+    );
     let features: Vec<ColumnRange> = names
         .into_iter()
         .zip(ranges.features())
@@ -337,9 +331,9 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
             "note": "no held-out rows: --csv fits every row unless --test-fraction holds some out \
                      (score new rows with `dp-bayes predict`)",
         }),
-        Some(t) => {
+        Some(_) => {
             let mut h = split;
-            match evaluate(fitted.global.posterior(), &test_x, t.targets(), target) {
+            match metrics {
                 Some(m) => {
                     h["test_rmse"] = num(m.rmse);
                     h["test_log_likelihood"] = num(m.log_likelihood);

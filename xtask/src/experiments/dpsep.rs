@@ -242,9 +242,9 @@ fn fit_pbp(d: &PbpData, eps: Option<f64>, kind: Pbp) -> anyhow::Result<PbpOutcom
 }
 
 /// What one MoG run gives the report.
-struct MogOutcome {
+pub(super) struct MogOutcome {
     /// F-norm of the posterior means against the generating means (public: the generator's).
-    f_norm: f64,
+    pub(super) f_norm: f64,
     /// Against a Gibbs run on the same points: F-norm and KL proxy (non-private diagnostic).
     gibbs: Option<(f64, f64)>,
     /// Epsilon accounted by DP-SEP (`None` when non-private).
@@ -262,25 +262,34 @@ fn fit_mog(
     noise_seed: u64,
     gibbs_samples: Option<usize>,
 ) -> anyhow::Result<MogOutcome> {
+    let overrides = Overrides {
+        batch_size: None,
+        gamma: None,
+        clip: one_record.then_some(1.0),
+        one_record,
+    };
+    fit_mog_with(SEED, epochs, eps, &overrides, noise_seed, gibbs_samples)
+}
+
+/// [`fit_mog`] on the data (and public initialisation) of generator seed `data_seed` (the
+/// example's `--seed`), with the private settings `overrides` leaves unset taken from
+/// `PRIVATE_MOG` (the example's `--batch-size`, `--gamma`, `--clip`, `--one-record`).
+pub(super) fn fit_mog_with(
+    data_seed: u64,
+    epochs: usize,
+    eps: Option<f64>,
+    overrides: &Overrides,
+    noise_seed: u64,
+    gibbs_samples: Option<usize>,
+) -> anyhow::Result<MogOutcome> {
     let n = MOG_N;
-    let mut rng = ChaCha20Rng::seed_from_u64(SEED);
+    let mut rng = ChaCha20Rng::seed_from_u64(data_seed);
     let data = try_generate(n, MOG_J, MOG_D, MOG_S, &mut rng)?;
     let mut model = MogModel::new(MOG_J, MOG_D, MOG_S, Family::Full)?;
     // The example's public initialisation: posterior N(u_j, I / p) with u_j ~ N(0, I).
     let mut state = public_start(&model, n, MOG_INIT_PRECISION, &mut rng)?;
     let private = eps
-        .map(|_| {
-            PRIVATE_MOG.resolve(
-                n,
-                epochs,
-                &Overrides {
-                    batch_size: None,
-                    gamma: None,
-                    clip: one_record.then_some(1.0),
-                    one_record,
-                },
-            )
-        })
+        .map(|_| PRIVATE_MOG.resolve(n, epochs, overrides))
         .transpose()?;
     let gamma = private.map_or(n as f64, |p| p.gamma);
     let epsilon_accounted = match (eps, private) {
@@ -299,6 +308,7 @@ fn fit_mog(
                 .gamma(gamma)
                 .epochs(epochs)
                 .batching(settings.batching)
+                .clipping(settings.clipping)
                 .build()?;
             let (report, _) = run_dp_sep(&mut model, &mut state, &mut wall, &config)?;
             Some(report.epsilon)

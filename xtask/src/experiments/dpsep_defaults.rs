@@ -10,16 +10,23 @@
 //! `P = gamma E / N` (so `gamma = P N / E`) and the clip `C`, and scores each setting by its test
 //! RMSE relative to the training-mean predictor, averaged over the three sets and two noise seeds.
 //! Quick mode runs the smallest set only, for the chosen setting and its grid neighbours.
+//!
+//! Every run calls `dp_sep::pbp::uci::run_uci_pbp` in xtask's process: the function the `pbp`
+//! example calls with its parsed flags, so each listed command line gives the same numbers.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
+use anyhow::Context as _;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde_json::json;
 
+use dp_sep::data::PublicRange;
+use dp_sep::pbp::uci::{RangeDeclaration, UciPbpRequest, run_uci_pbp};
+use dp_sep::recommended::{Overrides, PRIVATE_MOG};
+
 use crate::context::Context;
-use crate::example_runner::{number, run_example};
 use crate::report::{Section, markdown_table};
 
 /// Seed of the teacher networks, the rows and the split.
@@ -222,28 +229,21 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
     for (k, shape) in shapes.iter().enumerate() {
         let dir = ctx.output(&format!("dpsep_defaults/{}", shape.name));
         let (bound, n_train) = write_teacher_set(&dir, shape, SEED + k as u64)?;
-        let base = |clip: f64| -> Vec<String> {
-            vec![
-                "--uci".into(),
-                dir.display().to_string(),
-                "--split".into(),
-                "0".into(),
-                "--epochs".into(),
-                EPOCHS.to_string(),
-                "--seed".into(),
-                SEED.to_string(),
-                "--clip".into(),
-                clip.to_string(),
-                "--feature-range".into(),
-                "-1:1".into(),
-                "--target-range".into(),
-                format!("{}:{}", -bound, bound),
-            ]
+        let base = |clip: Option<f64>| -> anyhow::Result<UciPbpRequest> {
+            let mut r = UciPbpRequest::new(&dir);
+            r.epochs = Some(EPOCHS);
+            r.seed = SEED;
+            r.clip = clip;
+            r.ranges = RangeDeclaration::Uniform {
+                feature: PublicRange::new(-1.0, 1.0)?,
+                target: PublicRange::new(-bound, bound)?,
+            };
+            Ok(r)
         };
         // Non-private references: SEP (gamma = N, clipped at C = 1, same ranges) and the
-        // training-mean predictor (computed by the example's diagnostics when available).
-        let sep = run_example(ctx, "dp-sep", "pbp", &base(1.0))?;
-        let sep_rmse = number(&sep.output, "test_rmse")?;
+        // training-mean predictor.
+        let sep = base(Some(1.0))?;
+        let sep_rmse = pbp_rmse(&sep)?;
         let mean_rmse = mean_predictor_rmse(&dir)?;
         reference_rows.push(vec![
             shape.name.to_string(),
@@ -251,31 +251,21 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
             format!("{mean_rmse:.4}"),
             format!("{sep_rmse:.4}"),
         ]);
-        commands.push(sep.command);
+        commands.push(command(&sep));
         if k == 0 {
-            check_example_defaults(ctx, &base(CHOSEN.clip), n_train)?;
+            check_example_defaults(base(None)?, n_train)?;
         }
         for (i, s) in settings.iter().enumerate() {
             for &noise_seed in noise_seeds {
-                let mut args = base(s.clip);
-                args.extend([
-                    "--epsilon".into(),
-                    s.epsilon.to_string(),
-                    "--delta".into(),
-                    "1e-5".into(),
-                    "--population".into(),
-                    n_train.to_string(),
-                    "--batch-size".into(),
-                    s.batch.min(n_train / 2).to_string(),
-                    "--gamma".into(),
-                    s.gamma(n_train).to_string(),
-                    "--hidden".into(),
-                    s.hidden.to_string(),
-                    "--noise-seed".into(),
-                    noise_seed.to_string(),
-                ]);
-                let run = run_example(ctx, "dp-sep", "pbp", &args)?;
-                let rmse = number(&run.output, "test_rmse")?;
+                let mut request = base(Some(s.clip))?;
+                request.epsilon = Some(s.epsilon);
+                request.delta = Some(1e-5);
+                request.population = Some(n_train);
+                request.batch_size = Some(s.batch.min(n_train / 2));
+                request.gamma = Some(s.gamma(n_train));
+                request.hidden = Some(s.hidden);
+                request.noise_seed = Some(noise_seed);
+                let rmse = pbp_rmse(&request)?;
                 eprintln!(
                     "dpsep_defaults: {} {} seed {noise_seed}: RMSE {rmse:.4} (mean predictor {mean_rmse:.4})",
                     shape.name,
@@ -284,7 +274,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
                 scores[i].push(rmse / mean_rmse);
                 raw.push(json!({
                     "set": shape.name, "setting": s.label(), "noise_seed": noise_seed,
-                    "test_rmse": rmse, "mean_predictor_rmse": mean_rmse, "command": run.command,
+                    "test_rmse": rmse, "mean_predictor_rmse": mean_rmse, "command": command(&request),
                 }));
             }
         }
@@ -350,41 +340,77 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
 /// commands are in docs/dp-sep.md, "Innovation clipping").
 const CHOSEN_CLIPPING: &str = "innovation";
 
-/// Runs the example with `--epsilon` alone (no batch size, damping or clip) and checks that its
-/// defaults are [`CHOSEN`]: the recommendation in `dp_sep::recommended` and this grid must agree.
-fn check_example_defaults(ctx: &Context, base: &[String], n_train: usize) -> anyhow::Result<()> {
-    let mut args: Vec<String> = Vec::new();
-    // `base` carries `--clip`; drop it so the example's own default is used.
-    let mut it = base.iter();
-    while let Some(a) = it.next() {
-        if a == "--clip" {
-            it.next();
-        } else {
-            args.push(a.clone());
+/// The test RMSE of `request` (the `pbp` example's code path, in process).
+fn pbp_rmse(request: &UciPbpRequest) -> anyhow::Result<f64> {
+    let run = run_uci_pbp(request, &mut |_, _| true)?;
+    let rmse = run.outcome.metrics.rmse;
+    anyhow::ensure!(
+        rmse.is_finite(),
+        "{}: the test RMSE is {rmse}",
+        command(request)
+    );
+    Ok(rmse)
+}
+
+/// The `pbp` example command line that runs `request` (for the report; the settings this
+/// experiment sets).
+fn command(r: &UciPbpRequest) -> String {
+    let mut flags = vec![
+        format!("--uci {}", r.uci.display()),
+        format!("--split {}", r.split),
+    ];
+    if let Some(e) = r.epochs {
+        flags.push(format!("--epochs {e}"));
+    }
+    flags.push(format!("--seed {}", r.seed));
+    if let Some(c) = r.clip {
+        flags.push(format!("--clip {c}"));
+    }
+    if let RangeDeclaration::Uniform { feature, target } = &r.ranges {
+        flags.push(format!(
+            "--feature-range {}:{} --target-range {}:{}",
+            feature.lower, feature.upper, target.lower, target.upper
+        ));
+    }
+    let optional = [
+        ("--epsilon", r.epsilon.map(|v| v.to_string())),
+        ("--delta", r.delta.map(|v| v.to_string())),
+        ("--population", r.population.map(|v| v.to_string())),
+        ("--batch-size", r.batch_size.map(|v| v.to_string())),
+        ("--gamma", r.gamma.map(|v| v.to_string())),
+        ("--hidden", r.hidden.map(|v| v.to_string())),
+        ("--noise-seed", r.noise_seed.map(|v| v.to_string())),
+    ];
+    for (flag, value) in optional {
+        if let Some(v) = value {
+            flags.push(format!("{flag} {v}"));
         }
     }
-    args.extend(
-        [
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--noise-seed",
-            "1",
-            "--population",
-        ]
-        .map(String::from),
-    );
-    args.push(n_train.to_string());
-    let run = run_example(ctx, "dp-sep", "pbp", &args)?;
-    let batch = number(&run.output, "batch_size")?;
-    let gamma = number(&run.output, "gamma")?;
-    let clip = number(&run.output, "clip")?;
-    let clipping = run.output.get("clipping").and_then(|v| v.as_str());
+    format!(
+        "cargo run --release -p dp-sep --example pbp -- {} --json",
+        flags.join(" ")
+    )
+}
+
+/// Checks that `--epsilon 1` alone (no batch size, damping or clip) resolves to [`CHOSEN`]: the
+/// recommendation in `dp_sep::recommended`, which the `pbp` example applies through
+/// `UciPbpRequest::private_settings`, and this grid must agree.
+fn check_example_defaults(mut request: UciPbpRequest, n_train: usize) -> anyhow::Result<()> {
+    request.epsilon = Some(1.0);
+    request.population = Some(n_train);
+    let resolved = request
+        .private_settings(EPOCHS)?
+        .context("a request with epsilon and population resolves private settings")?;
+    let clipping = resolved.clipping.name();
     anyhow::ensure!(
-        clipping == Some(CHOSEN_CLIPPING),
+        clipping == CHOSEN_CLIPPING,
         "the pbp example's private default clipping is {clipping:?}, not {CHOSEN_CLIPPING}: \
          update dp_sep::recommended::PRIVATE_PBP or CHOSEN_CLIPPING"
+    );
+    let (batch, gamma, clip) = (
+        resolved.batching.expected_batch_size() as f64,
+        resolved.gamma,
+        resolved.clip,
     );
     let want_batch = CHOSEN.batch.min(n_train / 2) as f64;
     let want_gamma = CHOSEN.gamma(n_train);
@@ -409,20 +435,17 @@ const MOG_SEEDS: [u64; 6] = [101, 102, 103, 104, 105, 106];
 /// by the F-norm of the posterior means against the generating means (mean of `min(F, 20)` and
 /// median over the seeds). Full mode: `S` in 25, 50, 100, 200 x `P` in 0.5, 1, 2 x `C` in 0.5,
 /// 1, 2 (002's setting: N = 1000, 100 epochs); quick mode checks the example's defaults only.
+/// Each run is `super::dpsep::fit_mog_with` in process (the mog example's run, as there).
 fn mog_grid(ctx: &Context) -> anyhow::Result<String> {
     let n = 1000.0;
     let epochs = 100.0;
-    // The example's defaults must be the chosen setting.
-    let run = run_example(
-        ctx,
-        "dp-sep",
-        "mog",
-        &["--seed", "101", "--epsilon", "1", "--noise-seed", "101"].map(String::from),
-    )?;
+    // The example's defaults (`--epsilon` alone: `PRIVATE_MOG` resolved for N = 1000 and 100
+    // epochs, as the example resolves it) must be the chosen setting.
+    let resolved = PRIVATE_MOG.resolve(n as usize, epochs as usize, &Overrides::default())?;
     let (b, g, c) = (
-        number(&run.output, "batch_size")?,
-        number(&run.output, "gamma")?,
-        number(&run.output, "clip")?,
+        resolved.batching.expected_batch_size() as f64,
+        resolved.gamma,
+        resolved.clip,
     );
     let want = (MOG_CHOSEN.0 as f64, MOG_CHOSEN.1 * n / epochs, MOG_CHOSEN.2);
     anyhow::ensure!(
@@ -443,22 +466,23 @@ fn mog_grid(ctx: &Context) -> anyhow::Result<String> {
             for clip in [0.5, 1.0, 2.0] {
                 let mut values = Vec::new();
                 for seed in MOG_SEEDS {
-                    let args: Vec<String> = vec![
-                        "--seed".into(),
-                        seed.to_string(),
-                        "--noise-seed".into(),
-                        seed.to_string(),
-                        "--epsilon".into(),
-                        "1".into(),
-                        "--batch-size".into(),
-                        batch.to_string(),
-                        "--gamma".into(),
-                        (refreshes * n / epochs).to_string(),
-                        "--clip".into(),
-                        clip.to_string(),
-                    ];
-                    let run = run_example(ctx, "dp-sep", "mog", &args)?;
-                    values.push(number(&run.output, "f_norm_vs_generating_means")?);
+                    // The mog example's `--seed S --noise-seed S --epsilon 1 --batch-size B
+                    // --gamma G --clip C`.
+                    let overrides = Overrides {
+                        batch_size: Some(batch),
+                        gamma: Some(refreshes * n / epochs),
+                        clip: Some(clip),
+                        one_record: false,
+                    };
+                    let run = super::dpsep::fit_mog_with(
+                        seed,
+                        epochs as usize,
+                        Some(1.0),
+                        &overrides,
+                        seed,
+                        None,
+                    )?;
+                    values.push(run.f_norm);
                 }
                 let mean = values.iter().map(|v| v.min(20.0)).sum::<f64>() / values.len() as f64;
                 values.sort_by(f64::total_cmp);

@@ -2,10 +2,12 @@
 //! of eight methods at epsilon in {0.5, 1, 2, 4} (delta = 1e-5), mean ± standard error over
 //! splits 0-4, the goals at epsilon = 1, and RMSE against epsilon per data set.
 //!
-//! Every example run is cached as one JSON line (`cache`): full mode in
-//! `benches/regression_table.jsonl` at the workspace root (a rerun skips the command lines already
-//! there, so the table can be built over several invocations), quick mode in the output directory
-//! (started afresh each time). `XTASK_REGRESSION_CACHED_ONLY=1` builds the section from the cache
+//! Every cell is computed in xtask's own process by the libraries (`library`: the functions the
+//! `pbp` and `linreg` examples call) and cached as one JSON line (`cache`), keyed by the
+//! equivalent example command line: full mode in `benches/regression_table.jsonl` at the
+//! workspace root (a rerun skips the command lines already there, so the table can be built over
+//! several invocations; rows written when xtask still spawned the examples are reused as they
+//! are), quick mode in the output directory (started afresh each time). `XTASK_REGRESSION_CACHED_ONLY=1` builds the section from the cache
 //! without running anything (missing cells are listed). Quick mode runs the synthetic set of
 //! `dpsep` (split 0); diffprivlib is read from its committed JSON, in full mode only.
 
@@ -23,9 +25,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::context::Context;
-use crate::example_runner::{number, run_example};
 use crate::report::Section;
-use cache::{Cache, Entry, command_line};
+use cache::{Cache, Entry, command_line, number};
 use methods::{DataSet, Method, args, data_set, relative};
 
 /// The privacy budgets of the table.
@@ -65,7 +66,7 @@ struct Run {
     ll: Option<f64>,
 }
 
-/// The commit the examples are built from: `HEAD`, plus a fingerprint (FNV-1a of `git diff HEAD`
+/// The commit the cells are computed at: `HEAD`, plus a fingerprint (FNV-1a of `git diff HEAD`
 /// and `git status` under `crates/`) when other work in the shared checkout is uncommitted.
 fn commit(root: &Path) -> String {
     let git = |args: &[&str]| {
@@ -91,20 +92,6 @@ fn commit(root: &Path) -> String {
             (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
         });
     format!("{head} + uncommitted changes under crates/ (fingerprint {hash:016x})")
-}
-
-/// The commit the example binaries of this invocation come from: with prebuilt binaries
-/// (`XTASK_EXAMPLES_DIR`), the first line of the file `COMMIT` in that directory (written when
-/// they were built), else `unknown prebuilt binaries`; otherwise [`commit`] of the checkout.
-fn built_at(root: &Path) -> String {
-    match std::env::var_os(crate::example_runner::PREBUILT_DIR_VAR) {
-        Some(dir) => std::fs::read_to_string(Path::new(&dir).join("COMMIT"))
-            .ok()
-            .and_then(|t| t.lines().next().map(|l| l.trim().to_string()))
-            .filter(|l| !l.is_empty())
-            .unwrap_or_else(|| "unknown prebuilt binaries".into()),
-        None => commit(root),
-    }
 }
 
 /// Which cells this invocation may run (the others are read from the cache or listed as
@@ -149,10 +136,9 @@ fn load() -> String {
         .map_or_else(|_| "unknown".into(), |s| s.trim().to_string())
 }
 
-/// Runs (or reads from the cache) every example cell of `d`, and the cells xtask computes in
-/// process (`library`: VI).
+/// Computes (or reads from the cache) every cell of `d` in process (`library`).
 #[allow(clippy::too_many_arguments)]
-fn run_examples(
+fn run_cells(
     ctx: &Context,
     d: &DataSet,
     cache: &mut Cache,
@@ -162,7 +148,7 @@ fn run_examples(
     runs: &mut Vec<Run>,
     missing: &mut Vec<String>,
 ) -> anyhow::Result<()> {
-    // Loaded only when a VI cell has to run.
+    // Loaded only when a cell has to run (or a VI cell's key needs its settings).
     let mut folder: Option<library::Folder> = None;
     for split in 0..d.splits {
         for method in Method::ALL {
@@ -205,15 +191,16 @@ fn run_examples(
                         continue;
                     }
                     None => {
-                        // A failed run (a build broken mid-edit, a refused input) is listed
-                        // as missing, not cached, and the table goes on.
-                        let (result, built_at) = match (example, folder.as_ref()) {
-                            (Some((package, name)), _) => (
-                                run_example(ctx, package, name, &a).map(|r| r.output),
-                                built_at(&ctx.root),
-                            ),
-                            (None, Some(f)) => (f.run_vi(split), commit(&ctx.root)),
-                            (None, None) => continue,
+                        if folder.is_none() {
+                            folder = Some(library::Folder::load(&ctx.root, d)?);
+                        }
+                        let Some(f) = folder.as_ref() else { continue };
+                        // A failed run (a refused input, a diverged fit) is listed as missing,
+                        // not cached, and the table goes on.
+                        let result = match example {
+                            Some((_, "pbp")) => f.run_pbp(&f.pbp_request(d, method, split, eps)),
+                            Some(_) => f.run_linreg(d, split, eps),
+                            None => f.run_vi(split),
                         };
                         let output = match result {
                             Ok(output) => output,
@@ -234,7 +221,7 @@ fn run_examples(
                             epsilon: eps,
                             command: &command,
                             output: &output,
-                            commit: &built_at,
+                            commit: &commit(&ctx.root),
                             load: &load(),
                         })?;
                         output
@@ -340,7 +327,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
                 }
             }
         }
-        run_examples(
+        run_cells(
             ctx,
             d,
             &mut cache,

@@ -8,6 +8,7 @@ mod model;
 mod network;
 mod relu;
 pub mod saved;
+pub mod uci;
 pub mod vi;
 
 pub use evaluate::{Metrics, evaluate, evaluate_predictive};

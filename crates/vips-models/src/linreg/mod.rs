@@ -9,11 +9,14 @@
 //!   `X^T y` and `y^T y` in one release; a Normal-Gamma posterior ([`NormalGamma`]).
 //! - [`sensitivity`]: the per-record bounds (1, 1, 1) and why equal bounds are the split.
 //! - [`fit`], [`batch_config`]: one full-data release through the engine.
+//! - [`fit_mapped`]: rows already in the declared box to records, fit and held-out metrics
+//!   (what the example, the CLI and xtask share).
 //! - [`evaluate`]: test RMSE and Student-t log predictive density in original units.
 //! - [`SavedLinreg`]: the fitted model as a versioned JSON file (`format_version` 1) that
 //!   predicts on new raw rows; [`ModelFileError`] and [`model_file_kind`] for every saved model.
 
 mod error;
+mod mapped;
 mod model;
 mod predict;
 mod record;
@@ -21,6 +24,7 @@ mod saved;
 pub mod sensitivity;
 
 pub use error::LinregError;
+pub use mapped::{LinregOptions, MappedFit, fit_mapped};
 pub use model::{
     Linreg, LinregBlocks, LinregConfig, LinregConfigBuilder, LinregGlobal, LinregTarget,
     NormalGamma,

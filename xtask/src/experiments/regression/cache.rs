@@ -1,6 +1,8 @@
-//! The run cache of the regression table: one JSON line per finished example run, keyed by the
-//! exact command line. A rerun skips every command already in the file, so the full table can be
-//! built over several invocations and interrupted safely (a half-written last line is skipped).
+//! The run cache of the regression table: one JSON line per finished cell, keyed by the exact
+//! command line of the equivalent example run (the cells are computed in process; rows written
+//! when xtask still spawned the examples have the same keys and are reused). A rerun skips every
+//! command already in the file, so the full table can be built over several invocations and
+//! interrupted safely (a half-written last line is skipped).
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -9,8 +11,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::{Value, json};
 
-/// The command line `run_example` runs for `package`'s `example` with `args` (it appends
-/// `--json`): the cache key.
+/// The command line that runs `package`'s `example` with `args` (plus `--json`) and gives the
+/// cell's numbers: the cache key.
 pub(crate) fn command_line(package: &str, example: &str, args: &[String]) -> String {
     format!(
         "cargo run --release -q -p {package} --example {example} -- {} --json",
@@ -30,7 +32,7 @@ pub(crate) struct Entry<'a> {
     pub epsilon: Option<f64>,
     /// The command line (the key).
     pub command: &'a str,
-    /// The example's full JSON output.
+    /// The cell's JSON output (the example's keys).
     pub output: &'a Value,
     /// Commit the run was made at.
     pub commit: &'a str,
@@ -126,6 +128,33 @@ impl Cache {
     }
 }
 
+/// A number from a cell's JSON output at `path` (keys joined by `.`, e.g.
+/// `diagnostics.clipped_fraction`); the string `"inf"` (the examples' spelling of an infinite
+/// epsilon) reads as infinity.
+///
+/// # Errors
+/// When the key is missing or not a number, naming the key and the keys that are there, so a
+/// renamed key stops the report instead of becoming NaN in it.
+pub(crate) fn number(v: &Value, path: &str) -> anyhow::Result<f64> {
+    let mut here = v;
+    for key in path.split('.') {
+        here = here.get(key).with_context(|| {
+            let keys: Vec<&str> = here
+                .as_object()
+                .map(|o| o.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            format!("cached output has no key `{path}` (at `{key}`; keys here: {keys:?})")
+        })?;
+    }
+    match here {
+        Value::Number(n) => n
+            .as_f64()
+            .with_context(|| format!("`{path}` is not representable as f64")),
+        Value::String(s) if s == "inf" => Ok(f64::INFINITY),
+        other => anyhow::bail!("cached output `{path}` is not a number: {other}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,7 +166,7 @@ mod tests {
     }
 
     #[test]
-    fn key_is_the_command_line_run_example_runs() {
+    fn key_is_the_example_command_line() {
         assert_eq!(
             command_line("dp-sep", "pbp", &args("1")),
             "cargo run --release -q -p dp-sep --example pbp -- --uci d --split 0 --epsilon 1 --json"
@@ -150,6 +179,18 @@ mod tests {
             command_line("dp-sep", "pbp", &args("1")),
             command_line("vips-models", "linreg", &args("1"))
         );
+    }
+
+    #[test]
+    fn a_renamed_key_is_an_error_not_nan() {
+        let output = json!({"test_rmse": 0.5, "epsilon": "inf", "d": {"x": 2.0}, "s": "a"});
+        assert_eq!(number(&output, "test_rmse").unwrap(), 0.5);
+        assert_eq!(number(&output, "epsilon").unwrap(), f64::INFINITY);
+        assert_eq!(number(&output, "d.x").unwrap(), 2.0);
+        let err = number(&output, "rmse").unwrap_err().to_string();
+        assert!(err.contains("`rmse`") && err.contains("test_rmse"), "{err}");
+        assert!(number(&output, "d.y").is_err());
+        assert!(number(&output, "s").is_err());
     }
 
     #[test]

@@ -307,7 +307,7 @@ pub(super) fn intro(
         .collect();
     let _ = writeln!(
         body,
-        "Example runs in the table, by the commit their binary was built from: {}.\n",
+        "Cells in the table, by the commit they were computed at (before issue 20 by the example binaries, since then in xtask's process by the functions the examples call): {}.\n",
         if made_at.is_empty() {
             "none".into()
         } else {
@@ -316,7 +316,7 @@ pub(super) fn intro(
     );
     let _ = writeln!(
         body,
-        "Methods (each run's exact command line is in the cache file):\n"
+        "Methods (each cell's key in the cache file is the example command line that gives its numbers; xtask computes it in process with `dp_sep::pbp::uci::run_uci_pbp` or `vips_models::linreg::fit_mapped`, the functions the `pbp` and `linreg` examples call):\n"
     );
     let _ = writeln!(
         body,
