@@ -102,6 +102,46 @@ mod tests {
         }
     }
 
+    /// The loop the six call sites had before this function existed (the example's, with the
+    /// diagonal written at every precision), drawn from the same stream: `public_start` gives
+    /// the same factor, number for number (`-0.0` where the old loop wrote `-0.5 (1 - 1) / n`
+    /// compares equal to the `0.0` left now), and leaves the stream at the same place.
+    #[test]
+    fn same_factor_and_stream_as_the_inline_initialisation() {
+        for family in [Family::Full, Family::Diagonal] {
+            for p in [1.0, 0.5, 3.0] {
+                for seed in 0..4 {
+                    let (j_count, d, n) = (4, 3, 1000);
+                    let model = MogModel::new(j_count, d, 0.5, family).unwrap();
+                    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+                    let state = public_start(&model, n, p, &mut rng).unwrap();
+                    let mut old_rng = ChaCha20Rng::seed_from_u64(seed);
+                    let prior = model.prior();
+                    let block = prior.len() / j_count;
+                    let mut factor = vec![0.0; prior.len()];
+                    for j in 0..j_count {
+                        for i in 0..d {
+                            let z: f64 = StandardNormal.sample(&mut old_rng);
+                            factor[j * block + i] = p * z / n as f64;
+                            let diag = match family {
+                                Family::Full => j * block + d + i * d + i,
+                                Family::Diagonal => j * block + d + i,
+                            };
+                            factor[diag] = -0.5 * (p - 1.0) / n as f64;
+                        }
+                    }
+                    assert_eq!(
+                        state.factor(),
+                        factor.as_slice(),
+                        "{family:?} p {p} seed {seed}"
+                    );
+                    assert_eq!(state.prior(), prior.as_slice());
+                    assert_eq!(rng.next_u64(), old_rng.next_u64(), "stream position");
+                }
+            }
+        }
+    }
+
     #[test]
     fn refuses_a_non_positive_precision() {
         let model = MogModel::new(2, 2, 0.5, Family::Full).unwrap();
