@@ -111,6 +111,11 @@ fn round_trip(model: &str, fit_args: &[&str], dir: &Path, label: &str) {
         assert_eq!(saved["sampling"], fit["sampling"]);
         assert_eq!(saved["sampling"], "poisson");
     }
+    // linreg is one release and defaults to the tight PLD accountant; the others to RDP.
+    assert_eq!(
+        fit["accountant"],
+        if model == "linreg" { "pld" } else { "rdp" }
+    );
     let epsilon = fit["epsilon"].as_f64().unwrap();
     assert!(epsilon > 0.0 && epsilon <= 1.0);
     for f in ["model.json", "ledger.json", "result.json"] {
@@ -239,6 +244,51 @@ fn linreg_fit_predict_replay_round_trip() {
         p["predictions"][0]["variance"].as_f64().unwrap().to_bits(),
         here.variance.to_bits()
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// linreg's default (PLD) needs less noise than RDP for the same budget, and `--accountant rdp`
+/// still selects RDP; both spend at most the budget.
+#[test]
+fn linreg_defaults_to_pld_and_rdp_can_be_chosen() {
+    let dir = temp_dir("linreg_accountant");
+    let (uci, ranges) = uci_folder(&dir);
+    let fit = |extra: &[&str], out: &str| {
+        let out = dir.join(out);
+        let mut args = vec![
+            "fit",
+            "linreg",
+            "--uci",
+            s(&uci),
+            "--ranges",
+            s(&ranges),
+            "--population",
+            "200",
+            "--epsilon",
+            "1",
+            "--noise-seed",
+            "3",
+            "--out",
+            s(&out),
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        ok_json(&args)
+    };
+    let pld = fit(&[], "pld");
+    let rdp = fit(&["--accountant", "rdp"], "rdp");
+    assert_eq!(pld["accountant"], "pld");
+    assert_eq!(rdp["accountant"], "rdp");
+    let sigma = |v: &Value| v["noise_multiplier"].as_f64().unwrap();
+    assert!(
+        sigma(&pld) < 0.95 * sigma(&rdp),
+        "{} vs {}",
+        sigma(&pld),
+        sigma(&rdp)
+    );
+    for v in [&pld, &rdp] {
+        assert!(v["epsilon"].as_f64().unwrap() <= 1.0);
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -5,7 +5,8 @@
 //!     --uci ../shared/data/uci/wine-quality-red --split 0 --population 1439 \
 //!     --epsilon 1 --delta 1e-5 --json
 //! ```
-//! Without `--epsilon` the run is non-private (same code path, no noise). Features and target
+//! Without `--epsilon` the run is non-private (same code path, no noise). A private run is
+//! calibrated and accounted by the PLD accountant unless `--accountant` names another. Features and target
 //! are mapped by declared public ranges: `--ranges FILE` (default: the committed
 //! `crates/dp-sep/ranges/<folder>.json` when there is one) or `--feature-range LO:HI
 //! --target-range LO:HI` for every feature and the target. Nothing is fitted to the rows.
@@ -22,13 +23,15 @@ use std::str::FromStr;
 use std::time::Instant;
 
 use clap::Parser;
-use common::{count_usize as count, non_negative, open_unit, positive};
+use common::{accountant, count_usize as count, non_negative, open_unit, positive};
 use dp_sep::SepError;
 use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges, Standardizer};
 use thiserror::Error;
 use vips_models::engine::{EngineError, Privacy};
-use vips_models::linreg::{LinregError, LinregOptions, TargetMap, batch_config, fit_mapped};
+use vips_models::linreg::{
+    DEFAULT_ACCOUNTANT, LinregError, LinregOptions, TargetMap, batch_config_with, fit_mapped,
+};
 
 // The flag parsers are the other examples' (one typed `ValueError`).
 mod common;
@@ -82,6 +85,10 @@ struct Args {
     /// norm over the box; sqrt(d + 1) rescales no row).
     #[arg(long, value_parser = positive)]
     radius: Option<f64>,
+    /// The accountant that calibrates the noise and accounts the fit: pld (default for this
+    /// one-release model: the least noise), rdp, moments, zcdp, advanced, linear. Private runs only.
+    #[arg(long, value_parser = accountant)]
+    accountant: Option<dp_accountant::AccountantKind>,
     /// Add the non-private diagnostics (clip counts, timings) marked "private": false.
     #[arg(long)]
     diagnostics: bool,
@@ -150,6 +157,9 @@ fn run(args: &Args) -> Result<(), CliError> {
     if args.epsilon.is_none() && args.noise_seed.is_some() {
         return Err(usage("--noise-seed", "has no effect in a non-private run"));
     }
+    if args.epsilon.is_none() && args.accountant.is_some() {
+        return Err(usage("--accountant", "has no effect in a non-private run"));
+    }
     if args.epsilon.is_some() && args.population.is_none() {
         return Err(usage(
             "--population",
@@ -198,7 +208,12 @@ fn run(args: &Args) -> Result<(), CliError> {
         prior_noise_rate: args.prior_noise_rate,
         floor_scale: args.floor_scale,
     };
-    let svi = batch_config(population, privacy, args.noise_seed)?;
+    let svi = batch_config_with(
+        population,
+        privacy,
+        args.noise_seed,
+        args.accountant.unwrap_or(DEFAULT_ACCOUNTANT),
+    )?;
     let out = fit_mapped(
         train.dim(),
         (0..train_z.len()).map(|i| (train_z.row(i), train_z.target(i))),
@@ -229,6 +244,7 @@ fn run(args: &Args) -> Result<(), CliError> {
         "epsilon_spent": fitted.privacy.epsilon.map_or(inf, |e| serde_json::json!(e)),
         "delta": fitted.privacy.delta.unwrap_or(0.0),
         "noise_multiplier": fitted.privacy.noise_multiplier.unwrap_or(0.0),
+        "accountant": if fitted.privacy.noise_multiplier.is_some() { fitted.privacy.accountant.name() } else { "none" },
         "population": fitted.privacy.public_population,
         "population_declared": fitted.privacy.population_declared,
         "neighbouring": fitted.privacy.neighbouring,

@@ -10,7 +10,9 @@ use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{Dataset, PublicRange, PublicRanges, Standardizer};
 use serde_json::{Value, json};
 use vips_models::engine::{StepSize, Stop, SviConfig};
-use vips_models::linreg::{ColumnRange, LinregOptions, SavedLinreg, TargetMap, fit_mapped};
+use vips_models::linreg::{
+    ColumnRange, DEFAULT_ACCOUNTANT, LinregOptions, SavedLinreg, TargetMap, fit_mapped,
+};
 
 use super::uci::{DeclaredRanges, UciArgs, declared_ranges};
 use super::{Common, Fitted, non_negative, positive};
@@ -277,7 +279,8 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         prior_noise_rate: args.prior_noise_rate,
         floor_scale: args.floor_scale,
     };
-    // Batch VB with one release (as `linreg::batch_config`), with the chosen accountant.
+    // Batch VB with one release (as `linreg::batch_config`), with the chosen accountant (PLD,
+    // linreg's default, unless --accountant names another).
     let n = population.unwrap_or(train_z.len());
     let svi = SviConfig::builder()
         .expected_batch_size(n as f64)
@@ -285,7 +288,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         .step(StepSize::Constant { rho: 1.0 })
         .stop(Stop::Iterations { iterations: 1 })
         .privacy(privacy)
-        .accountant(c.accountant.unwrap_or_default())
+        .accountant(c.accountant.unwrap_or(DEFAULT_ACCOUNTANT))
         .noise_seed(c.noise_seed)
         .cancel(cancel)
         .build()?;

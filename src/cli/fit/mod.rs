@@ -54,8 +54,8 @@ pub struct Common {
     /// private rows. Required for private fits.
     #[arg(long, value_parser = count)]
     pub population: Option<usize>,
-    /// The accountant that calibrates the noise and accounts the fit: rdp (default), pld,
-    /// moments, zcdp, advanced, linear. Private fits only.
+    /// The accountant that calibrates the noise and accounts the fit: rdp (default; pld for
+    /// linreg, a single release), pld, moments, zcdp, advanced, linear. Private fits only.
     #[arg(long, value_parser = accountant)]
     pub accountant: Option<dp_accountant::AccountantKind>,
     /// Seed the noise on purpose (reproducible; no privacy against whoever knows the seed, and

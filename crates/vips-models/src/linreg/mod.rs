@@ -8,7 +8,8 @@
 //!   `X^T X` (symmetric, Analyze-Gauss, PSD projection and a noise-scaled eigenvalue floor),
 //!   `X^T y` and `y^T y` in one release; a Normal-Gamma posterior ([`NormalGamma`]).
 //! - [`sensitivity`]: the per-record bounds (1, 1, 1) and why equal bounds are the split.
-//! - [`fit`], [`batch_config`]: one full-data release through the engine.
+//! - [`fit`], [`batch_config`]: one full-data release through the engine, calibrated and
+//!   accounted by [`DEFAULT_ACCOUNTANT`] (PLD) unless [`batch_config_with`] names another.
 //! - [`fit_mapped`]: rows already in the declared box to records, fit and held-out metrics
 //!   (what the example, the CLI and xtask share).
 //! - [`evaluate`]: test RMSE and Student-t log predictive density in original units.
@@ -29,7 +30,10 @@ pub use model::{
     Linreg, LinregBlocks, LinregConfig, LinregConfigBuilder, LinregGlobal, LinregTarget,
     NormalGamma,
 };
-pub use predict::{Metrics, TargetMap, batch_config, evaluate, fit, student_t_ln_pdf};
+pub use predict::{
+    DEFAULT_ACCOUNTANT, Metrics, TargetMap, batch_config, batch_config_with, evaluate, fit,
+    student_t_ln_pdf,
+};
 pub use record::{LinregRecord, RowMap};
 pub use saved::{
     ColumnRange, LinregPrediction, MODEL_FORMAT_VERSION, ModelFileError, SavedLinreg, SavedPrivacy,

@@ -1,5 +1,6 @@
 //! Held-out evaluation in the target's original units, and fitting through the engine.
 
+use dp_accountant::AccountantKind;
 use serde::Serialize;
 
 use super::{Linreg, LinregError, LinregGlobal, LinregRecord, NormalGamma};
@@ -131,9 +132,21 @@ pub fn fit(
     Ok(engine::fit(model, records, svi, |_, _| {})?)
 }
 
+/// The accountant of a linear regression fit unless the caller names another: the
+/// privacy-loss-distribution accountant (`docs/pld.md`).
+///
+/// A fit is one Gaussian release of the whole data (`q = 1`), whose privacy curve the PLD
+/// accountant bounds tightly (its upper bound meets the analytic Gaussian mechanism's exact
+/// calibration of Balle & Wang 2018 to the calibration tolerance), while the RDP conversion is
+/// loose for a single release: at epsilon 1, delta `1e-5` the noise multiplier is 3.731 (PLD)
+/// against 4.045 (RDP), 7.8 % less noise (`dp-accountant calibrate --epsilon 1 --delta 1e-5
+/// --sampling-rate 1 --steps 1 --accountant pld|rdp`). Measured effect: docs/linreg.md.
+pub const DEFAULT_ACCOUNTANT: AccountantKind = AccountantKind::Pld;
+
 /// Batch VB with one release: Poisson rate `q = 1` (`S = N = n`), `rho = 1`, one iteration.
 /// The statistics do not depend on the model's parameters, so one release is the whole
-/// posterior: more iterations would only spend more budget on the same numbers.
+/// posterior: more iterations would only spend more budget on the same numbers. Calibrated and
+/// accounted by [`DEFAULT_ACCOUNTANT`] (PLD); [`batch_config_with`] takes another.
 ///
 /// # Privacy
 /// `n` is the public population size ([`crate::engine::SviConfigBuilder::population`]): a
@@ -148,6 +161,7 @@ pub fn fit(
 /// use vips_models::linreg::batch_config;
 /// let cfg = batch_config(1439, Privacy::Target { epsilon: 1.0, delta: 1e-5 }, None)?;
 /// assert_eq!(cfg.sampling_rate(1439)?, 1.0);
+/// assert_eq!(cfg.accountant(), vips_models::linreg::DEFAULT_ACCOUNTANT);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn batch_config(
@@ -155,12 +169,41 @@ pub fn batch_config(
     privacy: Privacy,
     noise_seed: Option<u64>,
 ) -> Result<SviConfig, LinregError> {
+    batch_config_with(n, privacy, noise_seed, DEFAULT_ACCOUNTANT)
+}
+
+/// [`batch_config`] calibrated and accounted by `accountant` instead of [`DEFAULT_ACCOUNTANT`].
+///
+/// # Privacy
+/// As [`batch_config`]; every accountant reports an upper bound on the spent epsilon, so the
+/// choice changes the noise (PLD needs the least), not the validity of the guarantee.
+///
+/// # Errors
+/// [`LinregError::Engine`] for a bad privacy setting.
+///
+/// # Example
+/// ```
+/// use dp_accountant::AccountantKind;
+/// use vips_models::engine::Privacy;
+/// use vips_models::linreg::batch_config_with;
+/// let target = Privacy::Target { epsilon: 1.0, delta: 1e-5 };
+/// let cfg = batch_config_with(1439, target, None, AccountantKind::Rdp)?;
+/// assert_eq!(cfg.accountant(), AccountantKind::Rdp);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn batch_config_with(
+    n: usize,
+    privacy: Privacy,
+    noise_seed: Option<u64>,
+    accountant: AccountantKind,
+) -> Result<SviConfig, LinregError> {
     Ok(SviConfig::builder()
         .expected_batch_size(n as f64)
         .population(Some(n))
         .step(StepSize::Constant { rho: 1.0 })
         .stop(Stop::Iterations { iterations: 1 })
         .privacy(privacy)
+        .accountant(accountant)
         .noise_seed(noise_seed)
         .build()?)
 }

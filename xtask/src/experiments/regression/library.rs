@@ -182,6 +182,7 @@ impl Folder {
             "epsilon_spent": p.epsilon.map_or(inf, |e| json!(e)),
             "delta": p.delta.unwrap_or(0.0),
             "noise_multiplier": p.noise_multiplier.unwrap_or(0.0),
+            "accountant": if p.noise_multiplier.is_some() { p.accountant.name() } else { "none" },
             "population": p.public_population,
             "population_declared": p.population_declared,
             "neighbouring": p.neighbouring,

@@ -166,6 +166,11 @@ pub(super) fn args(d: &DataSet, method: Method, split: usize, eps: Option<f64>) 
             d.train_rows[split].to_string(),
         ]);
     }
+    // Spelled out so that cells run before PLD became linreg's default (RDP, same flags) are not
+    // reused.
+    if method == Method::LinregPrivate && eps.is_some() {
+        a.extend(["--accountant".into(), "pld".into()]);
+    }
     if method == Method::MinibatchDpSep {
         a.extend(MINIBATCH.map(String::from));
         // Spelled out when the recommendation is innovation clipping (below eps 2), so that
