@@ -202,6 +202,8 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let mut state = SepState::new(prior, factor, n)?;
     let mut model = model;
     let mut observer = |_: usize, _: usize| true;
+    // The wall's batch regime of a private fit (the summary's `sampling`).
+    let mut sampling = None;
     let (summary, settings_extra) = match privacy {
         Privacy::Target { epsilon, delta } => {
             let resolved = PRIVATE_MOG.resolve(
@@ -215,6 +217,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                 },
             )?;
             let batching = resolved.batching;
+            sampling = Some(batching.name());
             let s_exp = batching.expected_batch_size() as f64;
             let (gamma, clip) = (resolved.gamma, resolved.clip);
             let rng_policy = c
@@ -373,7 +376,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         s.extend(e.clone());
     }
     Ok(Fitted {
-        sampling: None,
+        sampling,
         model: "mog",
         model_json: serde_json::to_string_pretty(&model_json)
             .map_err(|e| CliError::Output(e.into()))?,

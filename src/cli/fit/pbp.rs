@@ -10,13 +10,10 @@ use dp_sep::data::Standardizer;
 use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::pbp::saved::{SavedPbp, SavedPbpPrivacy, SavedScaling};
 use dp_sep::pbp::{
-    Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, evaluate, prepare, run_pbp_observed,
+    Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, run_pbp_accounted, run_pbp_observed,
 };
 use dp_sep::recommended::{Overrides, private_pbp};
-use dp_sep::{
-    Batching, Clipping, DpSepConfig, FactorWall, SamplingScheme, SepError, SepModel, WallPlan,
-    run_dp_sep_observed,
-};
+use dp_sep::{Batching, Clipping, SamplingScheme, SepError};
 use serde_json::json;
 use vips_models::engine::{Privacy, PrivacySummary};
 
@@ -216,7 +213,8 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         _ => None,
     };
     let batching = private.as_ref().map_or(Batching::OneRecord, |p| p.batching);
-    let steps = dp_sep::planned_steps(batching, epochs, n, false)?;
+    // Refuses a run above dp_sep::limits::MAX_STEPS before anything is allocated.
+    dp_sep::planned_steps(batching, epochs, n, false)?;
     let mut builder = PbpConfig::builder()
         .method(Method::Sep)
         .hidden(vec![hidden])
@@ -256,52 +254,25 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let mut observer = |_: usize, _: usize| !cancel.is_cancelled();
     let (posterior, metrics, summary, settings_extra, diagnostics) = match (privacy, &private) {
         (Privacy::Target { delta, .. }, Some(p)) => {
-            // The private branch of `dp_sep::pbp::run_pbp_observed`, keeping the wall's ledger.
-            let prepared = prepare(&train, &config)?;
-            let mut model = prepared.model;
-            let mut state = prepared.state;
-            let dp = DpSepConfig::builder()
-                .gamma(p.gamma)
-                .epochs(epochs)
-                .batching(p.batching)
-                .clipping(p.clipping)
-                .build()?;
-            let sampling = match p.batching {
-                Batching::OneRecord => config.sampling(),
-                b => dp_sep::sampling_for(b, n)?,
+            // `dp_sep::pbp::run_pbp_observed`, keeping the wall's ledger for `ledger.json`.
+            let (out, diag, ledger) = run_pbp_accounted(&train, &test, &config, &mut observer)?;
+            let (Some(report), Some(ledger), Some(r)) = (out.privacy, ledger, ranges.as_ref())
+            else {
+                return Err(CliError::NonFinite(
+                    "the accounting (a private fit without a report, ledger or declared ranges)"
+                        .into(),
+                ));
             };
-            let plan = WallPlan::builder()
-                .population(n)
-                .dim(SepModel::dim(&model))
-                .budget(
-                    c.epsilon
-                        .ok_or_else(|| usage("--epsilon", "a private fit needs it"))?,
-                    delta,
-                )
-                .clip(p.clip)
-                .steps(steps)
-                .sampling(sampling)
-                .rng(rng_policy)
-                .accountant(accountant)
-                .build()
-                .map_err(accountant_refused)?;
-            let mut wall = FactorWall::new(prepared.records, &plan)?;
-            let (report, diag) =
-                run_dp_sep_observed(&mut model, &mut state, &mut wall, &dp, &mut observer)?;
-            let ledger = wall.core().ledger().clone();
             let eps = ledger.epsilon(delta)?;
             let neighbouring = ledger
                 .neighbouring()
                 .map(|n| n.name().to_string())
                 .unwrap_or_default();
-            let mut post = state.posterior();
-            if !SepModel::is_valid(&model, &post) {
-                SepModel::repair(&model, &mut post);
-            }
-            let metrics = evaluate(&model, &post, &prepared.scaler, &test)?;
+            let (post, metrics) = (out.posterior, out.metrics);
+            let scaler = Standardizer::from_public_ranges(r);
             let s_exp = p.batching.expected_batch_size();
             (
-                (post, prepared.scaler),
+                (post, scaler),
                 metrics,
                 PrivacySummary {
                     epsilon: Some(eps),
@@ -325,7 +296,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                        "releases": report.releases,
                        "theta_noise_std": num(report.theta_noise_std),
                        "recommended": p.note}),
-                json!({"counts": diag.counts, "box_clipped": prepared.box_clipped}),
+                json!({"counts": diag.counts, "box_clipped": diag.box_clipped}),
             )
         }
         _ => {
@@ -408,7 +379,8 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         s.extend(e.clone());
     }
     Ok(Fitted {
-        sampling: None,
+        // The wall's batch regime of a private fit; a non-private SEP fit has no batches.
+        sampling: private.as_ref().map(|p| p.batching.name()),
         model: "pbp",
         model_json,
         iterations: epochs as u64,
