@@ -351,6 +351,21 @@ fn bad_pbp_inputs_are_typed_errors() {
         &["fit", "pbp", "--uci", f, "--gamma", "-1", "--out", o],
         &["--gamma"],
     );
+    // More steps than dp_sep::limits::MAX_STEPS: refused before allocating, naming the flag
+    // that allows it (which the command has).
+    fails_with(
+        &[
+            "fit",
+            "pbp",
+            "--uci",
+            f,
+            "--epochs",
+            "1000000000",
+            "--out",
+            o,
+        ],
+        &["--allow-long-run"],
+    );
     // A corrupt data file: the error names the file and the line.
     std::fs::write(folder.join("data.txt"), "1 2 3\n4 five 6\n").unwrap();
     fails_with(
