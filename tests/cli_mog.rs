@@ -31,6 +31,10 @@ fn private_synthetic_mog_saves_components_and_replays_bit_for_bit() {
     assert_eq!(r["model"], "mog");
     assert_eq!(r["private"], true);
     assert_eq!(
+        r["sampling"], "poisson",
+        "the wall's batch regime, as the engine fits'"
+    );
+    assert_eq!(
         r["population"], 400,
         "the generator's size is the public population"
     );

@@ -142,6 +142,10 @@ fn private_pbp_fit_predicts_bit_for_bit_and_replays() {
     ]);
     assert_eq!(r["model"], "pbp");
     assert_eq!(r["private"], true);
+    assert_eq!(
+        r["sampling"], "poisson",
+        "the wall's batch regime, as the engine fits'"
+    );
     assert_eq!(r["population"], 200);
     assert_eq!(r["settings"]["method"], "dp-sep");
     assert_eq!(r["settings"]["epochs"], 3, "n_epochs.txt");
@@ -207,6 +211,10 @@ fn non_private_pbp_with_fitted_scaling_saves_it_marked_non_private() {
         "--json",
     ]);
     assert_eq!(r["private"], false);
+    assert!(
+        r.get("sampling").is_none(),
+        "non-private SEP has no batches: {r}"
+    );
     assert!(r["warning"].as_str().unwrap().contains("non-private"));
     assert_eq!(r["settings"]["method"], "sep");
     assert!(!out.join("ledger.json").exists());
@@ -342,6 +350,21 @@ fn bad_pbp_inputs_are_typed_errors() {
     fails_with(
         &["fit", "pbp", "--uci", f, "--gamma", "-1", "--out", o],
         &["--gamma"],
+    );
+    // More steps than dp_sep::limits::MAX_STEPS: refused before allocating, naming the flag
+    // that allows it (which the command has).
+    fails_with(
+        &[
+            "fit",
+            "pbp",
+            "--uci",
+            f,
+            "--epochs",
+            "1000000000",
+            "--out",
+            o,
+        ],
+        &["--allow-long-run"],
     );
     // A corrupt data file: the error names the file and the line.
     std::fs::write(folder.join("data.txt"), "1 2 3\n4 five 6\n").unwrap();

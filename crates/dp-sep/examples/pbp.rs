@@ -5,6 +5,8 @@
 //!     --split 0 --epsilon 1 --delta 1e-5 --population 1439 --json
 //! ```
 //! Omitting `--epsilon` runs non-private SEP (clipped if `--clip` is given). Prints one JSON object.
+//! The run itself is the library's: the flags become a `dp_sep::pbp::uci::UciPbpRequest`, run by
+//! `run_uci_pbp` (as `cargo xtask bench` and `dp-bayes fit pbp` do), printed by `UciPbpRun::to_json`.
 //! A private run uses minibatch DP-SEP with the recommended batch size, damping and clip
 //! (`dp_sep::recommended::private_pbp`, chosen once on synthetic data per budget band) unless the flags say
 //! otherwise; `--one-record` runs 002's one-record-per-step algorithm.

@@ -9,7 +9,9 @@
 //! calibrated and accounted by the PLD accountant unless `--accountant` names another. Features and target
 //! are mapped by declared public ranges: `--ranges FILE` (default: the committed
 //! `crates/dp-sep/ranges/<folder>.json` when there is one) or `--feature-range LO:HI
-//! --target-range LO:HI` for every feature and the target. Nothing is fitted to the rows.
+//! --target-range LO:HI` for every feature and the target. Nothing is fitted to the rows. The
+//! fit and its evaluation are `vips_models::linreg::fit_mapped` (as in `cargo xtask bench` and
+//! `dp-bayes fit linreg`).
 //!
 //! A private run needs `--population N`, a public figure for the number of training records.
 //! Data-dependent numbers that are not noised (clip counts, timings, realised counts) are printed

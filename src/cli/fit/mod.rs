@@ -134,8 +134,8 @@ pub struct Fitted {
     pub settings: Value,
     /// Non-private diagnostics (realised counts, clip counts, timings).
     pub diagnostics: Value,
-    /// The batch sampling regime of an engine fit ([`Batching::name`]); `None` for the SEP
-    /// models, whose batching is their own.
+    /// The batch regime of the release path ([`Batching::name`]): the engine's, or the
+    /// DP-SEP wall's for a private mog / pbp fit; `None` for a non-private SEP fit (no batches).
     pub sampling: Option<&'static str>,
 }
 

@@ -190,6 +190,8 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let mut state = public_start(&model, n, 1.0, &mut rng)?;
     let mut model = model;
     let mut observer = |_: usize, _: usize| true;
+    // The wall's batch regime of a private fit (the summary's `sampling`).
+    let mut sampling = None;
     let (summary, settings_extra) = match privacy {
         Privacy::Target { epsilon, delta } => {
             let resolved = PRIVATE_MOG.resolve(
@@ -203,6 +205,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                 },
             )?;
             let batching = resolved.batching;
+            sampling = Some(batching.name());
             let s_exp = batching.expected_batch_size() as f64;
             let (gamma, clip) = (resolved.gamma, resolved.clip);
             let rng_policy = c
@@ -361,7 +364,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         s.extend(e.clone());
     }
     Ok(Fitted {
-        sampling: None,
+        sampling,
         model: "mog",
         model_json: serde_json::to_string_pretty(&model_json)
             .map_err(|e| CliError::Output(e.into()))?,

@@ -9,14 +9,9 @@ use dp_core::RngPolicy;
 use dp_sep::data::Standardizer;
 use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::pbp::saved::{SavedPbp, SavedPbpPrivacy, SavedScaling};
-use dp_sep::pbp::{
-    Method, PbpConfig, PbpModel, PbpPrivacy, Scaling, evaluate, prepare, run_pbp_observed,
-};
-use dp_sep::recommended::{Overrides, private_pbp};
-use dp_sep::{
-    Batching, Clipping, DpSepConfig, FactorWall, SamplingScheme, SepError, SepModel, WallPlan,
-    run_dp_sep_observed,
-};
+use dp_sep::pbp::uci::{RangeDeclaration, UciInput, UciPbpRequest, run_uci_pbp_on};
+use dp_sep::pbp::{Method, PbpModel};
+use dp_sep::{Batching, Clipping};
 use serde_json::json;
 use vips_models::engine::{Privacy, PrivacySummary};
 
@@ -62,18 +57,12 @@ pub struct Args {
     /// Seed of the public initialisation and the non-private visiting order.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Run even if the planned steps exceed dp_sep::limits::MAX_STEPS (10^8; refused
+    /// otherwise).
+    #[arg(long)]
+    allow_long_run: bool,
     #[command(flatten)]
     pub common: Common,
-}
-
-/// The effective private settings: the flags where given, the recommendation for the run's
-/// epsilon (`dp_sep::recommended::private_pbp`) otherwise, as the dp-sep example `pbp` does.
-struct PrivateSettings {
-    batching: Batching,
-    gamma: f64,
-    clip: f64,
-    clipping: Clipping,
-    note: String,
 }
 
 /// Parses `--clipping` (clap value parser): `value` or `innovation`.
@@ -84,39 +73,6 @@ fn clipping(s: &str) -> Result<Clipping, ValueError> {
     s.trim()
         .parse::<Clipping>()
         .map_err(|_| ValueError::Range("expected `value` or `innovation`"))
-}
-
-fn private_settings(
-    args: &Args,
-    epsilon: f64,
-    n: usize,
-    epochs: usize,
-) -> Result<PrivateSettings, CliError> {
-    let overrides = Overrides {
-        batch_size: args.batch_size,
-        gamma: args.gamma,
-        clip: args.clip,
-        one_record: args.one_record,
-    };
-    let r = private_pbp(epsilon)
-        .resolve(n, epochs, &overrides)?
-        .with_clipping(args.clipping);
-    Ok(PrivateSettings {
-        batching: r.batching,
-        gamma: r.gamma,
-        clip: r.clip,
-        clipping: r.clipping,
-        note: r.note("private_pbp"),
-    })
-}
-
-/// A sampler the chosen accountant cannot account (PLD with --one-record's uniform draws),
-/// attributed to `--accountant`; other errors unchanged.
-fn accountant_refused(e: SepError) -> CliError {
-    match e {
-        e @ SepError::AccountantUnsupported { .. } => usage("--accountant", e.to_string()),
-        e => e.into(),
-    }
 }
 
 /// The flags that can be checked before reading any file.
@@ -171,7 +127,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let (privacy, population) = c.privacy()?;
     let start = Instant::now();
     let data = SplitFolder::load(&args.data.uci)?;
-    let (train, test) = data.split(args.data.split).map_err(|e| {
+    let (train, _) = data.split(args.data.split).map_err(|e| {
         usage(
             "--split",
             format!(
@@ -207,102 +163,67 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
              or --feature-range LO:HI --target-range LO:HI",
         ));
     }
-    let scaling = ranges
-        .clone()
-        .map_or(Scaling::FitOnTraining, Scaling::Declared);
     let n = population.unwrap_or(train.len());
-    let private = match privacy {
-        Privacy::Target { epsilon, .. } => Some(private_settings(args, epsilon, n, epochs)?),
-        _ => None,
+    // The settings as the `pbp` example's request: `dp_sep::pbp::uci` resolves the
+    // recommendation, the visiting order and the configuration (one home for them).
+    let request = UciPbpRequest {
+        uci: args.data.uci.clone(),
+        split: args.data.split,
+        epsilon: c.epsilon,
+        delta: match privacy {
+            Privacy::Target { delta, .. } => Some(delta),
+            _ => None,
+        },
+        clip: args.clip,
+        gamma: args.gamma,
+        method: Method::Sep,
+        epochs: Some(epochs),
+        hidden: Some(hidden),
+        seed: args.seed,
+        noise_seed: c.noise_seed,
+        sampling: None,
+        batch_size: args.batch_size,
+        one_record: args.one_record,
+        clipping: args.clipping,
+        accountant: c.accountant,
+        population,
+        ranges: ranges
+            .clone()
+            .map_or(RangeDeclaration::Undeclared, RangeDeclaration::Declared),
+        allow_long_run: args.allow_long_run,
     };
-    let batching = private.as_ref().map_or(Batching::OneRecord, |p| p.batching);
-    let steps = dp_sep::planned_steps(batching, epochs, n, false)?;
-    let mut builder = PbpConfig::builder()
-        .method(Method::Sep)
-        .hidden(vec![hidden])
-        .epochs(epochs)
-        .seed(args.seed)
-        .scaling(scaling)
-        .batching(batching)
-        .sampling(match privacy {
-            Privacy::NonPrivate => SamplingScheme::ShuffledEpoch,
-            _ => SamplingScheme::UniformSingle,
-        });
-    if let Some(g) = private.as_ref().map_or(args.gamma, |p| Some(p.gamma)) {
-        builder = builder.gamma(g);
-    }
-    if let Some(clip) = private.as_ref().map_or(args.clip, |p| Some(p.clip)) {
-        builder = builder.clip(clip);
-    }
-    let rng_policy = c
-        .noise_seed
-        .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed });
-    let accountant = c.accountant.unwrap_or_default();
-    if let Privacy::Target { epsilon, delta } = privacy {
-        builder = builder
-            .clipping(private.as_ref().map_or(Clipping::Value, |p| p.clipping))
-            .privacy(
-                PbpPrivacy::builder()
-                    .budget(epsilon, delta)
-                    .population(n)
-                    .rng(rng_policy)
-                    .accountant(accountant)
-                    .build()?,
-            );
-    }
-    let config = builder.build().map_err(accountant_refused)?;
     // Ctrl-C: the fit stops after the current epoch (SepError::Interrupted, exit 130).
     let cancel = super::ctrl_c_token()?;
     let mut observer = |_: usize, _: usize| !cancel.is_cancelled();
-    let (posterior, metrics, summary, settings_extra, diagnostics) = match (privacy, &private) {
+    let run = run_uci_pbp_on(&data, &request, &mut observer).map_err(|e| match e.input {
+        UciInput::Accountant => usage("--accountant", e.source.to_string()),
+        _ => e.source.into(),
+    })?;
+    let rng_policy = c
+        .noise_seed
+        .map_or(RngPolicy::OsEntropy, |seed| RngPolicy::Seeded { seed });
+    let diag = &run.diagnostics;
+    let diagnostics = json!({"counts": diag.counts, "box_clipped": diag.box_clipped});
+    let (posterior, metrics, summary, settings_extra) = match (privacy, run.resolved) {
         (Privacy::Target { delta, .. }, Some(p)) => {
-            // The private branch of `dp_sep::pbp::run_pbp_observed`, keeping the wall's ledger.
-            let prepared = prepare(&train, &config)?;
-            let mut model = prepared.model;
-            let mut state = prepared.state;
-            let dp = DpSepConfig::builder()
-                .gamma(p.gamma)
-                .epochs(epochs)
-                .batching(p.batching)
-                .clipping(p.clipping)
-                .build()?;
-            let sampling = match p.batching {
-                Batching::OneRecord => config.sampling(),
-                b => dp_sep::sampling_for(b, n)?,
+            let (Some(report), Some(ledger), Some(r)) =
+                (run.outcome.privacy.as_ref(), run.ledger, ranges.as_ref())
+            else {
+                return Err(CliError::NonFinite(
+                    "the accounting (a private fit without a report, ledger or declared ranges)"
+                        .into(),
+                ));
             };
-            let plan = WallPlan::builder()
-                .population(n)
-                .dim(SepModel::dim(&model))
-                .budget(
-                    c.epsilon
-                        .ok_or_else(|| usage("--epsilon", "a private fit needs it"))?,
-                    delta,
-                )
-                .clip(p.clip)
-                .steps(steps)
-                .sampling(sampling)
-                .rng(rng_policy)
-                .accountant(accountant)
-                .build()
-                .map_err(accountant_refused)?;
-            let mut wall = FactorWall::new(prepared.records, &plan)?;
-            let (report, diag) =
-                run_dp_sep_observed(&mut model, &mut state, &mut wall, &dp, &mut observer)?;
-            let ledger = wall.core().ledger().clone();
             let eps = ledger.epsilon(delta)?;
             let neighbouring = ledger
                 .neighbouring()
                 .map(|n| n.name().to_string())
                 .unwrap_or_default();
-            let mut post = state.posterior();
-            if !SepModel::is_valid(&model, &post) {
-                SepModel::repair(&model, &mut post);
-            }
-            let metrics = evaluate(&model, &post, &prepared.scaler, &test)?;
+            let scaler = Standardizer::from_public_ranges(r);
             let s_exp = p.batching.expected_batch_size();
             (
-                (post, prepared.scaler),
-                metrics,
+                (run.outcome.posterior, scaler),
+                run.outcome.metrics,
                 PrivacySummary {
                     epsilon: Some(eps),
                     delta: Some(delta),
@@ -324,19 +245,17 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                        },
                        "releases": report.releases,
                        "theta_noise_std": num(report.theta_noise_std),
-                       "recommended": p.note}),
-                json!({"counts": diag.counts, "box_clipped": prepared.box_clipped}),
+                       "recommended": p.note("private_pbp")}),
             )
         }
         _ => {
-            let (out, diag) = run_pbp_observed(&train, &test, &config, &mut observer)?;
             let scaler = match &ranges {
                 Some(r) => Standardizer::from_public_ranges(r),
                 None => Standardizer::fit(&train),
             };
             (
-                (out.posterior, scaler),
-                out.metrics,
+                (run.outcome.posterior, scaler),
+                run.outcome.metrics,
                 PrivacySummary {
                     epsilon: None,
                     delta: None,
@@ -353,7 +272,6 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                 // Non-private SEP's default gamma is the realised count (as `run_pbp`).
                 json!({"method": "sep", "gamma": num(args.gamma.unwrap_or(train.len() as f64)),
                        "clip": args.clip.map_or(json!("none"), num)}),
-                json!({"counts": diag.counts, "box_clipped": diag.box_clipped}),
             )
         }
     };
@@ -408,7 +326,8 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         s.extend(e.clone());
     }
     Ok(Fitted {
-        sampling: None,
+        // The wall's batch regime of a private fit; a non-private SEP fit has no batches.
+        sampling: run.resolved.map(|p| p.batching.name()),
         model: "pbp",
         model_json,
         iterations: epochs as u64,

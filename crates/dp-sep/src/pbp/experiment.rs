@@ -567,6 +567,31 @@ pub fn run_pbp_observed(
     config: &PbpConfig,
     observer: &mut crate::sep::EpochObserver<'_>,
 ) -> Result<(PbpOutcome, PbpDiagnostics), SepError> {
+    run_pbp_accounted(train, test, config, observer).map(|(o, d, _)| (o, d))
+}
+
+/// [`run_pbp_observed`], also returning the privacy wall's ledger of a private run (`None`
+/// otherwise): what a caller saves to replay the run's epsilon (the `dp-bayes fit pbp`
+/// command's `ledger.json`).
+///
+/// # Privacy
+/// The ledger holds public settings and the accounting only (one entry per release).
+///
+/// # Errors
+/// As [`run_pbp_observed`].
+pub fn run_pbp_accounted(
+    train: &Dataset,
+    test: &Dataset,
+    config: &PbpConfig,
+    observer: &mut crate::sep::EpochObserver<'_>,
+) -> Result<
+    (
+        PbpOutcome,
+        PbpDiagnostics,
+        Option<dp_accountant::Accountant>,
+    ),
+    SepError,
+> {
     if train.dim() != test.dim() {
         return Err(SepError::DimensionMismatch {
             what: "train vs test features",
@@ -587,6 +612,7 @@ pub fn run_pbp_observed(
     let n = state0.n();
     let mut counts = StepCounts::default();
     let mut report = None;
+    let mut ledger = None;
     let posterior = match (config.method, config.privacy) {
         (Method::Sep, Some(privacy)) => {
             let clip = config.clip.ok_or(SepError::InvalidParameter {
@@ -625,6 +651,7 @@ pub fn run_pbp_observed(
                 run_dp_sep_observed(&mut model, &mut state, &mut wall, &dp, observer)?;
             counts = diagnostics.counts;
             report = Some(r);
+            ledger = Some(wall.core().ledger().clone());
             let mut post = state.posterior();
             if !crate::SepModel::is_valid(&model, &post) {
                 crate::SepModel::repair(&model, &mut post);
@@ -691,5 +718,6 @@ pub fn run_pbp_observed(
             box_clipped,
             n_train: train.len(),
         },
+        ledger,
     ))
 }

@@ -14,7 +14,7 @@ pub mod vi;
 pub use evaluate::{Metrics, evaluate, evaluate_predictive};
 pub use experiment::{
     Method, PbpConfig, PbpConfigBuilder, PbpDiagnostics, PbpOutcome, PbpPrivacy, PbpPrivacyBuilder,
-    Prepared, Scaling, prepare, run_pbp, run_pbp_observed,
+    Prepared, Scaling, prepare, run_pbp, run_pbp_accounted, run_pbp_observed,
 };
 pub use model::{GAMMA_PRIOR, Labelled, PbpModel, records};
 pub use network::Architecture;

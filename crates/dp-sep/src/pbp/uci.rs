@@ -54,6 +54,12 @@ pub enum RangeDeclaration {
     /// The file `<dir>/<data set>.json` when it exists (no ranges flag); none otherwise, and
     /// then a non-private run standardises with the training split's mean and std.
     CommittedIn(PathBuf),
+    /// Ranges the caller has read already (the `dp-bayes fit pbp` command, which also keeps
+    /// the column names).
+    Declared(PublicRanges),
+    /// None: a non-private run standardises with the training split's mean and std (a private
+    /// run is refused).
+    Undeclared,
 }
 
 /// The settings of one run: the `pbp` example's flags, parsed. `None` means the example's
@@ -220,6 +226,9 @@ pub struct UciPbpRun {
     pub outcome: PbpOutcome,
     /// The data owner's diagnostics (not noised).
     pub diagnostics: PbpDiagnostics,
+    /// The privacy wall's ledger of a private run (public: settings and accounting), for
+    /// replay; `None` when non-private.
+    pub ledger: Option<dp_accountant::Accountant>,
 }
 
 /// The declared public ranges of `request` for `data`, if any.
@@ -236,6 +245,8 @@ fn declared_ranges(
         RangeDeclaration::File(path) => Ok(Some(
             data.public_ranges(path).map_err(at(UciInput::Ranges))?,
         )),
+        RangeDeclaration::Declared(ranges) => Ok(Some(ranges.clone())),
+        RangeDeclaration::Undeclared => Ok(None),
         RangeDeclaration::CommittedIn(dir) => {
             let committed = dir.join(format!("{}.json", data.name()));
             if committed.exists() {
@@ -264,6 +275,22 @@ pub fn run_uci_pbp(
     observer: &mut crate::sep::EpochObserver<'_>,
 ) -> Result<UciPbpRun, UciPbpError> {
     let data = SplitFolder::load(&request.uci).map_err(at(UciInput::Folder))?;
+    run_uci_pbp_on(&data, request, observer)
+}
+
+/// [`run_uci_pbp`] on a folder the caller has loaded already (`request.uci` is then only
+/// recorded).
+///
+/// # Privacy
+/// As [`run_uci_pbp`].
+///
+/// # Errors
+/// As [`run_uci_pbp`].
+pub fn run_uci_pbp_on(
+    data: &SplitFolder,
+    request: &UciPbpRequest,
+    observer: &mut crate::sep::EpochObserver<'_>,
+) -> Result<UciPbpRun, UciPbpError> {
     let (train, test) = data.split(request.split).map_err(at(UciInput::Split))?;
     let hidden = request.hidden.unwrap_or(data.n_hidden());
     let epochs = request.epochs.unwrap_or(data.n_epochs());
@@ -312,7 +339,7 @@ pub fn run_uci_pbp(
                 .map_err(at(UciInput::Privacy))?,
         ),
     };
-    let ranges = declared_ranges(request, &data)?;
+    let ranges = declared_ranges(request, data)?;
     let ranges_source = ranges.as_ref().map(|r| r.source().to_string());
     let mut builder = PbpConfig::builder()
         .method(request.method)
@@ -341,7 +368,8 @@ pub fn run_uci_pbp(
         (Batching::OneRecord, _) | (_, None) => visiting_order,
         (batch, Some(p)) => crate::dpsep::sampling_for(batch, p.population())?,
     };
-    let (outcome, diagnostics) = super::run_pbp_observed(&train, &test, &config, observer)?;
+    let (outcome, diagnostics, ledger) =
+        super::run_pbp_accounted(&train, &test, &config, observer)?;
     Ok(UciPbpRun {
         request: request.clone(),
         dataset: data.name().to_string(),
@@ -354,6 +382,7 @@ pub fn run_uci_pbp(
         ranges_source,
         outcome,
         diagnostics,
+        ledger,
     })
 }
 
