@@ -350,7 +350,7 @@ pub(super) fn intro(
     );
     let _ = writeln!(
         body,
-        "- linreg, private / non-private: `{linreg} [{private}] --json`;"
+        "- linreg, private / non-private: `{linreg} [{private} --accountant pld] --json` (one release; PLD, linreg's default accountant since session 9; cells computed before it with RDP are kept in the cache under their own keys);"
     );
     match dpl {
         Some(d) => {
