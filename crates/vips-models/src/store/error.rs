@@ -79,4 +79,7 @@ pub enum StoreError {
     /// Converting the input failed (its parser's error, naming the input file and line).
     #[error(transparent)]
     Input(#[from] crate::lda::corpus::CorpusError),
+    /// Converting a BLR input failed (the LIBSVM reader's error, naming the file and line).
+    #[error(transparent)]
+    Blr(#[from] crate::blr::BlrError),
 }
