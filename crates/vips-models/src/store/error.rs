@@ -55,7 +55,7 @@ pub enum StoreError {
     },
     /// The store's dimension does not fit the model.
     #[error(
-        "record store `{}` has dimension {found}, larger than the model's {model}",
+        "record store `{}` has dimension {found}, which does not fit the model's {model}",
         path.display()
     )]
     Dimension {
@@ -82,4 +82,7 @@ pub enum StoreError {
     /// Converting a BLR input failed (the LIBSVM reader's error, naming the file and line).
     #[error(transparent)]
     Blr(#[from] crate::blr::BlrError),
+    /// Converting an SBN input failed (the IDX reader's error, naming the file).
+    #[error(transparent)]
+    Sbn(Box<crate::sbn::SbnError>),
 }

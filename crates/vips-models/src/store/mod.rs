@@ -3,7 +3,7 @@
 //! A fit over a [`RecordStore`] reads only the records its Poisson batches draw
 //! ([`dp_core::PrivacyWall::from_source`]), so its memory is the batch plus the model, not the
 //! corpus. A store is written once, streaming, by a converter ([`convert_uci_bow`],
-//! [`write_documents`], [`write_synthetic`], [`convert_libsvm`]) and then opened read-only by any number of fits.
+//! [`write_documents`], [`write_synthetic`], [`convert_libsvm`], [`convert_idx`], [`write_images`]) and then opened read-only by any number of fits.
 //!
 //! # File format, version 1
 //! All integers little-endian. One file:
@@ -28,7 +28,8 @@
 //! - **labelled sparse row**: the label byte (`0` / `1`), then `(index u32, value f64)` pairs,
 //!   indices strictly increasing and `< d`, values finite, L2 norm at most 1 (a
 //!   [`crate::blr::BlrRecord`] as the LIBSVM loader makes it);
-//! - **binary vector**: reserved (SBN); no codec yet.
+//! - **binary vector**: `ceil(d / 8)` bytes, pixel `i` in bit `i % 8` (least significant
+//!   first) of byte `i / 8`, padding bits zero (a [`crate::sbn::BinaryImage`]).
 //!
 //! The table follows the payloads so that a writer can stream records without knowing their
 //! number in advance. The checksums detect corruption, not tampering (FNV is not
@@ -46,6 +47,7 @@
 mod bow;
 mod error;
 mod format;
+mod image;
 mod reader;
 mod row;
 mod writer;
@@ -53,6 +55,7 @@ mod writer;
 pub use bow::{LdaStoreSource, convert_uci_bow, decode_document, write_documents, write_synthetic};
 pub use error::StoreError;
 pub use format::{FORMAT_VERSION, RecordKind};
+pub use image::{SbnStoreSource, convert_idx, write_images};
 pub use reader::RecordStore;
 pub use row::{BlrStoreSource, convert_libsvm};
 pub use writer::StoreWriter;
