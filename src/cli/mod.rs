@@ -1,6 +1,7 @@
 //! The `dp-bayes` command line: argument parsing and dispatch. One module per command
 //! ([`fit`], [`predict`], [`infer`], [`reconstruct`], [`replay`]); `fit` has one module per model.
 
+mod convert;
 mod error;
 mod fit;
 mod infer;
@@ -44,6 +45,9 @@ enum Command {
     Reconstruct(reconstruct::ReconstructArgs),
     /// Replay a fit's ledger.json and report its epsilon (as `dp-accountant replay`).
     Replay(replay::ReplayArgs),
+    /// Write a record store (for corpora larger than memory) from a UCI bag-of-words, LIBSVM
+    /// or IDX file, streaming.
+    Convert(convert::ConvertArgs),
 }
 
 /// Parses the arguments, runs the command, prints an error as one line and maps it to the
@@ -56,6 +60,7 @@ pub fn main() -> ExitCode {
         Command::Infer(args) => infer::run(&args),
         Command::Reconstruct(args) => reconstruct::run(&args),
         Command::Replay(args) => replay::run(&args),
+        Command::Convert(args) => convert::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

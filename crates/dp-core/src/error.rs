@@ -88,6 +88,10 @@ pub enum CoreError {
     /// The accountant refused or failed.
     #[error("accountant: {0}")]
     Accountant(#[from] AccountantError),
+    /// A record source could not read a sampled batch (the wall's records are read from a
+    /// [`crate::RecordSource`]); the release was aborted.
+    #[error("{0}")]
+    Source(#[from] crate::wall::SourceError),
     /// A batching name ([`crate::Batching`]'s `FromStr`) that is not `one_record`, `poisson` or
     /// `fixed` / `fixed_size`.
     #[error("unknown batching `{given}`: expected `one_record`, `poisson` or `fixed` (fixed_size)")]

@@ -78,9 +78,10 @@ pub use wall::partition::{
 };
 pub use wall::{
     BlockGroup, BlockHandle, BlockShape, BlockSpec, BlockValue, ContributionBuffer, EntryHandle,
-    GroupSpec, MatrixBlock, MatrixHandle, NoiseSetting, PrivacyWall, Release, ReleaseRecord,
-    ReleaseSpec, ReleaseSpecBuilder, ReleasedBlock, RunHandle, SymmetricBlock, SymmetricHandle,
-    VectorBlock, WallBuilder, WeightTarget, calibrate_noise_multiplier,
+    GroupSpec, MatrixBlock, MatrixHandle, NoiseSetting, PrivacyWall, RecordSource, Release,
+    ReleaseRecord, ReleaseSpec, ReleaseSpecBuilder, ReleasedBlock, RunHandle, SourceError,
+    SymmetricBlock, SymmetricHandle, VectorBlock, WallBuilder, WeightTarget,
+    calibrate_noise_multiplier,
 };
 
 /// The README's examples, compiled and run as doctests so the README stays true.

@@ -9,6 +9,8 @@
 //! - [`lda::corpus`]: LDA's bag-of-words corpora (the UCI bag-of-words loader, synthetic LDA
 //!   corpora, fixed-length resampling).
 //! - [`blr`], [`sbn`]: Bayesian logistic regression and sigmoid belief networks.
+//! - [`store`]: record stores on disk for corpora larger than memory (read per batch by
+//!   [`engine::fit_source`]).
 
 pub mod blr;
 pub mod engine;
@@ -17,3 +19,4 @@ pub mod limits;
 pub mod linreg;
 pub mod saved;
 pub mod sbn;
+pub mod store;

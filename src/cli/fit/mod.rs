@@ -4,6 +4,7 @@
 
 mod blr;
 mod lda;
+mod lda_store;
 mod linreg;
 mod mog;
 mod pbp;
@@ -31,6 +32,9 @@ pub enum FitCommand {
     /// LDA (VIPS) on raw text (public or privately selected vocabulary) or a UCI bag-of-words
     /// folder with a declared-public vocabulary.
     Lda(lda::Args),
+    /// LDA (VIPS) on a record store of documents (`dp-bayes convert bow`): a corpus larger
+    /// than memory, read per batch; the vocabulary is a public file.
+    LdaStore(lda_store::Args),
     /// Sigmoid belief network (VIPS, Pólya-Gamma augmentation) on binarised IDX images (a file
     /// or an MNIST-style directory) or the embedded synthetic data.
     Sbn(sbn::Args),
@@ -224,6 +228,7 @@ pub fn run(cmd: FitCommand) -> Result<(), CliError> {
         FitCommand::Linreg(args) => (linreg::fit(&args)?, args.common),
         FitCommand::Blr(args) => (blr::fit(&args)?, args.common),
         FitCommand::Lda(args) => (lda::fit(&args)?, args.common),
+        FitCommand::LdaStore(args) => (lda_store::fit(&args)?, args.common),
         FitCommand::Sbn(args) => (sbn::fit(&args)?, args.common),
         FitCommand::Mog(args) => (mog::fit(&args)?, args.common),
         FitCommand::Pbp(args) => (pbp::fit(&args)?, args.common),

@@ -61,6 +61,7 @@ mod calibrate;
 pub mod partition;
 mod planned;
 mod release;
+mod source;
 mod spec;
 
 use std::collections::BTreeMap;
@@ -74,6 +75,7 @@ use serde::{Deserialize, Serialize};
 pub use buffer::ContributionBuffer;
 pub use calibrate::calibrate_noise_multiplier;
 pub use release::{BlockValue, Release, ReleaseDiagnostics, ReleasedBlock};
+pub use source::{RecordSource, SourceError};
 pub use spec::{
     BlockGroup, BlockHandle, BlockShape, BlockSpec, EntryHandle, GroupSpec, MatrixBlock,
     MatrixHandle, ReleaseSpec, ReleaseSpecBuilder, RunHandle, SymmetricBlock, SymmetricHandle,
@@ -85,6 +87,7 @@ use crate::error::CoreError;
 use crate::gaussian::{NoiseSource, spans_of};
 use crate::rng::RngPolicy;
 use crate::sampling::SamplingScheme;
+use source::{Records, SourcedBatch};
 
 /// Most specs whose notes the wall keeps for sharing (see [`ReleaseRecord::notes`]).
 const NOTES_TABLE_LEN: usize = 64;
@@ -145,7 +148,7 @@ mod shared_notes {
 ///
 /// Its `Debug` output shows the settings and the number of records, never the records.
 pub struct WallBuilder<R> {
-    records: Vec<R>,
+    records: Records<R>,
     scheme: Option<SamplingScheme>,
     budget: Option<Budget>,
     non_private: bool,
@@ -546,7 +549,7 @@ enum Mode {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct PrivacyWall<R> {
-    records: Vec<R>,
+    records: Records<R>,
     scheme: SamplingScheme,
     mode: Mode,
     ledger: Accountant,
@@ -608,6 +611,57 @@ impl<R> std::fmt::Debug for PrivacyWall<R> {
 impl<R> PrivacyWall<R> {
     /// Starts building a wall around `records` (the wall takes ownership).
     pub fn builder(records: Vec<R>) -> WallBuilder<R> {
+        Self::builder_over(Records::Memory(records))
+    }
+
+    /// Starts building a wall that **reads its records from `source`** per batch instead of
+    /// holding them: each release draws record indices with the wall's sampler, reads only those
+    /// records ([`RecordSource::read_batch`]), sums their clipped statistics and drops them. The
+    /// wall's memory is then the batch and the release, not the records.
+    ///
+    /// With the same records, settings and seed, every release is **bit-identical** to the
+    /// release of a wall built with [`Self::builder`] over those records in a `Vec`: the same
+    /// sampling stream draws the same indices, and the batch is summed in the same order.
+    ///
+    /// # Privacy
+    /// As [`Self::builder`], for the records the source returns. The source's
+    /// [`RecordSource::len`] is the realised count, private under add/remove-one: declare the
+    /// public `N` ([`WallBuilder::public_population_size`]). A record the source cannot decode
+    /// ([`SourceError::Record`]) is a malformed contribution: replaced by zero in a private
+    /// release (counted in the non-private diagnostics), an error in a non-private one. A
+    /// **failed read** ([`SourceError::Io`]) aborts the release with [`CoreError::Source`]:
+    /// nothing is released, and the release is charged all the same (ledger entry with an
+    /// `aborted` note, or one of the planned releases), so that a failure cannot be retried for
+    /// a fresh batch without paying. ([`Self::release_repeatedly`], for audits, does not
+    /// charge an aborted run.)
+    ///
+    /// # Example
+    /// ```
+    /// use dp_core::{PrivacyWall, RecordSource, ReleaseSpec, SamplingScheme, SourceError};
+    /// struct Ones(usize); // n records, each the number 1, computed on demand
+    /// impl RecordSource for Ones {
+    ///     type Record = f64;
+    ///     fn len(&self) -> usize { self.0 }
+    ///     fn read(&self, _: usize) -> Result<f64, SourceError> { Ok(1.0) }
+    /// }
+    /// let mut wall = PrivacyWall::from_source(Ones(1_000_000))
+    ///     .sampling(SamplingScheme::poisson(1e-3)?)
+    ///     .public_population_size(1_000_000)
+    ///     .epsilon_delta(1.0, 1e-5)
+    ///     .calibrate_for_releases(10)
+    ///     .build()?;
+    /// let mut spec = ReleaseSpec::builder("count");
+    /// let count = spec.vector("count", 1, 1.0)?;
+    /// let spec = spec.build()?;
+    /// let release = wall.release(&spec, |x: &f64, buf| buf.push(count, 0, *x))?;
+    /// assert_eq!(release.vector(count)?.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_source(source: impl RecordSource<Record = R> + 'static) -> WallBuilder<R> {
+        Self::builder_over(Records::Source(SourcedBatch::new(Box::new(source))))
+    }
+
+    fn builder_over(records: Records<R>) -> WallBuilder<R> {
         WallBuilder {
             records,
             scheme: None,
@@ -813,7 +867,14 @@ impl<R> PrivacyWall<R> {
         F: Fn(&R, &mut ContributionBuffer) + Sync,
     {
         self.check_budget(self.event_per_release(), 1)?;
-        let (blocks, diagnostics) = self.noised_blocks(spec, &statistic)?;
+        let (blocks, diagnostics) = match self.noised_blocks(spec, &statistic) {
+            Ok(done) => done,
+            Err(e @ CoreError::Source(_)) => {
+                self.charge_aborted(label.into(), spec)?;
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
         let sigma = self.noise_multiplier();
         // Under planned accounting the run's notes were written once, at build.
         let notes = match self.planned {
@@ -954,14 +1015,34 @@ impl<R> PrivacyWall<R> {
             .collect();
         let mut scratch = std::mem::take(&mut self.sums);
         // A small batch is summed on the calling thread: no rayon hand-off for tiny releases.
-        let summed = accumulate::clipped_sums(
-            &self.records,
-            &self.batch,
-            spec,
-            statistic,
-            &mut scratch,
-            replace,
-        );
+        let summed = match &mut self.records {
+            Records::Memory(records) => accumulate::clipped_sums(
+                records,
+                &self.batch,
+                spec,
+                statistic,
+                &mut scratch,
+                replace,
+            ),
+            Records::Source(sourced) => {
+                let summed = match sourced.fetch(&self.batch) {
+                    Ok((fetched, positions)) => accumulate::clipped_sums(
+                        fetched,
+                        positions,
+                        spec,
+                        &|record: &Option<R>, buffer: &mut ContributionBuffer| match record {
+                            Some(r) => statistic(r, buffer),
+                            None => buffer.reject_record(source::UNREADABLE),
+                        },
+                        &mut scratch,
+                        replace,
+                    ),
+                    Err(e) => Err(e.into()),
+                };
+                sourced.clear();
+                summed
+            }
+        };
         self.batch.clear();
         // After an error the scratch is dropped (its worker sums may hold part of a batch).
         let diagnostics = summed?;
@@ -1010,6 +1091,26 @@ impl<R> PrivacyWall<R> {
         }
         self.sums = scratch;
         Ok((blocks, diagnostics))
+    }
+
+    /// Charges a release the record source aborted (a failed read, [`SourceError::Io`]):
+    /// nothing is released, the ledger gets the release's event with an `aborted` note (or the
+    /// plan counts one release), so that the failure cannot be retried for free.
+    fn charge_aborted(&mut self, label: String, spec: &ReleaseSpec) -> Result<(), CoreError> {
+        let mut notes = (*self.interned_notes(spec)).clone();
+        notes.insert(
+            "aborted".into(),
+            "the record source failed to read the batch: nothing released, charged".into(),
+        );
+        let done = (
+            self.event_per_release().cloned(),
+            Vec::new(),
+            ReleaseDiagnostics::default(),
+            self.noise_multiplier(),
+            1,
+        );
+        self.finish_release(label, spec, Arc::new(notes), done)
+            .map(|_| ())
     }
 
     /// The declared std of the noise on the sum of block `block` of `spec`:

@@ -8,7 +8,7 @@ use dp_accountant::LedgerEntry;
 
 use super::{
     BlockShape, ContributionBuffer, Mode, PrivacyWall, ReleaseDiagnostics, ReleaseRecord,
-    ReleaseSpec, accumulate,
+    ReleaseSpec, accumulate, source::Records,
 };
 use crate::error::CoreError;
 use crate::gaussian::{NoiseSource, spans_of};
@@ -169,15 +169,42 @@ impl<R> PrivacyWall<R> {
         self.sample_batch()?;
         let mut fast = std::mem::take(&mut self.fast);
         let replace = self.replaces_invalid();
-        let summed = accumulate::sequential_sums(
-            &self.records,
-            &self.batch,
-            spec,
-            statistic,
-            &mut fast.sums,
-            replace,
-        );
+        let mut statistic = statistic;
+        let summed = match &mut self.records {
+            Records::Memory(records) => accumulate::sequential_sums(
+                records,
+                &self.batch,
+                spec,
+                statistic,
+                &mut fast.sums,
+                replace,
+            ),
+            Records::Source(sourced) => {
+                let summed = match sourced.fetch(&self.batch) {
+                    Ok((fetched, positions)) => accumulate::sequential_sums(
+                        fetched,
+                        positions,
+                        spec,
+                        |record: &Option<R>, buffer: &mut ContributionBuffer| match record {
+                            Some(r) => statistic(r, buffer),
+                            None => buffer.reject_record(super::source::UNREADABLE),
+                        },
+                        &mut fast.sums,
+                        replace,
+                    ),
+                    Err(e) => Err(e.into()),
+                };
+                sourced.clear();
+                summed
+            }
+        };
         self.batch.clear();
+        if let Err(e @ CoreError::Source(_)) = &summed {
+            let e = e.clone();
+            self.fast = fast;
+            self.charge_aborted(format!("{} #{}", spec.name(), self.releases), spec)?;
+            return Err(e);
+        }
         // After an error the scratch is dropped (its sums may hold part of a batch).
         let diagnostics = summed?;
         let sigma = self.noise_multiplier();

@@ -628,67 +628,15 @@ pub fn parse_libsvm(text: &str, options: LibsvmOptions) -> Result<Loaded, BlrErr
     let mut max_line = 0usize;
     for (i, raw_line) in text.split('\n').enumerate() {
         let line = i + 1;
-        let content = raw_line.split('#').next().unwrap_or("").trim();
-        if content.is_empty() {
-            continue;
-        }
-        let mut tokens = content.split_whitespace();
-        let label = tokens.next().unwrap_or("");
-        let y = labels.read(label.strip_prefix('+').unwrap_or(label), line)?;
-        let mut indices = Vec::new();
-        let mut values = Vec::new();
-        for tok in tokens {
-            let (id, val) = tok.split_once(':').ok_or_else(|| {
-                BlrError::parse(line, format!("`{}` is not id:value", excerpt(tok)))
-            })?;
-            let id: usize = id.parse().map_err(|_| {
-                BlrError::parse(
-                    line,
-                    if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) {
-                        format!(
-                            "feature id `{}` is too large: at most {}",
-                            excerpt(id),
-                            u32::MAX
-                        )
-                    } else {
-                        format!("feature id `{}` is not a positive integer", excerpt(id))
-                    },
-                )
-            })?;
-            if id == 0 {
-                return Err(BlrError::parse(line, "feature ids are 1-based; found 0"));
-            }
-            if let Some(d) = options.dim
-                && id > d
-            {
-                return Err(BlrError::parse(
-                    line,
-                    format!("feature id {id} exceeds the dimension {d}"),
-                ));
-            }
-            if id > u32::MAX as usize {
-                return Err(BlrError::parse(
-                    line,
-                    format!("feature id {id} is too large: at most {}", u32::MAX),
-                ));
-            }
-            if indices.last().is_some_and(|&last| id as u32 - 1 <= last) {
-                return Err(BlrError::parse(
-                    line,
-                    format!("feature id {id} is not above the previous one"),
-                ));
-            }
-            let v = parse_value(val, line, id.to_string().as_str())?;
+        if let Some((indices, values, y, id)) =
+            parse_libsvm_line(raw_line, line, &mut labels, options)?
+        {
             if id > max_id {
                 max_id = id;
                 max_line = line;
             }
-            if v != 0.0 {
-                indices.push(id as u32 - 1);
-                values.push(v / options.radius);
-            }
+            rows.push((indices, values, y, line));
         }
-        rows.push((indices, values, y, line));
     }
     if rows.is_empty() {
         return Err(BlrError::Empty("the LIBSVM file has no rows"));
@@ -720,4 +668,163 @@ pub fn parse_libsvm(text: &str, options: LibsvmOptions) -> Result<Loaded, BlrErr
         records,
         feature_names: (1..=dim).map(|i| format!("f{i}")).collect(),
     })
+}
+
+/// One LIBSVM line: `None` for a blank or comment line, else the sparse row (0-based indices,
+/// values divided by the radius, zeros dropped), its label and the largest feature id on it.
+#[allow(clippy::type_complexity)]
+fn parse_libsvm_line(
+    raw_line: &str,
+    line: usize,
+    labels: &mut LabelKind,
+    options: LibsvmOptions,
+) -> Result<Option<(Vec<u32>, Vec<f64>, bool, usize)>, BlrError> {
+    let mut line_max = 0usize;
+    let content = raw_line.split('#').next().unwrap_or("").trim();
+    if content.is_empty() {
+        return Ok(None);
+    }
+    let mut tokens = content.split_whitespace();
+    let label = tokens.next().unwrap_or("");
+    let y = labels.read(label.strip_prefix('+').unwrap_or(label), line)?;
+    let mut indices = Vec::new();
+    let mut values = Vec::new();
+    for tok in tokens {
+        let (id, val) = tok
+            .split_once(':')
+            .ok_or_else(|| BlrError::parse(line, format!("`{}` is not id:value", excerpt(tok))))?;
+        let id: usize = id.parse().map_err(|_| {
+            BlrError::parse(
+                line,
+                if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) {
+                    format!(
+                        "feature id `{}` is too large: at most {}",
+                        excerpt(id),
+                        u32::MAX
+                    )
+                } else {
+                    format!("feature id `{}` is not a positive integer", excerpt(id))
+                },
+            )
+        })?;
+        if id == 0 {
+            return Err(BlrError::parse(line, "feature ids are 1-based; found 0"));
+        }
+        if let Some(d) = options.dim
+            && id > d
+        {
+            return Err(BlrError::parse(
+                line,
+                format!("feature id {id} exceeds the dimension {d}"),
+            ));
+        }
+        if id > u32::MAX as usize {
+            return Err(BlrError::parse(
+                line,
+                format!("feature id {id} is too large: at most {}", u32::MAX),
+            ));
+        }
+        if indices.last().is_some_and(|&last| id as u32 - 1 <= last) {
+            return Err(BlrError::parse(
+                line,
+                format!("feature id {id} is not above the previous one"),
+            ));
+        }
+        let v = parse_value(val, line, id.to_string().as_str())?;
+        line_max = line_max.max(id);
+        if v != 0.0 {
+            indices.push(id as u32 - 1);
+            values.push(v / options.radius);
+        }
+    }
+    Ok(Some((indices, values, y, line_max)))
+}
+
+/// Reads a LIBSVM file as [`load_libsvm`] does (the same per-line checks and errors, the same
+/// scaling by the radius and clipping into the unit ball) but hands each record to `sink` as
+/// soon as its line is read, instead of keeping the data set: memory is one line. The
+/// dimension must be declared (`options.dim`): it cannot wait for the largest id. `sink`
+/// returns `false` to stop. Returns the rows read and how many were clipped.
+///
+/// # Errors
+/// As [`load_libsvm`]; [`BlrError::InvalidParameter`] without a declared dimension.
+///
+/// # Example
+/// ```
+/// use vips_models::blr::{LibsvmOptions, stream_libsvm};
+/// # let dir = std::env::temp_dir().join(format!("stream-libsvm-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("rows.libsvm");
+/// std::fs::write(&path, "1 1:0.5 3:0.5\n0 2:2\n")?;
+/// let mut labels = Vec::new();
+/// let (rows, clipped) = stream_libsvm(&path, LibsvmOptions { dim: Some(3), radius: 1.0 }, |r| {
+///     labels.push(r.label());
+///     true
+/// })?;
+/// assert_eq!((rows, clipped, labels), (2, 1, vec![true, false]));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn stream_libsvm(
+    path: impl AsRef<Path>,
+    options: LibsvmOptions,
+    mut sink: impl FnMut(BlrRecord) -> bool,
+) -> Result<(usize, usize), BlrError> {
+    let path = path.as_ref();
+    let Some(dim) = options.dim else {
+        return Err(BlrError::invalid(
+            "dim",
+            0.0,
+            "a streamed LIBSVM file needs a declared dimension",
+        ));
+    };
+    let at = |e| in_file(path, e);
+    if dim == 0 {
+        return Err(BlrError::invalid("dim", 0.0, "must be >= 1"));
+    }
+    if !(options.radius > 0.0 && options.radius.is_finite()) {
+        return Err(BlrError::invalid(
+            "radius",
+            options.radius,
+            "must be finite and > 0",
+        ));
+    }
+    let io = |source| BlrError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut labels = LabelKind::default();
+    let mut buf = String::new();
+    let (mut rows, mut clipped) = (0usize, 0usize);
+    for line in 1.. {
+        match crate::limits::read_line_bounded(
+            &mut reader,
+            &mut buf,
+            crate::limits::MAX_LINE_BYTES,
+            line,
+        ) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(crate::limits::ReadLineError::Io(source)) => return Err(io(source)),
+            Err(crate::limits::ReadLineError::Limit(l)) => return Err(at(BlrError::Limit(l))),
+        }
+        let Some((indices, values, y, _)) =
+            parse_libsvm_line(&buf, line, &mut labels, options).map_err(at)?
+        else {
+            continue;
+        };
+        let (record, clip) = BlrRecord::new(Features::Sparse { indices, values }, y)
+            .map_err(|e| at(BlrError::parse(line, e.to_string())))?;
+        rows += 1;
+        clipped += usize::from(clip.was_clipped());
+        if !sink(record) {
+            break;
+        }
+    }
+    if rows == 0 {
+        return Err(at(BlrError::Empty("the LIBSVM file has no rows")));
+    }
+    Ok((rows, clipped))
 }

@@ -110,6 +110,9 @@ pub enum BlrError {
     /// meaningless (an accuracy of 1 for predicting the constant).
     #[error("degenerate labels: {0}")]
     DegenerateLabels(String),
+    /// A record store that cannot be read or does not fit the model.
+    #[error(transparent)]
+    Store(Box<crate::store::StoreError>),
 }
 
 impl BlrError {

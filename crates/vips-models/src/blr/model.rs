@@ -242,6 +242,68 @@ impl BlrGlobal {
 }
 
 impl Blr {
+    /// The records of a store of labelled sparse rows ([`crate::store::convert_libsvm`]) as a
+    /// record source for [`crate::engine::fit_source`]: each row is read when a batch draws it.
+    ///
+    /// # Errors
+    /// [`BlrError::Store`] for a store of another kind or of a dimension larger than the
+    /// model's; [`BlrError::Empty`] for an empty store.
+    ///
+    /// # Privacy
+    /// The rows were scaled and clipped at conversion (per-record transforms), so the records
+    /// read are those the in-memory loader makes: same seeds, same releases. A row that does not
+    /// decode is replaced by zero in a private release ([`Self::check_records`] is not run over
+    /// a store: it would read every row). The store's count is private under add/remove-one:
+    /// declare the public `N`.
+    ///
+    /// # Example
+    /// ```
+    /// use vips_models::blr::{Blr, BlrConfig, LibsvmOptions};
+    /// use vips_models::engine::{fit_source, Privacy, Stop, SviConfig};
+    /// use vips_models::store::{RecordStore, convert_libsvm};
+    /// # let dir = std::env::temp_dir().join(format!("blr-store-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// let rows: String = (0..200).map(|i| format!("{} 1:{} 2:0.5\n", i % 2, (i % 7) as f64 / 10.0)).collect();
+    /// std::fs::write(dir.join("rows.libsvm"), rows)?;
+    /// convert_libsvm(dir.join("rows.libsvm"), dir.join("rows.store"), LibsvmOptions { dim: Some(2), radius: 1.0 })?;
+    /// let blr = Blr::new(BlrConfig::builder(2).build()?);
+    /// let source = blr.store_source(RecordStore::open(dir.join("rows.store"))?)?;
+    /// let svi = SviConfig::builder()
+    ///     .expected_batch_size(50.0)
+    ///     .stop(Stop::Iterations { iterations: 3 })
+    ///     .privacy(Privacy::Target { epsilon: 1.0, delta: 1e-5 })
+    ///     .population(Some(200))
+    ///     .build()?;
+    /// let fitted = fit_source(&blr, source, &svi, |_, _| {})?;
+    /// assert!(fitted.result.privacy.epsilon.unwrap() <= 1.0);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn store_source(
+        &self,
+        store: crate::store::RecordStore,
+    ) -> Result<crate::store::BlrStoreSource, BlrError> {
+        use crate::store::{RecordKind, StoreError};
+        if store.kind() != RecordKind::LabelledSparseRow {
+            return Err(BlrError::Store(Box::new(StoreError::WrongKind {
+                path: store.path().to_path_buf(),
+                expected: RecordKind::LabelledSparseRow,
+                found: store.kind(),
+            })));
+        }
+        if store.dim() > self.config.dim() as u64 {
+            return Err(BlrError::Store(Box::new(StoreError::Dimension {
+                path: store.path().to_path_buf(),
+                found: store.dim(),
+                model: self.config.dim(),
+            })));
+        }
+        if store.is_empty() {
+            return Err(BlrError::Empty("no records in the store"));
+        }
+        Ok(crate::store::BlrStoreSource::new(store))
+    }
+
     /// The model with the given settings.
     pub fn new(config: BlrConfig) -> Self {
         Self { config }

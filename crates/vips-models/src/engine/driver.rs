@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use dp_accountant::AccountantConfig;
-use dp_core::{PrivacyWall, RngPolicy, SamplingScheme};
+use dp_core::{PrivacyWall, RecordSource, RngPolicy, SamplingScheme, WallBuilder};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 
@@ -98,13 +98,78 @@ pub fn fit<M: VipsModel>(
     model: &M,
     records: Vec<M::Record>,
     config: &SviConfig,
-    mut observer: impl FnMut(&IterationReport, &M::Global),
+    observer: impl FnMut(&IterationReport, &M::Global),
 ) -> Result<Fit<M::Global>, EngineError> {
     let realised = records.len();
     if realised == 0 {
         return Err(EngineError::Empty("no records"));
     }
     model.check_records(&records)?;
+    run(
+        model,
+        PrivacyWall::builder(records),
+        realised,
+        config,
+        observer,
+    )
+}
+
+/// [`fit`] over records **read from `source`** per batch instead of held in memory (a
+/// [`crate::store::RecordStore`] through a model's source, e.g.
+/// [`crate::lda::Lda::store_source`]): each iteration the wall draws its batch of record
+/// indices and reads only those records ([`dp_core::PrivacyWall::from_source`]). Memory is
+/// the batch plus the model, not the records.
+///
+/// Everything else is [`fit`]'s: with the same records, settings and seeds the result is
+/// identical to [`fit`] over the same records in a `Vec` (the same draws, the same sums, the
+/// same noise). [`VipsModel::check_records`] is not run (it would read every record): the
+/// source checks each record when it reads it, and a record it cannot decode contributes zero
+/// to a private release (counted in [`FitDiagnostics::records_replaced`]) and fails a
+/// non-private fit.
+///
+/// # Errors
+/// As [`fit`]; [`EngineError::Wall`] with [`dp_core::CoreError::Source`] when a read fails
+/// (the fit stops; that release is charged, nothing of it is released).
+///
+/// # Privacy
+/// As [`fit`]. The source's record count is the realised count: private under add/remove-one,
+/// so a private Poisson fit requires the declared public population
+/// ([`crate::engine::SviConfigBuilder::population`]) and never uses the count in a released
+/// number. It appears only in the non-private [`FitDiagnostics::realised_population`].
+///
+/// # Example
+/// See [`crate::lda::Lda::store_source`].
+pub fn fit_source<M, S>(
+    model: &M,
+    source: S,
+    config: &SviConfig,
+    observer: impl FnMut(&IterationReport, &M::Global),
+) -> Result<Fit<M::Global>, EngineError>
+where
+    M: VipsModel,
+    S: RecordSource<Record = M::Record> + 'static,
+{
+    let realised = source.len();
+    if realised == 0 {
+        return Err(EngineError::Empty("no records"));
+    }
+    run(
+        model,
+        PrivacyWall::from_source(source),
+        realised,
+        config,
+        observer,
+    )
+}
+
+/// The SVI loop over a wall built from `builder` (records in memory or a source).
+fn run<M: VipsModel>(
+    model: &M,
+    builder: WallBuilder<M::Record>,
+    realised: usize,
+    config: &SviConfig,
+    mut observer: impl FnMut(&IterationReport, &M::Global),
+) -> Result<Fit<M::Global>, EngineError> {
     let population = config.public_population(realised)?;
     let rate = config.sampling_rate(population)?;
     let scheme = config.sampling_scheme(population)?;
@@ -130,7 +195,7 @@ pub fn fit<M: VipsModel>(
         Some(seed) => RngPolicy::Seeded { seed },
         None => RngPolicy::OsEntropy,
     };
-    let builder = PrivacyWall::builder(records)
+    let builder = builder
         .accountant_config(AccountantConfig::default().with_accountant(config.accountant()))
         .sampling(scheme)
         .rng(policy);

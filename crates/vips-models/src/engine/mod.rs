@@ -19,7 +19,7 @@ mod schedule;
 pub use config::{CancelToken, Privacy, Stop, SviConfig, SviConfigBuilder};
 /// How each iteration draws its batch: dp-core's one vocabulary, re-exported.
 pub use dp_core::Batching;
-pub use driver::fit;
+pub use driver::{fit, fit_source};
 pub use error::{EngineError, ModelFailure};
 pub use model::{RecordError, VipsModel};
 pub use result::{

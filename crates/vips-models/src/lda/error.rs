@@ -34,6 +34,9 @@ pub enum LdaError {
     /// variational parameter).
     #[error(transparent)]
     ExpFam(#[from] expfam::ExpFamError),
+    /// A record store that cannot be read or does not fit the model.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
     /// A size over a documented limit (see [`crate::limits`]).
     #[error(transparent)]
     Limit(#[from] crate::limits::LimitError),

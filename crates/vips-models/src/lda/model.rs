@@ -7,6 +7,7 @@ use super::estep::{DocScratch, infer_document};
 use super::{ExpectedTopics, LdaConfig, LdaError, Topics};
 use crate::engine::{EngineError, RecordError, VipsModel};
 use crate::lda::corpus::{Corpus, Document, ResamplingKey, resample_document};
+use crate::store::{LdaStoreSource, RecordKind, RecordStore, StoreError};
 use dp_core::{ContributionBuffer, MatrixBlock, Release, ReleaseSpec};
 
 /// Latent Dirichlet allocation for the VIPS engine.
@@ -94,6 +95,77 @@ impl Lda {
                 .map(|d| resample_document(d, n, key).map_err(LdaError::from))
                 .collect(),
         }
+    }
+
+    /// The training documents of a bag-of-words store as a record source for
+    /// [`crate::engine::fit_source`]: each document is read when a batch draws it and prepared
+    /// exactly as [`Self::prepare`] prepares it in memory (resampled to the fixed length from
+    /// its own stream keyed by `key` and its content).
+    ///
+    /// # Errors
+    /// [`LdaError::Store`]: [`StoreError::WrongKind`](crate::store::StoreError::WrongKind) for a
+    /// store of another kind, [`StoreError::Dimension`](crate::store::StoreError::Dimension) if
+    /// its vocabulary is larger than the model's `V`; [`LdaError::Empty`] for an empty store.
+    ///
+    /// # Privacy
+    /// As [`Self::prepare`]: a per-record transform. A stored record that does not decode is
+    /// replaced by zero in a private release (it is not checked up front: that would read the
+    /// whole corpus). The store's record count is private under add/remove-one; declare the
+    /// public `N` ([`crate::engine::SviConfigBuilder::population`]).
+    ///
+    /// # Example
+    /// ```
+    /// use vips_models::engine::{fit, fit_source, Privacy, Stop, SviConfig};
+    /// use vips_models::lda::corpus::{ResamplingKey, SyntheticConfig};
+    /// use vips_models::lda::{Lda, LdaConfig};
+    /// use vips_models::store::{RecordStore, write_documents};
+    /// let corpus = SyntheticConfig::builder().num_docs(300).vocab_size(40).num_topics(3).doc_length(30)
+    ///     .build()?.generate()?.corpus;
+    /// # let dir = std::env::temp_dir().join(format!("lda-store-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// let path = dir.join("corpus.store");
+    /// write_documents(&path, 40, corpus.docs().iter().cloned().map(Ok))?;
+    /// let lda = Lda::new(LdaConfig::builder(3, 40).doc_length(Some(30)).build()?);
+    /// let svi = SviConfig::builder()
+    ///     .expected_batch_size(50.0)
+    ///     .stop(Stop::Iterations { iterations: 3 })
+    ///     .privacy(Privacy::Target { epsilon: 1.0, delta: 1e-5 })
+    ///     .noise_seed(Some(7))
+    ///     .population(Some(300))
+    ///     .build()?;
+    /// let key = ResamplingKey::public_seed(5);
+    /// let source = lda.store_source(RecordStore::open(&path)?, key.clone())?;
+    /// let from_disk = fit_source(&lda, source, &svi, |_, _| {})?;
+    /// let in_memory = fit(&lda, lda.prepare(&corpus, &key)?, &svi, |_, _| {})?;
+    /// assert_eq!(from_disk.result.global, in_memory.result.global); // same seeds: identical
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn store_source(
+        &self,
+        store: RecordStore,
+        key: ResamplingKey,
+    ) -> Result<LdaStoreSource, LdaError> {
+        if store.kind() != RecordKind::BagOfWords {
+            return Err(StoreError::WrongKind {
+                path: store.path().to_path_buf(),
+                expected: RecordKind::BagOfWords,
+                found: store.kind(),
+            }
+            .into());
+        }
+        if store.dim() > self.cfg.vocab_size() as u64 {
+            return Err(StoreError::Dimension {
+                path: store.path().to_path_buf(),
+                found: store.dim(),
+                model: self.cfg.vocab_size(),
+            }
+            .into());
+        }
+        if store.is_empty() {
+            return Err(LdaError::Empty("no training documents in the store"));
+        }
+        Ok(LdaStoreSource::new(store, self.cfg.doc_length(), key))
     }
 }
 

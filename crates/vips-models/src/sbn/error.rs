@@ -74,6 +74,9 @@ pub enum SbnError {
     /// A size over a documented limit (see [`crate::limits`]).
     #[error(transparent)]
     Limit(#[from] crate::limits::LimitError),
+    /// A record store that cannot be read or does not fit the model.
+    #[error(transparent)]
+    Store(Box<crate::store::StoreError>),
 }
 
 impl SbnError {

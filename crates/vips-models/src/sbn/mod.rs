@@ -36,7 +36,7 @@ pub use data::{
 pub use error::SbnError;
 pub use estep::LocalPosterior;
 pub use evaluate::{baseline_pixel_accuracy, heldout_lower_bound, pixel_accuracy};
-pub use idx::{BinaryImage, load_idx_images, load_mnist_dir, parse_idx_images};
+pub use idx::{BinaryImage, load_idx_images, load_mnist_dir, parse_idx_images, stream_idx_images};
 pub use model::{Sbn, SbnBlocks, SbnShiftBlocks, SbnTarget};
 pub use params::{SbnGlobal, SbnNatural};
 pub use saved::{SavedSbn, SbnEvaluation, SbnReconstruction};

@@ -107,6 +107,67 @@ pub struct SbnTarget {
 }
 
 impl Sbn {
+    /// The images of a store of binary vectors ([`crate::store::convert_idx`],
+    /// [`crate::store::write_images`]) as a record source for [`crate::engine::fit_source`]:
+    /// each image is read when a batch draws it.
+    ///
+    /// # Errors
+    /// [`SbnError::Store`] for a store of another kind or whose images do not have the model's
+    /// number of visible units; [`SbnError::Empty`] for an empty store.
+    ///
+    /// # Privacy
+    /// The records read are the stored images (binarised at conversion, a per-record
+    /// transform): same seeds, same releases as in memory. An image that does not decode is
+    /// replaced by zero in a private release ([`Self::check_images`] is not run over a store).
+    /// The store's count is private under add/remove-one: declare the public `N`.
+    ///
+    /// # Example
+    /// ```
+    /// use vips_models::engine::{fit_source, Privacy, Stop, SviConfig};
+    /// use vips_models::sbn::{BinaryImage, Sbn, SbnConfig};
+    /// use vips_models::store::{RecordStore, write_images};
+    /// # let dir = std::env::temp_dir().join(format!("sbn-store-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// let images = (0..100).map(|i| Ok(BinaryImage { pixels: (0..16).map(|p| u8::from((p + i) % 3 == 0)).collect() }));
+    /// write_images(dir.join("images.store"), 16, images)?;
+    /// let sbn = Sbn::new(SbnConfig::builder(16, 4).build()?)?;
+    /// let source = sbn.store_source(RecordStore::open(dir.join("images.store"))?)?;
+    /// let svi = SviConfig::builder()
+    ///     .expected_batch_size(20.0)
+    ///     .stop(Stop::Iterations { iterations: 2 })
+    ///     .privacy(Privacy::NonPrivate)
+    ///     .population(Some(100))
+    ///     .build()?;
+    /// let fitted = fit_source(&sbn, source, &svi, |_, _| {})?;
+    /// assert_eq!(fitted.result.iterations, 2);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn store_source(
+        &self,
+        store: crate::store::RecordStore,
+    ) -> Result<crate::store::SbnStoreSource, SbnError> {
+        use crate::store::{RecordKind, StoreError};
+        if store.kind() != RecordKind::BinaryVector {
+            return Err(SbnError::Store(Box::new(StoreError::WrongKind {
+                path: store.path().to_path_buf(),
+                expected: RecordKind::BinaryVector,
+                found: store.kind(),
+            })));
+        }
+        if store.dim() != self.config.visible as u64 {
+            return Err(SbnError::Store(Box::new(StoreError::Dimension {
+                path: store.path().to_path_buf(),
+                found: store.dim(),
+                model: self.config.visible,
+            })));
+        }
+        if store.is_empty() {
+            return Err(SbnError::Empty("no images in the store"));
+        }
+        Ok(crate::store::SbnStoreSource::new(store))
+    }
+
     /// A model with the given settings.
     ///
     /// # Errors

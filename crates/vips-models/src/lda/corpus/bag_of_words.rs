@@ -156,10 +156,54 @@ fn header_value(
 /// # Ok::<(), vips_models::lda::corpus::CorpusError>(())
 /// ```
 pub fn load_uci_bow(path: impl AsRef<Path>) -> Result<Corpus, CorpusError> {
-    let path = path.as_ref();
+    let mut docs = Vec::new();
+    let vocab_size = read_uci_bow(path.as_ref(), true, &mut |_, doc| {
+        docs.push(doc);
+        true
+    })?;
+    Corpus::new(docs, vocab_size)
+}
+
+/// Reads a UCI bag-of-words `docword` file as [`load_uci_bow`] does (the same checks and
+/// errors) but hands each document to `sink(W, document)` as soon as it is complete instead
+/// of keeping the corpus: memory is one document. `sink` returns `false` to stop reading
+/// (the caller then knows why). No memory limit is applied to the header's `D` and `NNZ`.
+///
+/// # Errors
+/// As [`load_uci_bow`].
+///
+/// # Example
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("stream-bow-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("docword.txt");
+/// std::fs::write(&path, "2\n3\n3\n1 1 2\n1 3 1\n2 2 4\n")?;
+/// let mut lengths = Vec::new();
+/// vips_models::lda::corpus::stream_uci_bow(&path, |w, doc| {
+///     assert_eq!(w, 3);
+///     lengths.push(doc.len());
+///     true
+/// })?;
+/// assert_eq!(lengths, vec![3, 4]);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn stream_uci_bow(
+    path: impl AsRef<Path>,
+    mut sink: impl FnMut(usize, Document) -> bool,
+) -> Result<(), CorpusError> {
+    read_uci_bow(path.as_ref(), false, &mut sink).map(|_| ())
+}
+
+/// Opens and parses `path`, handing documents to `sink`; returns `W`.
+fn read_uci_bow(
+    path: &Path,
+    in_memory: bool,
+    sink: &mut dyn FnMut(usize, Document) -> bool,
+) -> Result<usize, CorpusError> {
     let (mut reader, gzip) = open(path)?;
-    match parse_docword(&mut *reader, path, gzip) {
-        Ok(corpus) => Ok(corpus),
+    match parse_docword(&mut *reader, path, gzip, in_memory, sink) {
+        Ok(vocab_size) => Ok(vocab_size),
         Err(
             e @ (CorpusError::Io { .. } | CorpusError::Gzip { .. } | CorpusError::InFile { .. }),
         ) => Err(e),
@@ -182,7 +226,13 @@ const BYTES_PER_DOC: f64 = 72.0;
 /// Bytes per non-zero entry once loaded (a word id and a count).
 const BYTES_PER_ENTRY: f64 = 8.0;
 
-fn parse_docword(reader: &mut dyn BufRead, path: &Path, gzip: bool) -> Result<Corpus, CorpusError> {
+fn parse_docword(
+    reader: &mut dyn BufRead,
+    path: &Path,
+    gzip: bool,
+    in_memory: bool,
+    sink: &mut dyn FnMut(usize, Document) -> bool,
+) -> Result<usize, CorpusError> {
     let mut buf = String::new();
     let num_docs = header_value(reader, &mut buf, 1, "D", path, gzip)?;
     let vocab_size = header_value(reader, &mut buf, 2, "W", path, gzip)?;
@@ -208,35 +258,30 @@ fn parse_docword(reader: &mut dyn BufRead, path: &Path, gzip: bool) -> Result<Co
             ),
         });
     }
-    check_memory(
-        "the docword header (D, NNZ)",
-        format!(
-            "D = {} documents with NNZ = {} entries",
-            count(num_docs as f64),
-            count(nnz as f64)
-        ),
-        num_docs as f64 * BYTES_PER_DOC + nnz as f64 * BYTES_PER_ENTRY,
-    )?;
-    // Capacity from the header is only a hint: never more than the input could hold.
-    let mut docs: Vec<Document> = Vec::with_capacity(num_docs.min(1 << 16));
+    if in_memory {
+        check_memory(
+            "the docword header (D, NNZ)",
+            format!(
+                "D = {} documents with NNZ = {} entries",
+                count(num_docs as f64),
+                count(nnz as f64)
+            ),
+            num_docs as f64 * BYTES_PER_DOC + nnz as f64 * BYTES_PER_ENTRY,
+        )?;
+    }
     let mut cur_doc: usize = 0; // 1-based id of the document being read; 0 = none yet
     let mut words: Vec<u32> = Vec::new();
     let mut counts: Vec<u32> = Vec::new();
     let mut found = 0usize;
     let mut line_no = 3usize;
-    let finish =
-        |docs: &mut Vec<Document>,
-         words: &mut Vec<u32>,
-         counts: &mut Vec<u32>,
-         line: usize|
-         -> Result<(), CorpusError> {
+    let mut finish =
+        |words: &mut Vec<u32>, counts: &mut Vec<u32>, line: usize| -> Result<bool, CorpusError> {
             let doc = Document::from_sorted(std::mem::take(words), std::mem::take(counts))
                 .map_err(|e| CorpusError::Parse {
                     line,
                     reason: e.to_string(),
                 })?;
-            docs.push(doc);
-            Ok(())
+            Ok(sink(vocab_size, doc))
         };
     loop {
         line_no += 1;
@@ -289,8 +334,8 @@ fn parse_docword(reader: &mut dyn BufRead, path: &Path, gzip: bool) -> Result<Co
             return Err(CorpusError::Unsorted { line: line_no });
         }
         if doc > cur_doc {
-            if cur_doc > 0 {
-                finish(&mut docs, &mut words, &mut counts, line_no)?;
+            if cur_doc > 0 && !finish(&mut words, &mut counts, line_no)? {
+                return Ok(vocab_size);
             }
             if doc > cur_doc + 1 {
                 return Err(CorpusError::EmptyDocument {
@@ -311,16 +356,16 @@ fn parse_docword(reader: &mut dyn BufRead, path: &Path, gzip: bool) -> Result<Co
             found,
         });
     }
-    if cur_doc > 0 {
-        finish(&mut docs, &mut words, &mut counts, line_no)?;
-    }
     if cur_doc < num_docs {
         return Err(CorpusError::EmptyDocument {
             line: line_no,
             doc: cur_doc + 1,
         });
     }
-    Corpus::new(docs, vocab_size)
+    if cur_doc > 0 {
+        finish(&mut words, &mut counts, line_no)?;
+    }
+    Ok(vocab_size)
 }
 
 /// Reads a vocabulary file: one word per line (trailing empty lines ignored).

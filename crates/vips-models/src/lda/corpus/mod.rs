@@ -10,7 +10,7 @@ mod prepare;
 mod resample;
 mod synthetic;
 
-pub use bag_of_words::{UciSplits, load_uci_bow, load_uci_dir, load_vocab};
+pub use bag_of_words::{UciSplits, load_uci_bow, load_uci_dir, load_vocab, stream_uci_bow};
 pub use document::{Corpus, Document};
 pub use error::CorpusError;
 pub use prepare::{DEFAULT_CLIP_SCALE, PRIVATE_DOC_LENGTH, Preparation, Prepared};

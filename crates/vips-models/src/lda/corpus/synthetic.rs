@@ -237,6 +237,70 @@ impl SyntheticConfig {
     /// ```
     pub fn generate(&self) -> Result<SyntheticCorpus, CorpusError> {
         self.check()?;
+        let (topics, word_tables) = self.topics_and_tables();
+        let num_chunks = self.num_docs.div_ceil(GENERATION_CHUNK);
+        let docs: Vec<Document> = (0..num_chunks)
+            .into_par_iter()
+            .flat_map_iter(|c| self.chunk(c, &word_tables))
+            .collect();
+        let corpus = Corpus::new(docs, self.vocab_size)?;
+        Ok(SyntheticCorpus {
+            corpus,
+            topics,
+            config: self.clone(),
+        })
+    }
+
+    /// The documents [`Self::generate`] draws, the same ones in the same order, handed to
+    /// `sink` one by one instead of collected: memory is a few thousand documents whatever
+    /// `D` (drawn in parallel, a wave of chunks at a time). `sink` returns `false` to stop.
+    /// Returns the true topics (`K` rows of `V`). For corpora larger than memory
+    /// ([`crate::store::write_synthetic`]).
+    ///
+    /// # Errors
+    /// As [`Self::generate`], except that the number of documents is not limited by memory.
+    ///
+    /// # Example
+    /// ```
+    /// use vips_models::lda::corpus::SyntheticConfig;
+    /// let cfg = SyntheticConfig::builder().num_docs(3000).vocab_size(30).num_topics(3).doc_length(20).build()?;
+    /// let mut streamed = Vec::new();
+    /// cfg.stream_documents(|d| { streamed.push(d); true })?;
+    /// assert_eq!(streamed, cfg.generate()?.corpus.into_docs());
+    /// # Ok::<(), vips_models::lda::corpus::CorpusError>(())
+    /// ```
+    pub fn stream_documents(
+        &self,
+        mut sink: impl FnMut(Document) -> bool,
+    ) -> Result<Vec<f64>, CorpusError> {
+        // The settings' checks with one document: the corpus itself is not held.
+        Self {
+            num_docs: 1,
+            ..self.clone()
+        }
+        .check()?;
+        let (topics, word_tables) = self.topics_and_tables();
+        let num_chunks = self.num_docs.div_ceil(GENERATION_CHUNK);
+        let wave = 4 * rayon::current_num_threads().max(1);
+        let mut first = 0;
+        while first < num_chunks {
+            let last = (first + wave).min(num_chunks);
+            let chunks: Vec<Vec<Document>> = (first..last)
+                .into_par_iter()
+                .map(|c| self.chunk(c, &word_tables))
+                .collect();
+            for doc in chunks.into_iter().flatten() {
+                if !sink(doc) {
+                    return Ok(topics);
+                }
+            }
+            first = last;
+        }
+        Ok(topics)
+    }
+
+    /// The true topics and one alias table per topic.
+    fn topics_and_tables(&self) -> (Vec<f64>, Vec<WeightedAliasIndex<f64>>) {
         let (k, v) = (self.num_topics, self.vocab_size);
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let mut topics = vec![0.0; k * v];
@@ -247,45 +311,42 @@ impl SyntheticConfig {
             .chunks(v)
             .map(|row| WeightedAliasIndex::new(row.to_vec()).expect("a probability vector"))
             .collect();
-        const CHUNK: usize = 1024;
-        let num_chunks = self.num_docs.div_ceil(CHUNK);
-        let docs: Vec<Document> = (0..num_chunks)
-            .into_par_iter()
-            .flat_map_iter(|c| {
-                let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-                rng.set_stream(c as u64 + 1);
-                let start = c * CHUNK;
-                let end = (start + CHUNK).min(self.num_docs);
-                let mut theta = vec![0.0; k];
-                let mut cumulative = vec![0.0; k];
-                let mut tokens: Vec<u32> = Vec::with_capacity(self.doc_length);
-                let mut docs = Vec::with_capacity(end - start);
-                for _ in start..end {
-                    sample_symmetric_dirichlet(&mut rng, self.alpha, &mut theta);
-                    let mut acc = 0.0;
-                    for (c, t) in cumulative.iter_mut().zip(&theta) {
-                        acc += t;
-                        *c = acc;
-                    }
-                    tokens.clear();
-                    for _ in 0..self.doc_length {
-                        let u: f64 = rng.random::<f64>() * acc;
-                        let topic = cumulative.partition_point(|&c| c <= u).min(k - 1);
-                        tokens.push(word_tables[topic].sample(&mut rng) as u32);
-                    }
-                    docs.push(tokens_to_document(&mut tokens));
-                }
-                docs
-            })
-            .collect();
-        let corpus = Corpus::new(docs, v)?;
-        Ok(SyntheticCorpus {
-            corpus,
-            topics,
-            config: self.clone(),
-        })
+        (topics, word_tables)
+    }
+
+    /// The documents of chunk `c` (documents `c * GENERATION_CHUNK ..`), from the chunk's own
+    /// stream.
+    fn chunk(&self, c: usize, word_tables: &[WeightedAliasIndex<f64>]) -> Vec<Document> {
+        let k = self.num_topics;
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        rng.set_stream(c as u64 + 1);
+        let start = c * GENERATION_CHUNK;
+        let end = (start + GENERATION_CHUNK).min(self.num_docs);
+        let mut theta = vec![0.0; k];
+        let mut cumulative = vec![0.0; k];
+        let mut tokens: Vec<u32> = Vec::with_capacity(self.doc_length);
+        let mut docs = Vec::with_capacity(end - start);
+        for _ in start..end {
+            sample_symmetric_dirichlet(&mut rng, self.alpha, &mut theta);
+            let mut acc = 0.0;
+            for (c, t) in cumulative.iter_mut().zip(&theta) {
+                acc += t;
+                *c = acc;
+            }
+            tokens.clear();
+            for _ in 0..self.doc_length {
+                let u: f64 = rng.random::<f64>() * acc;
+                let topic = cumulative.partition_point(|&c| c <= u).min(k - 1);
+                tokens.push(word_tables[topic].sample(&mut rng) as u32);
+            }
+            docs.push(tokens_to_document(&mut tokens));
+        }
+        docs
     }
 }
+
+/// Documents per generation chunk (each chunk has its own random stream).
+const GENERATION_CHUNK: usize = 1024;
 
 /// Sorts `tokens` and counts runs into a document (tokens must be non-empty).
 pub(crate) fn tokens_to_document(tokens: &mut [u32]) -> Document {

@@ -1,0 +1,214 @@
+//! A wall reading its records from a `RecordSource` releases exactly what a wall holding the
+//! same records in a `Vec` releases (same seeds: bit-identical), and handles a source's failures
+//! as documented (an undecodable record is replaced by zero; a failed read aborts and charges).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use dp_core::{
+    ContributionBuffer, CoreError, PrivacyWall, RecordSource, ReleaseSpec, SamplingScheme,
+    SourceError, VectorBlock, WallBuilder,
+};
+
+/// Records `[x, y]` derived from the index; `fail` marks records that cannot be decoded and
+/// `io_fail` makes every read fail.
+struct Derived {
+    n: usize,
+    undecodable: Option<usize>,
+    io_fail: bool,
+    reads: Arc<AtomicUsize>,
+}
+
+fn record(i: usize) -> [f64; 2] {
+    let x = ((i * 7919) % 1000) as f64 / 250.0 - 2.0;
+    [x, (i % 3) as f64 - 1.0]
+}
+
+impl RecordSource for Derived {
+    type Record = [f64; 2];
+    fn len(&self) -> usize {
+        self.n
+    }
+    fn read(&self, index: usize) -> Result<[f64; 2], SourceError> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        if self.io_fail {
+            return Err(SourceError::Io {
+                file: PathBuf::from("corpus.store"),
+                kind: std::io::ErrorKind::UnexpectedEof,
+            });
+        }
+        if self.undecodable == Some(index) {
+            return Err(SourceError::Record {
+                reason: "corrupt payload",
+            });
+        }
+        Ok(record(index))
+    }
+}
+
+fn derived(n: usize) -> Derived {
+    Derived {
+        n,
+        undecodable: None,
+        io_fail: false,
+        reads: Arc::new(AtomicUsize::new(0)),
+    }
+}
+
+fn spec() -> (ReleaseSpec, VectorBlock) {
+    let mut b = ReleaseSpec::builder("source test");
+    let v = b.vector("xy", 2, 1.5).unwrap();
+    (b.build().unwrap(), v)
+}
+
+fn statistic(v: VectorBlock) -> impl Fn(&[f64; 2], &mut ContributionBuffer) + Sync {
+    move |r, buf| buf.dense(v).copy_from_slice(r)
+}
+
+fn configure<R>(b: WallBuilder<R>, scheme: SamplingScheme, n: usize) -> WallBuilder<R> {
+    let b = b
+        .sampling(scheme)
+        .epsilon_delta(2.0, 1e-5)
+        .calibrate_for_releases(20)
+        .seed(11);
+    match scheme {
+        SamplingScheme::Poisson { .. } => b.public_population_size(n),
+        _ => b,
+    }
+}
+
+/// Same seeds, in memory and from the source: identical releases, ledger and diagnostics.
+#[test]
+fn source_releases_are_bit_identical_to_in_memory() {
+    let n = 5_000;
+    let (spec, v) = spec();
+    for scheme in [
+        SamplingScheme::poisson(0.05).unwrap(),
+        SamplingScheme::fixed_size(300).unwrap(),
+        SamplingScheme::uniform_single(),
+    ] {
+        let records: Vec<[f64; 2]> = (0..n).map(record).collect();
+        let mut memory = configure(PrivacyWall::builder(records), scheme, n)
+            .build()
+            .unwrap();
+        let mut stored = configure(PrivacyWall::from_source(derived(n)), scheme, n)
+            .build()
+            .unwrap();
+        for _ in 0..10 {
+            let a = memory.release(&spec, statistic(v)).unwrap();
+            let b = stored.release(&spec, statistic(v)).unwrap();
+            assert_eq!(a.vector(v).unwrap(), b.vector(v).unwrap(), "{scheme:?}");
+            assert_eq!(a.diagnostics(), b.diagnostics());
+        }
+        let mut out_a = [0.0; 2];
+        let mut out_b = [0.0; 2];
+        let st = statistic(v);
+        memory.release_into(&spec, &st, &mut out_a).unwrap();
+        stored.release_into(&spec, &st, &mut out_b).unwrap();
+        assert_eq!(out_a, out_b);
+        assert_eq!(memory.ledger().entries(), stored.ledger().entries());
+        assert_eq!(
+            memory.spent_epsilon().unwrap(),
+            stored.spent_epsilon().unwrap()
+        );
+    }
+}
+
+/// Only the sampled records are read: about `q N` per release, not `N`.
+#[test]
+fn source_reads_only_the_batch() {
+    let n = 1_000_000;
+    let source = derived(n);
+    let reads = Arc::clone(&source.reads);
+    let (spec, v) = spec();
+    let mut wall = configure(
+        PrivacyWall::from_source(source),
+        SamplingScheme::poisson(1e-3).unwrap(),
+        n,
+    )
+    .build()
+    .unwrap();
+    for _ in 0..5 {
+        wall.release(&spec, statistic(v)).unwrap();
+    }
+    // 5 releases of Binomial(10^6, 10^-3): mean 5,000, sd 71; 5,500 is 7 sd away.
+    let reads = reads.load(Ordering::Relaxed);
+    assert!((4_500..5_500).contains(&reads), "{reads} records read");
+}
+
+/// An undecodable record is replaced by zero (private) and fails a non-private release.
+#[test]
+fn undecodable_record_is_replaced_or_fails() {
+    let n = 50;
+    let (spec, v) = spec();
+    let source = Derived {
+        undecodable: Some(7),
+        ..derived(n)
+    };
+    // Rate 1: every record is in every batch.
+    let mut wall = configure(
+        PrivacyWall::from_source(source),
+        SamplingScheme::poisson(1.0).unwrap(),
+        n,
+    )
+    .build()
+    .unwrap();
+    let release = wall.release(&spec, statistic(v)).unwrap();
+    assert_eq!(release.diagnostics().replaced_records, 1);
+
+    let source = Derived {
+        undecodable: Some(7),
+        ..derived(n)
+    };
+    let mut wall = PrivacyWall::from_source(source)
+        .sampling(SamplingScheme::poisson(1.0).unwrap())
+        .non_private()
+        .build()
+        .unwrap();
+    let err = wall.release(&spec, statistic(v)).unwrap_err();
+    assert!(
+        matches!(err, CoreError::InvalidContribution { .. }),
+        "{err}"
+    );
+}
+
+/// A failed read aborts the release, names the file and charges the release anyway.
+#[test]
+fn failed_read_aborts_and_charges() {
+    let n = 100;
+    let (spec, v) = spec();
+    let source = Derived {
+        io_fail: true,
+        ..derived(n)
+    };
+    let mut wall = configure(
+        PrivacyWall::from_source(source),
+        SamplingScheme::poisson(0.5).unwrap(),
+        n,
+    )
+    .build()
+    .unwrap();
+    let err = wall.release(&spec, statistic(v)).unwrap_err();
+    assert!(matches!(err, CoreError::Source(SourceError::Io { .. })));
+    assert!(err.to_string().contains("corpus.store"), "{err}");
+    assert_eq!(wall.ledger().len(), 1);
+    assert!(wall.ledger().entries()[0].notes.contains_key("aborted"));
+    assert!(wall.spent_epsilon().unwrap() > 0.0);
+    assert_eq!(wall.releases_made(), 1);
+    let mut out = [0.0; 2];
+    let err = wall
+        .release_into(&spec, statistic(v), &mut out)
+        .unwrap_err();
+    assert!(matches!(err, CoreError::Source(_)));
+    assert_eq!(wall.ledger().len(), 2);
+}
+
+/// `Vec` is a source of its own records.
+#[test]
+fn vec_is_a_source() {
+    let v = vec![1u8, 2, 3];
+    assert_eq!(RecordSource::len(&v), 3);
+    assert_eq!(v.read(2), Ok(3));
+    assert!(matches!(v.read(3), Err(SourceError::Record { .. })));
+}

@@ -1,0 +1,276 @@
+//! Bag-of-words records (LDA): encoding, the converters, and the wall's source for LDA.
+
+use std::path::Path;
+
+use dp_core::{RecordSource, SourceError};
+use rayon::prelude::*;
+
+use super::{RecordKind, RecordStore, StoreError, StoreWriter};
+use crate::lda::corpus::{Document, ResamplingKey, SyntheticConfig, resample_document};
+
+/// Encodes `doc` as `(word u32, count u32)` pairs into `buf` (cleared first).
+fn encode_document(doc: &Document, buf: &mut Vec<u8>) {
+    buf.clear();
+    for (&w, &c) in doc.words().iter().zip(doc.counts()) {
+        buf.extend_from_slice(&w.to_le_bytes());
+        buf.extend_from_slice(&c.to_le_bytes());
+    }
+}
+
+/// Why a stored bag of words is refused (a fixed text: it may reach an error message).
+fn check_pairs(payload: &[u8], dim: u64) -> Result<(), &'static str> {
+    if payload.is_empty() || !payload.len().is_multiple_of(8) {
+        return Err("a bag-of-words record is not a whole number of (word, count) pairs");
+    }
+    let mut previous: Option<u32> = None;
+    for pair in payload.chunks_exact(8) {
+        let (w, c) = pair_at(pair);
+        if u64::from(w) >= dim {
+            return Err("a word id outside the store's vocabulary");
+        }
+        if previous.is_some_and(|p| w <= p) {
+            return Err("word ids not strictly increasing");
+        }
+        if c == 0 {
+            return Err("a zero count");
+        }
+        previous = Some(w);
+    }
+    Ok(())
+}
+
+fn pair_at(pair: &[u8]) -> (u32, u32) {
+    let mut w = [0u8; 4];
+    let mut c = [0u8; 4];
+    w.copy_from_slice(&pair[..4]);
+    c.copy_from_slice(&pair[4..8]);
+    (u32::from_le_bytes(w), u32::from_le_bytes(c))
+}
+
+/// Reads and decodes document `index` of a bag-of-words store (`buf` is scratch).
+///
+/// # Errors
+/// [`StoreError::WrongKind`] for another kind of store; [`StoreError::Io`] if the read fails;
+/// [`StoreError::Corrupt`] if the payload is not a valid document of the store's vocabulary.
+pub fn decode_document(
+    store: &RecordStore,
+    index: usize,
+    buf: &mut Vec<u8>,
+) -> Result<Document, StoreError> {
+    if store.kind() != RecordKind::BagOfWords {
+        return Err(StoreError::WrongKind {
+            path: store.path().to_path_buf(),
+            expected: RecordKind::BagOfWords,
+            found: store.kind(),
+        });
+    }
+    store.read_payload(index, buf)?;
+    let corrupt = |reason| StoreError::Corrupt {
+        path: store.path().to_path_buf(),
+        reason,
+    };
+    check_pairs(buf, store.dim()).map_err(corrupt)?;
+    let (words, counts) = buf.chunks_exact(8).map(pair_at).unzip();
+    Document::from_sorted(words, counts).map_err(|_| corrupt("not a valid document"))
+}
+
+/// Writes the documents of `docs` (in order) as a bag-of-words store of vocabulary size
+/// `vocab_size` at `path`, streaming (one document in memory at a time) and atomically.
+/// Returns the number of documents.
+///
+/// # Errors
+/// The iterator's first error (typically the input's parser's, naming its file and line);
+/// [`StoreError::BadRecord`] for a word id `>= vocab_size`; the writer's errors. On any error
+/// nothing is left at `path`.
+pub fn write_documents<I>(
+    path: impl AsRef<Path>,
+    vocab_size: usize,
+    docs: I,
+) -> Result<u64, StoreError>
+where
+    I: IntoIterator<Item = Result<Document, StoreError>>,
+{
+    let mut writer = StoreWriter::create(path, RecordKind::BagOfWords, vocab_size as u64)?;
+    let mut buf = Vec::new();
+    for doc in docs {
+        let doc = doc?;
+        if doc.max_word() as usize >= vocab_size {
+            return Err(StoreError::BadRecord {
+                path: writer.path().to_path_buf(),
+                record: writer.len(),
+                reason: "a word id outside the vocabulary",
+            });
+        }
+        encode_document(&doc, &mut buf);
+        writer.push_payload(&buf)?;
+    }
+    writer.finish()
+}
+
+/// Converts a UCI bag-of-words `docword` file (plain or gzip) into a store at `store`,
+/// streaming: the input is parsed line by line with the in-memory loader's checks
+/// ([`crate::lda::corpus::load_uci_bow`]) and each document is written as soon as it is
+/// complete. Returns the number of documents.
+///
+/// # Errors
+/// [`StoreError::Input`] for the input's errors (file and line, as the loader reports them);
+/// the writer's errors. On any error nothing is left at `store`.
+pub fn convert_uci_bow(
+    input: impl AsRef<Path>,
+    store: impl AsRef<Path>,
+) -> Result<u64, StoreError> {
+    let mut writer: Option<StoreWriter> = None;
+    let mut buf = Vec::new();
+    let mut failure: Option<StoreError> = None;
+    let store = store.as_ref();
+    crate::lda::corpus::stream_uci_bow(input.as_ref(), |vocab_size, doc| {
+        if failure.is_some() {
+            return false;
+        }
+        if writer.is_none() {
+            match StoreWriter::create(store, RecordKind::BagOfWords, vocab_size as u64) {
+                Ok(w) => writer = Some(w),
+                Err(e) => {
+                    failure = Some(e);
+                    return false;
+                }
+            }
+        }
+        let Some(w) = writer.as_mut() else {
+            return false;
+        };
+        encode_document(&doc, &mut buf);
+        if let Err(e) = w.push_payload(&buf) {
+            failure = Some(e);
+            return false;
+        }
+        true
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    match writer {
+        Some(w) => w.finish(),
+        None => Err(StoreError::Corrupt {
+            path: store.to_path_buf(),
+            reason: "the input holds no document",
+        }),
+    }
+}
+
+/// LDA's records read from a bag-of-words store, each prepared exactly as
+/// [`crate::lda::Lda::prepare`] prepares an in-memory corpus (resampled to the fixed length
+/// from its own keyed stream); built by [`crate::lda::Lda::store_source`].
+///
+/// # Privacy
+/// Each record handed to the wall is a function of the stored document and the key only: the
+/// prepared record of document `i` is the one `prepare` makes in memory, so a fit through the
+/// store releases exactly what the in-memory fit releases for the same seeds. A stored record
+/// that does not decode or uses a word outside the model's vocabulary is a
+/// [`SourceError::Record`]: replaced by zero in a private release. [`RecordSource::len`] is
+/// the store's record count (private under add/remove-one).
+#[derive(Debug)]
+pub struct LdaStoreSource {
+    store: RecordStore,
+    doc_length: Option<usize>,
+    key: ResamplingKey,
+}
+
+impl LdaStoreSource {
+    /// The source over `store` (checked by the caller: bag of words, dimension at most `V`).
+    pub(crate) fn new(store: RecordStore, doc_length: Option<usize>, key: ResamplingKey) -> Self {
+        Self {
+            store,
+            doc_length,
+            key,
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &RecordStore {
+        &self.store
+    }
+
+    fn read_with(&self, index: usize, buf: &mut Vec<u8>) -> Result<Document, SourceError> {
+        let doc = decode_document(&self.store, index, buf).map_err(|e| match e {
+            StoreError::Io { source, .. } => SourceError::Io {
+                file: self.store.path().to_path_buf(),
+                kind: source.kind(),
+            },
+            _ => SourceError::Record {
+                reason: "a corrupt bag-of-words record",
+            },
+        })?;
+        match self.doc_length {
+            None => Ok(doc),
+            Some(n) => resample_document(&doc, n, &self.key).map_err(|_| SourceError::Record {
+                reason: "the document could not be resampled",
+            }),
+        }
+    }
+}
+
+impl RecordSource for LdaStoreSource {
+    type Record = Document;
+
+    fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    fn read(&self, index: usize) -> Result<Document, SourceError> {
+        self.read_with(index, &mut Vec::new())
+    }
+
+    /// Reads and prepares the batch in parallel (rayon), in order.
+    fn read_batch(&self, indices: &[usize], out: &mut Vec<Result<Document, SourceError>>) {
+        indices
+            .par_iter()
+            .map_init(Vec::new, |buf, &i| self.read_with(i, buf))
+            .collect_into_vec(out);
+    }
+}
+
+/// Draws the synthetic LDA corpus of `cfg` ([`SyntheticConfig::stream_documents`]: the
+/// documents [`SyntheticConfig::generate`] draws, in the same order) straight into a
+/// bag-of-words store at `path`, streaming, atomically. Returns the number of documents and
+/// the true topics (`K` rows of `V`).
+///
+/// # Errors
+/// The generator's settings errors ([`StoreError::Input`]); the writer's errors. On any error
+/// nothing is left at `path`.
+///
+/// # Example
+/// ```
+/// use vips_models::lda::corpus::SyntheticConfig;
+/// use vips_models::store::{RecordStore, write_synthetic};
+/// # let dir = std::env::temp_dir().join(format!("synthetic-store-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let cfg = SyntheticConfig::builder().num_docs(100).vocab_size(30).num_topics(3).doc_length(20).build()?;
+/// let (docs, topics) = write_synthetic(dir.join("s.store"), &cfg)?;
+/// assert_eq!((docs, topics.len()), (100, 90));
+/// assert_eq!(RecordStore::open(dir.join("s.store"))?.len(), 100);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_synthetic(
+    path: impl AsRef<Path>,
+    cfg: &SyntheticConfig,
+) -> Result<(u64, Vec<f64>), StoreError> {
+    let mut writer = StoreWriter::create(path, RecordKind::BagOfWords, cfg.vocab_size() as u64)?;
+    let mut buf = Vec::new();
+    let mut failure = None;
+    let topics = cfg.stream_documents(|doc| {
+        encode_document(&doc, &mut buf);
+        match writer.push_payload(&buf) {
+            Ok(()) => true,
+            Err(e) => {
+                failure = Some(e);
+                false
+            }
+        }
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    Ok((writer.finish()?, topics))
+}

@@ -1,0 +1,181 @@
+//! Labelled sparse rows (BLR): encoding, the LIBSVM converter, and the wall's source for BLR.
+//!
+//! Payload of one record: the label (one byte, `0` or `1`), then `(index u32, value f64)` pairs
+//! (12 bytes each), indices strictly increasing and `< d`, values finite and non-zero, the row's
+//! L2 norm at most 1 (the record as [`BlrRecord::new`] made it: scaled by the radius and
+//! clipped, so reading it back gives the same record bit for bit).
+
+use std::path::Path;
+
+use dp_core::{RecordSource, SourceError};
+use rayon::prelude::*;
+
+use super::{RecordKind, RecordStore, StoreError, StoreWriter};
+use crate::blr::{BlrRecord, Features, LibsvmOptions, stream_libsvm};
+
+/// Encodes a sparse record into `buf` (cleared first); `None` for a dense one.
+fn encode_row(record: &BlrRecord, buf: &mut Vec<u8>) -> Option<()> {
+    let Features::Sparse { indices, values } = record.features() else {
+        return None;
+    };
+    buf.clear();
+    buf.push(u8::from(record.label()));
+    for (&i, &v) in indices.iter().zip(values) {
+        buf.extend_from_slice(&i.to_le_bytes());
+        buf.extend_from_slice(&v.to_le_bytes());
+    }
+    Some(())
+}
+
+/// Decodes and checks a stored row of dimension `dim` (a fixed reason when refused).
+fn decode_row(payload: &[u8], dim: u64) -> Result<BlrRecord, &'static str> {
+    let Some((&label, pairs)) = payload.split_first() else {
+        return Err("an empty row record");
+    };
+    if label > 1 || !pairs.len().is_multiple_of(12) {
+        return Err("a row record is not a label and whole (index, value) pairs");
+    }
+    let mut indices = Vec::with_capacity(pairs.len() / 12);
+    let mut values = Vec::with_capacity(pairs.len() / 12);
+    for pair in pairs.chunks_exact(12) {
+        let mut i = [0u8; 4];
+        let mut v = [0u8; 8];
+        i.copy_from_slice(&pair[..4]);
+        v.copy_from_slice(&pair[4..]);
+        let (i, v) = (u32::from_le_bytes(i), f64::from_le_bytes(v));
+        if u64::from(i) >= dim {
+            return Err("a feature index outside the store's dimension");
+        }
+        if indices.last().is_some_and(|&last| i <= last) {
+            return Err("feature indices not strictly increasing");
+        }
+        if !v.is_finite() {
+            return Err("a non-finite feature value");
+        }
+        indices.push(i);
+        values.push(v);
+    }
+    if values.iter().map(|v| v * v).sum::<f64>() > 1.0 + 1e-9 {
+        return Err("a row outside the unit ball");
+    }
+    // Inside the unit ball already: `new` leaves the values as they are.
+    BlrRecord::new(Features::Sparse { indices, values }, label == 1)
+        .map(|(r, _)| r)
+        .map_err(|_| "not a valid record")
+}
+
+/// Converts a LIBSVM file into a store of labelled sparse rows at `store`, streaming
+/// ([`stream_libsvm`]: the loader's per-line checks, scaling by `options.radius`, clipping into
+/// the unit ball; `options.dim` must be declared). Each stored record is the record
+/// [`crate::blr::load_libsvm`] makes from its line. Returns the rows written and how many were
+/// clipped (a non-private count for the data owner).
+///
+/// # Errors
+/// [`StoreError::Blr`] for the input's errors (file and line) or no declared dimension; the
+/// writer's errors. On any error nothing is left at `store`.
+///
+/// # Example
+/// ```
+/// use vips_models::blr::LibsvmOptions;
+/// use vips_models::store::{RecordStore, convert_libsvm};
+/// # let dir = std::env::temp_dir().join(format!("convert-libsvm-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// std::fs::write(dir.join("rows.libsvm"), "1 1:0.5 3:0.5\n-1 2:0.25\n")?;
+/// let options = LibsvmOptions { dim: Some(3), radius: 1.0 };
+/// let (rows, _) = convert_libsvm(dir.join("rows.libsvm"), dir.join("rows.store"), options)?;
+/// assert_eq!((rows, RecordStore::open(dir.join("rows.store"))?.dim()), (2, 3));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn convert_libsvm(
+    input: impl AsRef<Path>,
+    store: impl AsRef<Path>,
+    options: LibsvmOptions,
+) -> Result<(u64, u64), StoreError> {
+    let dim = options.dim.ok_or(crate::blr::BlrError::InvalidParameter {
+        name: "dim",
+        value: 0.0,
+        reason: "a converted LIBSVM file needs a declared dimension",
+    })?;
+    let mut writer = StoreWriter::create(store, RecordKind::LabelledSparseRow, dim as u64)?;
+    let mut buf = Vec::new();
+    let mut failure = None;
+    let (_, clipped) = stream_libsvm(input, options, |record| {
+        if encode_row(&record, &mut buf).is_none() {
+            failure = Some(StoreError::BadRecord {
+                path: writer.path().to_path_buf(),
+                record: writer.len(),
+                reason: "a dense row (LIBSVM rows are sparse)",
+            });
+            return false;
+        }
+        match writer.push_payload(&buf) {
+            Ok(()) => true,
+            Err(e) => {
+                failure = Some(e);
+                false
+            }
+        }
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    Ok((writer.finish()?, clipped as u64))
+}
+
+/// BLR's records read from a store of labelled sparse rows; built by
+/// [`crate::blr::Blr::store_source`].
+///
+/// # Privacy
+/// Each record is the stored row alone (already scaled and clipped at conversion, a per-record
+/// transform), so a fit through the store releases what the in-memory fit of the same records
+/// releases for the same seeds. A row that does not decode is a [`SourceError::Record`]:
+/// replaced by zero in a private release. [`RecordSource::len`] is the store's record count
+/// (private under add/remove-one).
+#[derive(Debug)]
+pub struct BlrStoreSource {
+    store: RecordStore,
+}
+
+impl BlrStoreSource {
+    pub(crate) fn new(store: RecordStore) -> Self {
+        Self { store }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &RecordStore {
+        &self.store
+    }
+
+    fn read_with(&self, index: usize, buf: &mut Vec<u8>) -> Result<BlrRecord, SourceError> {
+        self.store.read_payload(index, buf).map_err(|e| match e {
+            StoreError::Io { source, .. } => SourceError::Io {
+                file: self.store.path().to_path_buf(),
+                kind: source.kind(),
+            },
+            _ => SourceError::Record {
+                reason: "an unreadable row record",
+            },
+        })?;
+        decode_row(buf, self.store.dim()).map_err(|reason| SourceError::Record { reason })
+    }
+}
+
+impl RecordSource for BlrStoreSource {
+    type Record = BlrRecord;
+
+    fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    fn read(&self, index: usize) -> Result<BlrRecord, SourceError> {
+        self.read_with(index, &mut Vec::new())
+    }
+
+    fn read_batch(&self, indices: &[usize], out: &mut Vec<Result<BlrRecord, SourceError>>) {
+        indices
+            .par_iter()
+            .map_init(Vec::new, |buf, &i| self.read_with(i, buf))
+            .collect_into_vec(out);
+    }
+}
