@@ -2,8 +2,7 @@
 
 use std::path::Path;
 
-use dp_core::{RecordSource, SourceError};
-use rayon::prelude::*;
+use dp_core::SourceError;
 
 use super::{RecordKind, RecordStore, StoreError, StoreWriter};
 use crate::lda::corpus::{Document, ResamplingKey, SyntheticConfig, resample_document};
@@ -167,7 +166,7 @@ pub fn convert_uci_bow(
 /// prepared record of document `i` is the one `prepare` makes in memory, so a fit through the
 /// store releases exactly what the in-memory fit releases for the same seeds. A stored record
 /// that does not decode or uses a word outside the model's vocabulary is a
-/// [`SourceError::Record`]: replaced by zero in a private release. [`RecordSource::len`] is
+/// [`SourceError::Record`]: replaced by zero in a private release. [`RecordSource::len`](dp_core::RecordSource::len) is
 /// the store's record count (private under add/remove-one).
 #[derive(Debug)]
 pub struct LdaStoreSource {
@@ -192,15 +191,8 @@ impl LdaStoreSource {
     }
 
     fn read_with(&self, index: usize, buf: &mut Vec<u8>) -> Result<Document, SourceError> {
-        let doc = decode_document(&self.store, index, buf).map_err(|e| match e {
-            StoreError::Io { source, .. } => SourceError::Io {
-                file: self.store.path().to_path_buf(),
-                kind: source.kind(),
-            },
-            _ => SourceError::Record {
-                reason: "a corrupt bag-of-words record",
-            },
-        })?;
+        let doc = decode_document(&self.store, index, buf)
+            .map_err(|e| self.store.source_error(e, "a corrupt bag-of-words record"))?;
         match self.doc_length {
             None => Ok(doc),
             Some(n) => resample_document(&doc, n, &self.key).map_err(|_| SourceError::Record {
@@ -210,25 +202,7 @@ impl LdaStoreSource {
     }
 }
 
-impl RecordSource for LdaStoreSource {
-    type Record = Document;
-
-    fn len(&self) -> usize {
-        self.store.len()
-    }
-
-    fn read(&self, index: usize) -> Result<Document, SourceError> {
-        self.read_with(index, &mut Vec::new())
-    }
-
-    /// Reads and prepares the batch in parallel (rayon), in order.
-    fn read_batch(&self, indices: &[usize], out: &mut Vec<Result<Document, SourceError>>) {
-        indices
-            .par_iter()
-            .map_init(Vec::new, |buf, &i| self.read_with(i, buf))
-            .collect_into_vec(out);
-    }
-}
+buffered_record_source!(LdaStoreSource, Document);
 
 /// Draws the synthetic LDA corpus of `cfg` ([`SyntheticConfig::stream_documents`]: the
 /// documents [`SyntheticConfig::generate`] draws, in the same order) straight into a

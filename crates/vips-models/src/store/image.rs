@@ -5,8 +5,7 @@
 
 use std::path::Path;
 
-use dp_core::{RecordSource, SourceError};
-use rayon::prelude::*;
+use dp_core::SourceError;
 
 use super::{RecordKind, RecordStore, StoreError, StoreWriter};
 use crate::sbn::{BinaryImage, stream_idx_images};
@@ -123,7 +122,7 @@ pub fn convert_idx(
 /// # Privacy
 /// Each record is the stored image alone, so a fit through the store releases what the
 /// in-memory fit of the same images releases for the same seeds. An image that does not decode
-/// is a [`SourceError::Record`]: replaced by zero in a private release. [`RecordSource::len`] is
+/// is a [`SourceError::Record`]: replaced by zero in a private release. [`RecordSource::len`](dp_core::RecordSource::len) is
 /// the store's record count (private under add/remove-one).
 #[derive(Debug)]
 pub struct SbnStoreSource {
@@ -141,37 +140,14 @@ impl SbnStoreSource {
     }
 
     fn read_with(&self, index: usize, buf: &mut Vec<u8>) -> Result<BinaryImage, SourceError> {
-        self.store.read_payload(index, buf).map_err(|e| match e {
-            StoreError::Io { source, .. } => SourceError::Io {
-                file: self.store.path().to_path_buf(),
-                kind: source.kind(),
-            },
-            _ => SourceError::Record {
-                reason: "an unreadable image record",
-            },
-        })?;
+        self.store
+            .read_payload(index, buf)
+            .map_err(|e| self.store.source_error(e, "an unreadable image record"))?;
         decode_image(buf, self.store.dim()).map_err(|reason| SourceError::Record { reason })
     }
 }
 
-impl RecordSource for SbnStoreSource {
-    type Record = BinaryImage;
-
-    fn len(&self) -> usize {
-        self.store.len()
-    }
-
-    fn read(&self, index: usize) -> Result<BinaryImage, SourceError> {
-        self.read_with(index, &mut Vec::new())
-    }
-
-    fn read_batch(&self, indices: &[usize], out: &mut Vec<Result<BinaryImage, SourceError>>) {
-        indices
-            .par_iter()
-            .map_init(Vec::new, |buf, &i| self.read_with(i, buf))
-            .collect_into_vec(out);
-    }
-}
+buffered_record_source!(SbnStoreSource, BinaryImage);
 
 #[cfg(test)]
 mod tests {

@@ -44,6 +44,38 @@
 //! checks the payload checksum (one pass over the file). Writers write `FILE.tmp-<pid>` and
 //! rename it to `FILE` when complete, so a store is never seen half-written.
 
+/// `RecordSource` for a store's source type whose `read_with(index, buf)` reads and decodes one
+/// record into a reusable byte buffer: `len` is the store's, a batch is read in parallel (rayon,
+/// one buffer per worker), in order.
+macro_rules! buffered_record_source {
+    ($source:ty, $record:ty) => {
+        impl dp_core::RecordSource for $source {
+            type Record = $record;
+
+            fn len(&self) -> usize {
+                self.store.len()
+            }
+
+            fn read(&self, index: usize) -> Result<$record, dp_core::SourceError> {
+                self.read_with(index, &mut Vec::new())
+            }
+
+            /// Reads and decodes the batch in parallel (rayon), in order.
+            fn read_batch(
+                &self,
+                indices: &[usize],
+                out: &mut Vec<Result<$record, dp_core::SourceError>>,
+            ) {
+                use rayon::prelude::*;
+                indices
+                    .par_iter()
+                    .map_init(Vec::new, |buf, &i| self.read_with(i, buf))
+                    .collect_into_vec(out);
+            }
+        }
+    };
+}
+
 mod bow;
 mod error;
 mod format;

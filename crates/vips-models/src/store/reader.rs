@@ -5,6 +5,8 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use dp_core::SourceError;
+
 use super::format::{FNV_OFFSET, HEADER_LEN, Header, fnv1a};
 use super::{RecordKind, StoreError};
 
@@ -166,6 +168,19 @@ impl RecordStore {
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// What the wall is told when record `index` cannot be read: a failed read is
+    /// [`SourceError::Io`] naming this file (the release aborts, charged); any other fault is an
+    /// unusable record with the fixed `reason` (replaced by zero in a private release).
+    pub(crate) fn source_error(&self, error: StoreError, reason: &'static str) -> SourceError {
+        match error {
+            StoreError::Io { source, .. } => SourceError::Io {
+                file: self.path.clone(),
+                kind: source.kind(),
+            },
+            _ => SourceError::Record { reason },
+        }
     }
 
     /// The kind of record stored.

@@ -7,8 +7,7 @@
 
 use std::path::Path;
 
-use dp_core::{RecordSource, SourceError};
-use rayon::prelude::*;
+use dp_core::SourceError;
 
 use super::{RecordKind, RecordStore, StoreError, StoreWriter};
 use crate::blr::{BlrRecord, Features, LibsvmOptions, stream_libsvm};
@@ -130,7 +129,7 @@ pub fn convert_libsvm(
 /// Each record is the stored row alone (already scaled and clipped at conversion, a per-record
 /// transform), so a fit through the store releases what the in-memory fit of the same records
 /// releases for the same seeds. A row that does not decode is a [`SourceError::Record`]:
-/// replaced by zero in a private release. [`RecordSource::len`] is the store's record count
+/// replaced by zero in a private release. [`RecordSource::len`](dp_core::RecordSource::len) is the store's record count
 /// (private under add/remove-one).
 #[derive(Debug)]
 pub struct BlrStoreSource {
@@ -148,34 +147,11 @@ impl BlrStoreSource {
     }
 
     fn read_with(&self, index: usize, buf: &mut Vec<u8>) -> Result<BlrRecord, SourceError> {
-        self.store.read_payload(index, buf).map_err(|e| match e {
-            StoreError::Io { source, .. } => SourceError::Io {
-                file: self.store.path().to_path_buf(),
-                kind: source.kind(),
-            },
-            _ => SourceError::Record {
-                reason: "an unreadable row record",
-            },
-        })?;
+        self.store
+            .read_payload(index, buf)
+            .map_err(|e| self.store.source_error(e, "an unreadable row record"))?;
         decode_row(buf, self.store.dim()).map_err(|reason| SourceError::Record { reason })
     }
 }
 
-impl RecordSource for BlrStoreSource {
-    type Record = BlrRecord;
-
-    fn len(&self) -> usize {
-        self.store.len()
-    }
-
-    fn read(&self, index: usize) -> Result<BlrRecord, SourceError> {
-        self.read_with(index, &mut Vec::new())
-    }
-
-    fn read_batch(&self, indices: &[usize], out: &mut Vec<Result<BlrRecord, SourceError>>) {
-        indices
-            .par_iter()
-            .map_init(Vec::new, |buf, &i| self.read_with(i, buf))
-            .collect_into_vec(out);
-    }
-}
+buffered_record_source!(BlrStoreSource, BlrRecord);
