@@ -70,14 +70,21 @@ fn private_text_fit_composes_vocabulary_and_fit_and_infers_bit_for_bit() {
     let v = &r["settings"]["vocabulary"];
     assert_eq!(f(&v["epsilon"]), 1.0, "a quarter of --epsilon by default");
     assert!(v["size"].as_u64().unwrap() >= 3, "{v}");
-    // The run's guarantee is the basic composition of the selection and the fit.
+    // The run's delta is the sum of the parts; its epsilon is the replay of the joint ledger,
+    // never above the basic composition of the selection and the fit here, and never below the
+    // fit's own.
     let (ef, df) = (
         f(&r["settings"]["fit_epsilon"]),
         f(&r["settings"]["fit_delta"]),
     );
-    assert_eq!(f(&r["epsilon"]), f(&v["epsilon"]) + ef);
+    let basic = f(&r["settings"]["epsilon_basic_composition"]);
+    assert_eq!(basic, f(&v["epsilon"]) + ef);
     assert_eq!(f(&r["delta"]), f(&v["delta"]) + df);
-    assert!(f(&r["epsilon"]) <= 4.0 && ef <= 3.0);
+    assert!(
+        f(&r["epsilon"]) <= basic && basic <= 4.0 && ef <= 3.0,
+        "{r}"
+    );
+    assert!(f(&r["epsilon"]) > ef, "{r}");
     // The ledger holds the selection's entry as well as the fit's.
     let ledger: Value = read_json(&out.join("ledger.json"));
     let text = ledger.to_string();
@@ -136,6 +143,20 @@ fn replay_of_the_lda_ledger_states_the_threshold_delta_and_covers_the_fit() {
     assert_eq!(f(&rep["extra_delta"]), threshold);
     assert_eq!(f(&rep["delta"]), delta);
     assert_eq!(f(&rep["events_delta"]), delta - threshold);
+    // The threshold's epsilon share is added to the events' answer.
+    let extra_eps = f(&rep["extra_epsilon"]);
+    assert_eq!(extra_eps, -(-threshold).ln_1p());
+    assert_eq!(f(&rep["epsilon"]), f(&rep["events_epsilon"]) + extra_eps);
+    // The replay gives the fit's epsilon bit for bit, and dp-accountant's own replay agrees.
+    assert_eq!(f(&rep["epsilon"]), f(&r["epsilon"]), "{rep} vs {r}");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    let acc = dp_accountant::cli::execute(&dp_accountant::cli::CliCommand::Replay {
+        ledger_json: text,
+        source: "ledger.json".into(),
+        delta,
+    })
+    .unwrap();
+    assert_eq!(acc.json["epsilon"], rep["epsilon"]);
     // The whole ledger (vocabulary and fit) is never below the fit's own guarantee.
     assert!(
         f(&rep["epsilon"]) >= f(&r["settings"]["fit_epsilon"]),

@@ -351,10 +351,22 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             delta,
         } => {
             let ledger = Accountant::from_json(ledger_json).map_err(|e| e.in_file(source))?;
-            let r = ledger.epsilon_report(*delta)?;
+            // Privacy stated outside the events (a partition selection's threshold): the
+            // events are answered at what is left of delta and the extra epsilon is added.
+            let extra = ledger.extra_privacy().map_err(|e| e.in_file(source))?;
+            let events_delta = delta - extra.delta;
+            if events_delta.is_nan() || events_delta <= 0.0 {
+                return Err(AccountantError::InvalidParameter {
+                    name: "delta",
+                    value: *delta,
+                    reason: "must exceed the ledger's extra delta (stated outside its events)",
+                });
+            }
+            let r = ledger.epsilon_report(events_delta)?;
+            let epsilon = r.epsilon + extra.epsilon;
             let hash = ledger.content_hash()?;
             let mut json = json!({
-                "epsilon": num(r.epsilon), "delta": num(r.delta),
+                "epsilon": num(epsilon), "delta": num(*delta),
                 "method": r.method, "accountant": ledger.config().accountant().name(),
                 "entries": ledger.len(), "content_hash": hash,
                 "written_by": ledger.written_by().unwrap_or("unknown"),
@@ -362,8 +374,28 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             });
             put(&mut json, "order", r.order);
             put(&mut json, "rdp", r.rdp);
-            with_lower(&mut json, "epsilon_lower", r.epsilon_lower);
-            if r.epsilon.is_infinite()
+            let mut extra_text = String::new();
+            if extra.is_none() {
+                with_lower(&mut json, "epsilon_lower", r.epsilon_lower);
+            } else {
+                with_lower(&mut json, "events_epsilon_lower", r.epsilon_lower);
+                put(&mut json, "events_epsilon", r.epsilon);
+                put(&mut json, "events_delta", events_delta);
+                put(&mut json, "extra_epsilon", extra.epsilon);
+                put(&mut json, "extra_delta", extra.delta);
+                if let Some(map) = json.as_object_mut() {
+                    map.insert("note".into(), json!(EXTRA_NOTE));
+                }
+                extra_text = format!(
+                    "\n  of which outside the events: epsilon {:e}, delta {:e} (events: epsilon \
+                     {} at delta {:e})",
+                    extra.epsilon,
+                    extra.delta,
+                    fmt_eps(r.epsilon),
+                    events_delta
+                );
+            }
+            if epsilon.is_infinite()
                 && let Some(map) = json.as_object_mut()
             {
                 map.insert("reason".into(), json!(INF_REASON));
@@ -371,11 +403,11 @@ pub fn execute(cmd: &CliCommand) -> Result<CliOutput, AccountantError> {
             Ok(CliOutput {
                 json,
                 text: format!(
-                    "ledger {source}: {} entries, {hash} (written by dp-accountant {})\n  epsilon = {} at delta = {:e}\n  {}",
+                    "ledger {source}: {} entries, {hash} (written by dp-accountant {})\n  epsilon = {} at delta = {:e}{extra_text}\n  {}",
                     ledger.len(),
                     ledger.written_by().unwrap_or("?"),
-                    fmt_eps(r.epsilon),
-                    r.delta,
+                    fmt_eps(epsilon),
+                    delta,
                     how(r.order, &r.method, "epsilon", r.epsilon_lower),
                 ),
             })
@@ -389,6 +421,11 @@ fn with_lower(json: &mut Value, key: &str, lower: Option<f64>) {
         put(json, key, l);
     }
 }
+
+/// What a replay says when entries state privacy outside their events.
+pub const EXTRA_NOTE: &str = "entries state privacy outside their events (a partition \
+     selection's threshold): the events are replayed at delta - extra_delta and the guarantee \
+     is (events_epsilon + extra_epsilon, delta)";
 
 /// Why an epsilon is infinite (the JSON `"reason"` next to `"epsilon": "inf"`).
 pub const INF_REASON: &str = "no finite epsilon is certified at this delta: the privacy loss is \

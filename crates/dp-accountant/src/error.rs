@@ -165,6 +165,17 @@ pub enum LedgerFault {
         /// Length of the valid UTF-8 prefix.
         valid_up_to: usize,
     },
+    /// An entry's note of privacy outside its event does not start with a finite number >= 0
+    /// (or the entries' total is not below 1 for a delta).
+    #[error("entry {index}: note `{note}` must start with a finite number >= 0: {text:?}")]
+    BadExtraNote {
+        /// Position of the entry (from 0).
+        index: usize,
+        /// The note's name.
+        note: &'static str,
+        /// The note's text.
+        text: Box<str>,
+    },
 }
 
 /// What a search could not reach ([`AccountantError::Unreachable`]).

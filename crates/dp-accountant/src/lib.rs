@@ -34,6 +34,7 @@ pub mod cli;
 pub mod conversion;
 mod error;
 mod events;
+mod extra;
 mod ledger;
 mod methods;
 pub mod moments;
@@ -55,6 +56,7 @@ pub use calibrate::{Calibration, Sampling, StepsReport, calibrate_noise_multipli
 pub use conversion::Conversion;
 pub use error::{AccountantError, LedgerFault, SharedError, Unreachable};
 pub use events::{Neighbouring, PrivacyEvent};
+pub use extra::{EXTRA_DELTA_NOTE, EXTRA_EPSILON_NOTE, ExtraPrivacy};
 pub use ledger::{Accountant, LEDGER_FORMAT, LedgerEntry};
 pub use orders::{Orders, dp_accounting_default_orders};
 

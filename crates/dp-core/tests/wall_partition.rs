@@ -218,8 +218,20 @@ fn the_ledger_entry_is_labelled_and_states_the_threshold_delta() {
     );
     assert_eq!(entry.notes["threshold"], format!("{}", s.threshold()));
     assert!(entry.notes["rng"].contains("OS entropy"));
+    assert!(
+        entry.notes["extra_epsilon_not_in_event"]
+            .starts_with(&format!("{}", s.threshold_epsilon()))
+    );
+    // The threshold's share is -ln(1 - delta_thr); the events' answer plus it stays within
+    // the selection's epsilon (the accountant rounds up, never down).
+    assert_eq!(s.threshold_epsilon(), -(-s.threshold_delta()).ln_1p());
     let eps = ledger.epsilon(s.noise_delta()).unwrap();
-    assert!(eps <= 1.0 + 1e-9 && eps > 0.9, "{eps}");
+    let whole = eps + s.threshold_epsilon();
+    assert!(
+        whole <= 1.0 + 1e-9 && whole > 0.9,
+        "{eps} + {}",
+        s.threshold_epsilon()
+    );
 
     // A ledger of replace-one events refuses the entry, and nothing is released.
     let mut other = Accountant::new();
@@ -251,6 +263,8 @@ fn settings_are_checked() {
         (1.0, 1.0, 1),
         (1.0, f64::NAN, 1),
         (1.0, 1e-6, 0),
+        // -ln(1 - 0.25) = 0.288 of epsilon goes to the threshold: nothing left for the noise.
+        (0.2, 0.5, 1),
     ] {
         assert!(
             matches!(

@@ -17,7 +17,8 @@
 //! `delta` is split in two halves as Google's `GaussianPartitionSelection` does:
 //! `delta_noise = delta_thr = delta / 2`. `sigma = z sqrt(k)`, with the noise multiplier `z`
 //! calibrated by dp-accountant so that one Gaussian release of L2 sensitivity `sqrt(k)` is
-//! `(epsilon, delta_noise)`-DP. The threshold makes a record whose `k` keys appear nowhere else
+//! `(epsilon - eps_thr, delta_noise)`-DP, `eps_thr = -ln(1 - delta_thr)` (about `delta_thr`; why
+//! below). The threshold makes a record whose `k` keys appear nowhere else
 //! reveal itself with probability at most `delta_thr`: each such key has `c = 1` and is kept with
 //! probability `p = P[1 + N(0, sigma^2) > T]`, so `T = 1 + sigma Phi^-1(1 - p)` with
 //! `p = 1 - (1 - delta_thr)^(1/k)` (then `1 - (1 - p)^k = delta_thr`). The threshold is rounded
@@ -39,9 +40,20 @@
 //! "Delta for thresholding" note), for every closure that lists a record's keys from that record
 //! alone. It is recorded in the caller's [`Accountant`] as a [`PrivacyEvent::Gaussian`] with
 //! noise multiplier `z` under add/remove-one (the count part) **before** any noise is drawn; the
-//! threshold's `delta_thr` is not an RDP quantity and is stated in the entry's notes
-//! (`extra_delta_not_in_event`). An answer of the ledger covers the Gaussian part only:
-//! `delta_thr` must be added to its delta.
+//! threshold's `delta_thr` and `eps_thr` are not RDP quantities and are stated in the entry's
+//! notes ([`EXTRA_DELTA_NOTE`], [`EXTRA_EPSILON_NOTE`]). An answer `(eps, delta')` of a ledger
+//! holding this entry (and whatever runs after it, e.g. a fit on the selected keys) covers the
+//! Gaussian parts only; the whole is `(eps + eps_thr, delta' + delta_thr)`-DP.
+//!
+//! Why both terms. Let `D` hold the extra record and `D'` not, `B` the event that one of the
+//! record's keys that no other record has is kept (`P[B] <= delta_thr` whatever else happens:
+//! each such key's noise is its own stream), and `M~(D)` the run on `D` with those keys dropped,
+//! which against `M(D')` is the Gaussian mechanism (and the Gaussian parts of anything after it)
+//! with the stated sensitivity. `M(D) = M~(D)` off `B`, and `B` is independent of `M~(D)` given
+//! the record's keys, so for every set `E` of outcomes `P[M(D) in E] <= P[M~(D) in E] + delta_thr`
+//! and `P[M~(D) in E] <= P[M(D) in E] / (1 - delta_thr)`. The first gives the `delta_thr`
+//! (record added), the second the factor `e^eps_thr` (record removed). Several selections in one
+//! ledger add their `eps_thr` and `delta_thr`.
 //!
 //! # Example
 //! ```
@@ -73,6 +85,7 @@ use std::hash::Hash;
 use dp_accountant::calibrate::{Sampling, calibrate_noise_multiplier};
 use dp_accountant::normal::normal_sf;
 use dp_accountant::{Accountant, AccountantConfig, Budget, Neighbouring, PrivacyEvent};
+pub use dp_accountant::{EXTRA_DELTA_NOTE, EXTRA_EPSILON_NOTE};
 use rand::rngs::{ChaCha20Rng, SysRng};
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -104,6 +117,7 @@ pub struct PartitionSelection {
     max_keys_per_record: usize,
     noise_delta: f64,
     threshold_delta: f64,
+    threshold_epsilon: f64,
     per_key_delta: f64,
     noise_multiplier: f64,
     sigma: f64,
@@ -115,9 +129,9 @@ impl PartitionSelection {
     /// `max_keys_per_record` distinct keys per record.
     ///
     /// # Errors
-    /// [`CoreError::InvalidParameter`] for `epsilon` not finite and positive, `delta` outside
-    /// `(0, 1)`, or `max_keys_per_record == 0`; [`CoreError::Accountant`] if the calibration
-    /// fails.
+    /// [`CoreError::InvalidParameter`] for `epsilon` not finite or not above the threshold's
+    /// share `-ln(1 - delta / 2)`, `delta` outside `(0, 1)`, or `max_keys_per_record == 0`;
+    /// [`CoreError::Accountant`] if the calibration fails.
     pub fn calibrate(
         epsilon: f64,
         delta: f64,
@@ -141,12 +155,23 @@ impl PartitionSelection {
         }
         let threshold_delta = delta / 2.0;
         let noise_delta = delta - threshold_delta;
+        // The threshold costs a factor 1 / (1 - delta_thr) in the direction where the record is
+        // removed (module docs, "Privacy"): the Gaussian gets what is left of epsilon.
+        let threshold_epsilon = -(-threshold_delta).ln_1p();
+        let gaussian_epsilon = epsilon - threshold_epsilon;
+        if gaussian_epsilon.is_nan() || gaussian_epsilon <= 0.0 {
+            return bad(
+                "epsilon",
+                epsilon,
+                "must exceed the threshold's share -ln(1 - delta / 2)",
+            );
+        }
         let calibration = calibrate_noise_multiplier(
             Sampling::FullBatch {
                 neighbouring: Neighbouring::AddRemoveOne,
             },
             1,
-            &Budget::new(epsilon, noise_delta)?,
+            &Budget::new(gaussian_epsilon, noise_delta)?,
             &AccountantConfig::default(),
         )?;
         let noise_multiplier = calibration.noise_multiplier;
@@ -160,6 +185,7 @@ impl PartitionSelection {
             max_keys_per_record,
             noise_delta,
             threshold_delta,
+            threshold_epsilon,
             per_key_delta,
             noise_multiplier,
             sigma,
@@ -187,6 +213,11 @@ impl PartitionSelection {
     /// whose keys occur nowhere else is selected.
     pub fn threshold_delta(&self) -> f64 {
         self.threshold_delta
+    }
+    /// The threshold's share of epsilon, `-ln(1 - threshold_delta)`: the Gaussian count part is
+    /// calibrated to `epsilon` minus it (see the module docs, "Privacy").
+    pub fn threshold_epsilon(&self) -> f64 {
+        self.threshold_epsilon
     }
     /// The per-key share `1 - (1 - threshold_delta)^(1/k)`.
     pub fn per_key_delta(&self) -> f64 {
@@ -419,8 +450,8 @@ where
 /// `(selection.epsilon(), selection.delta())`-DP under add/remove-one record, provided `keys_of`
 /// lists the keys of the record it is given from that record alone (no state shared across
 /// records), recorded in `ledger` as a Gaussian event (noise multiplier
-/// `selection.noise_multiplier()`, add/remove-one) with the threshold delta in the notes
-/// (`extra_delta_not_in_event`). The contribution bound is enforced here whatever `keys_of`
+/// `selection.noise_multiplier()`, add/remove-one) with the threshold's delta and epsilon in the
+/// notes ([`EXTRA_DELTA_NOTE`], [`EXTRA_EPSILON_NOTE`]). The contribution bound is enforced here whatever `keys_of`
 /// lists. An empty selection is a possible (and private) outcome; the budget is spent either
 /// way. A seeded policy gives no privacy against whoever knows the seed.
 pub fn select_partitions<'r, R, K, I, F>(
@@ -459,15 +490,25 @@ where
     notes.insert("delta".into(), format!("{}", selection.delta));
     notes.insert("noise_delta".into(), format!("{}", selection.noise_delta));
     notes.insert(
-        "extra_delta_not_in_event".into(),
+        EXTRA_DELTA_NOTE.into(),
         format!(
             "{} (threshold delta: add it to the delta of any answer that includes this entry)",
             selection.threshold_delta
         ),
     );
     notes.insert(
+        EXTRA_EPSILON_NOTE.into(),
+        format!(
+            "{} (threshold epsilon -ln(1 - threshold delta): add it to the epsilon of any \
+             answer that includes this entry)",
+            selection.threshold_epsilon
+        ),
+    );
+    notes.insert(
         "composition".into(),
-        "basic composition with the fit: (eps_vocab + eps_fit, delta_vocab + delta_fit)".into(),
+        "an answer of a ledger holding this entry is (eps_events + extra epsilon, \
+         delta_events + extra delta); basic composition with a fit also holds"
+            .into(),
     );
     notes.insert("rng".into(), policy.describe());
     ledger.record_with_notes(release.label, event, notes)?;

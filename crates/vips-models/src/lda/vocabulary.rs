@@ -24,7 +24,7 @@
 //! `delta` is split in two halves as Google's `GaussianPartitionSelection` does:
 //! `delta_noise = delta_thr = delta / 2`. `sigma = z sqrt(k)`, with the noise multiplier `z`
 //! calibrated by dp-accountant so that one Gaussian release of L2 sensitivity `sqrt(k)` is
-//! `(epsilon, delta_noise)`-DP. The threshold makes a document whose `k` words appear nowhere
+//! `(epsilon - eps_thr, delta_noise)`-DP (`eps_thr` below). The threshold makes a document whose `k` words appear nowhere
 //! else reveal itself with probability at most `delta_thr`: each such word has `c = 1` and is
 //! kept with probability `p = P[1 + N(0, sigma^2) > T]`, so `T = 1 + sigma Phi^-1(1 - p)` with
 //! `p = 1 - (1 - delta_thr)^(1/k)` (then `1 - (1 - p)^k = delta_thr`). The threshold is rounded
@@ -33,19 +33,22 @@
 //! # Privacy
 //! The selection is `(epsilon_vocab, delta_vocab)`-DP under add/remove-one document, with
 //! `delta_vocab = delta_noise + delta_thr` (Gopi et al. 2020, Thm. for Gaussian thresholding;
-//! Google's "Delta for thresholding" note). It is recorded in the caller's
-//! [`dp_accountant::Accountant`] as a [`PrivacyEvent::Gaussian`] with noise multiplier `z`
-//! under add/remove-one (the count part) **before** any noise is drawn; the threshold's
-//! `delta_thr` is not an RDP quantity and is stated in the entry's notes
-//! (`extra_delta_not_in_event`) and in the [`VocabularyReport`].
+//! Google's "Delta for thresholding" note; the Gaussian part is calibrated to
+//! `epsilon_vocab - eps_thr`, `eps_thr = -ln(1 - delta_thr)`, see `dp_core::wall::partition`).
+//! It is recorded in the caller's [`dp_accountant::Accountant`] as a [`PrivacyEvent::Gaussian`]
+//! with noise multiplier `z` under add/remove-one (the count part) **before** any noise is
+//! drawn; the threshold's `delta_thr` and `eps_thr` are not RDP quantities and are stated in the
+//! entry's notes ([`dp_accountant::EXTRA_DELTA_NOTE`], [`dp_accountant::EXTRA_EPSILON_NOTE`]) and
+//! in the [`VocabularyReport`].
 //!
-//! **Composition with the LDA fit** uses the budget split (basic composition): if the fit on the
-//! selected vocabulary is `(epsilon_fit, delta_fit)`-DP for every fixed vocabulary (the
-//! bag-of-words conversion is a per-document map given the vocabulary), the whole pipeline is
-//! `(epsilon_vocab + epsilon_fit, delta_vocab + delta_fit)`-DP
-//! ([`VocabularyReport::compose_with_fit`]). An answer of a ledger holding both the selection's
-//! Gaussian event and the fit's events covers the Gaussian parts only: `delta_thr` must be added
-//! to its delta, and this module does not claim that tighter bound; quote the basic composition.
+//! **Composition with the LDA fit.** If the fit on the selected vocabulary is
+//! `(epsilon_fit, delta_fit)`-DP for every fixed vocabulary (the bag-of-words conversion is a
+//! per-document map given the vocabulary), the whole pipeline is
+//! `(epsilon_vocab + epsilon_fit, delta_vocab + delta_fit)`-DP by basic composition
+//! ([`VocabularyReport::compose_with_fit`]). Tighter: a ledger holding the selection's entry and
+//! the fit's events, replayed at a total `delta` (`dp_accountant::cli::CliCommand::Replay`),
+//! answers the events at `delta - delta_thr` and adds `eps_thr`; that is the guarantee
+//! `dp-bayes fit lda` states (the proof is in `dp_core::wall::partition`'s module docs).
 //!
 //! The word samples and the noise come from ChaCha20 keyed from OS entropy
 //! ([`RngPolicy::OsEntropy`], a CSPRNG) unless a seed is given on purpose
