@@ -225,7 +225,9 @@ impl BlrGlobal {
         &self.h
     }
 
-    /// `N s2~` (blended, positive semi-definite).
+    /// `N s2~` (blended, positive semi-definite). Before the first blend (no release yet) it is
+    /// zero and stored as an empty `0 x 0` matrix, so that no `d x d` buffer is held while the
+    /// first release runs.
     pub fn likelihood_precision(&self) -> &DMatrix<f64> {
         &self.lik_precision
     }
@@ -567,7 +569,9 @@ impl VipsModel for Blr {
         let d = self.config.dim();
         let (alpha, alpha_mean) = self.alpha_prior()?;
         let h = DVector::zeros(d);
-        let lik_precision = DMatrix::zeros(d, d);
+        // Zero until the first blend, kept as an empty matrix: no d x d buffer is alive while
+        // the first release (and its projection) runs.
+        let lik_precision = DMatrix::zeros(0, 0);
         // From d = 64 on the prior is checked as 1 x 1 (the same checks on the same diagonal
         // entry) and its d x d form is built only if asked for: the E-step needs its variance.
         let variance = 1.0 / alpha_mean;
@@ -702,12 +706,18 @@ impl VipsModel for Blr {
     fn blend(&self, global: &mut BlrGlobal, target: &BlrTarget, rho: f64) {
         global.h *= 1.0 - rho;
         global.h.axpy(rho, &target.h, 1.0);
-        global
-            .lik_precision
-            .as_mut_slice()
-            .iter_mut()
-            .zip(target.lik_precision.as_slice())
-            .for_each(|(g, t)| *g = (1.0 - rho) * *g + rho * t);
+        let mix = |g: f64, t: f64| (1.0 - rho) * g + rho * t;
+        if global.lik_precision.is_empty() {
+            // The first blend: the same arithmetic on the zero the empty matrix stands for.
+            global.lik_precision = target.lik_precision.map(|t| mix(0.0, t));
+        } else {
+            global
+                .lik_precision
+                .as_mut_slice()
+                .iter_mut()
+                .zip(target.lik_precision.as_slice())
+                .for_each(|(g, &t)| *g = mix(*g, t));
+        }
         global.eigenvalues_raised = target.eigenvalues_raised;
         // Independent noise per release: the blend's variance is the weighted sum.
         global.h_noise_variance =
@@ -805,6 +815,40 @@ mod tests {
         let mut nan = p;
         nan[(2, 2)] = f64::NAN;
         assert!(Blr::posterior_from(&h, &nan, 1.0).is_err());
+    }
+
+    /// The likelihood precision is held as an empty matrix until the first blend, and blending
+    /// onto it gives bit for bit what blending onto an explicit `d x d` zero gives (negative
+    /// zeros included).
+    #[test]
+    fn first_blend_onto_the_empty_precision_is_the_dense_zero_blend() {
+        let d = 3;
+        let model = Blr::new(BlrConfig::builder(d).build().unwrap());
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(0);
+        let mut lazy = model.init_global(&mut rng).unwrap();
+        assert_eq!(lazy.likelihood_precision().shape(), (0, 0));
+        let mut dense = lazy.clone();
+        dense.lik_precision = DMatrix::zeros(d, d);
+        let target = BlrTarget {
+            h: DVector::from_vec(vec![0.5, -1.0, 2.0]),
+            lik_precision: DMatrix::from_row_slice(
+                3,
+                3,
+                &[2.0, -0.0, 0.5, -0.0, 3.0, -0.25, 0.5, -0.25, 1.5],
+            ),
+            eigenvalues_raised: 1,
+            h_noise_variance: 0.1,
+        };
+        for rho in [1.0, 0.3] {
+            model.blend(&mut lazy, &target, rho);
+            model.blend(&mut dense, &target, rho);
+            let bits = |m: &DMatrix<f64>| m.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(lazy.likelihood_precision()),
+                bits(dense.likelihood_precision())
+            );
+        }
     }
 
     /// The E-step's quadratic form under the prior is bit for bit the one on the dense
