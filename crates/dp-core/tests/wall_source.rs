@@ -17,6 +17,8 @@ struct Derived {
     n: usize,
     undecodable: Option<usize>,
     io_fail: bool,
+    /// Reads fail once this many have been made.
+    fail_after: Option<usize>,
     reads: Arc<AtomicUsize>,
 }
 
@@ -31,8 +33,8 @@ impl RecordSource for Derived {
         self.n
     }
     fn read(&self, index: usize) -> Result<[f64; 2], SourceError> {
-        self.reads.fetch_add(1, Ordering::Relaxed);
-        if self.io_fail {
+        let before = self.reads.fetch_add(1, Ordering::Relaxed);
+        if self.io_fail || self.fail_after.is_some_and(|m| before >= m) {
             return Err(SourceError::Io {
                 file: PathBuf::from("corpus.store"),
                 kind: std::io::ErrorKind::UnexpectedEof,
@@ -52,6 +54,7 @@ fn derived(n: usize) -> Derived {
         n,
         undecodable: None,
         io_fail: false,
+        fail_after: None,
         reads: Arc::new(AtomicUsize::new(0)),
     }
 }
@@ -211,4 +214,47 @@ fn vec_is_a_source() {
     assert_eq!(RecordSource::len(&v), 3);
     assert_eq!(v.read(2), Ok(3));
     assert!(matches!(v.read(3), Err(SourceError::Record { .. })));
+}
+
+/// The audit's repeated releases: when the source fails in the third of five runs, the two runs
+/// already observed and the aborted one are charged (one entry of three composed releases,
+/// costing what three successful runs cost) before the error returns.
+#[test]
+fn repeated_releases_charge_what_was_observed_when_a_read_fails() {
+    let n = 10;
+    let (spec, v) = spec();
+    let rate_one = || SamplingScheme::poisson(1.0).unwrap();
+    let source = Derived {
+        fail_after: Some(25),
+        ..derived(n)
+    };
+    let mut wall = configure(PrivacyWall::from_source(source), rate_one(), n)
+        .build()
+        .unwrap();
+    let mut observed = 0;
+    let err = wall
+        .release_repeatedly("audit", &spec, 5, statistic(v), |_| observed += 1)
+        .unwrap_err();
+    assert!(
+        matches!(err, CoreError::Source(SourceError::Io { .. })),
+        "{err}"
+    );
+    assert_eq!(observed, 2);
+    assert_eq!(wall.releases_made(), 3);
+    assert_eq!(wall.ledger().len(), 1);
+    assert!(wall.ledger().entries()[0].notes["releases"].starts_with("3 of 5"));
+    let mut three = configure(PrivacyWall::from_source(derived(n)), rate_one(), n)
+        .build()
+        .unwrap();
+    three
+        .release_repeatedly("audit", &spec, 3, statistic(v), |_| {})
+        .unwrap();
+    assert_eq!(
+        wall.ledger().entries()[0].event,
+        three.ledger().entries()[0].event
+    );
+    assert_eq!(
+        wall.spent_epsilon().unwrap(),
+        three.spent_epsilon().unwrap()
+    );
 }

@@ -632,8 +632,7 @@ impl<R> PrivacyWall<R> {
     /// **failed read** ([`SourceError::Io`]) aborts the release with [`CoreError::Source`]:
     /// nothing is released, and the release is charged all the same (ledger entry with an
     /// `aborted` note, or one of the planned releases), so that a failure cannot be retried for
-    /// a fresh batch without paying. ([`Self::release_repeatedly`], for audits, does not
-    /// charge an aborted run.)
+    /// a fresh batch without paying ([`Self::release_repeatedly`] too).
     ///
     /// # Example
     /// ```
@@ -893,7 +892,9 @@ impl<R> PrivacyWall<R> {
     /// releases of the real path without a 10^6-entry ledger.
     ///
     /// # Privacy
-    /// As `runs` calls of [`Self::release`]: the budget is checked for all of them at once.
+    /// As `runs` calls of [`Self::release`]: the budget is checked for all of them at once. If
+    /// a run fails, the runs already handed to `observe` are charged (plus the failed run if the
+    /// record source aborted it, as [`Self::release`] charges it) before the error returns.
     ///
     /// # Errors
     /// As [`Self::release`]; [`CoreError::InvalidParameter`] for `runs == 0`.
@@ -918,16 +919,37 @@ impl<R> PrivacyWall<R> {
                 reason: "must be >= 1",
             });
         }
-        let event = match self.event_per_release() {
-            Some(e) => Some(e.clone().self_composed(runs)?),
-            None => None,
+        let composed = |wall: &Self, n: u64| -> Result<Option<PrivacyEvent>, CoreError> {
+            Ok(match wall.event_per_release() {
+                Some(e) => Some(e.clone().self_composed(n)?),
+                None => None,
+            })
         };
+        let event = composed(self, runs)?;
         self.check_budget(event.as_ref(), runs)?;
         let sigma = self.noise_multiplier();
+        let label = label.into();
         let mut total = ReleaseDiagnostics::default();
         let mut last = Vec::new();
         for run in 0..runs {
-            let (blocks, diagnostics) = self.noised_blocks(spec, &statistic)?;
+            let (blocks, diagnostics) = match self.noised_blocks(spec, &statistic) {
+                Ok(done) => done,
+                Err(e) => {
+                    // The releases already handed to `observe` are charged, and a run the
+                    // record source aborted counts as one more (as in `release`).
+                    let charged = run + u64::from(matches!(e, CoreError::Source(_)));
+                    if charged > 0 {
+                        let mut notes = self.notes(spec, sigma);
+                        notes.insert(
+                            "releases".into(),
+                            format!("{charged} of {runs} (one entry; stopped by an error)"),
+                        );
+                        let done = (composed(self, charged)?, last, total, sigma, charged);
+                        self.finish_release(label, spec, Arc::new(notes), done)?;
+                    }
+                    return Err(e);
+                }
+            };
             total += diagnostics;
             let release = Release {
                 spec_id: spec.id(),
@@ -943,7 +965,7 @@ impl<R> PrivacyWall<R> {
         let mut notes = self.notes(spec, sigma);
         notes.insert("releases".into(), format!("{runs} (one entry)"));
         let done = (event, last, total, sigma, runs);
-        self.finish_release(label.into(), spec, Arc::new(notes), done)?;
+        self.finish_release(label, spec, Arc::new(notes), done)?;
         Ok(())
     }
 
