@@ -50,7 +50,8 @@ pub enum SchemaModel {
     Blr {
         /// The label's name.
         label: String,
-        /// The model's feature names (`"intercept"` last if the scaling adds one).
+        /// The input's feature names (the CSV's feature columns, `f1..fD` for LIBSVM; the
+        /// saved model appends `"intercept"` when the scaling adds one).
         features: Vec<String>,
         /// The public scaling applied at conversion.
         scaling: SavedScaling,
@@ -313,7 +314,8 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
                 model: SchemaModel::Blr {
                     input: json!({ "csv": args.input.display().to_string(), "label": label }),
                     label,
-                    features: read.feature_names,
+                    // The CSV's feature columns: the saved model adds the intercept's name.
+                    features: header,
                     scaling,
                     feature_map: source,
                 },
