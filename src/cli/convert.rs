@@ -1,8 +1,8 @@
 //! `dp-bayes convert`: writes a record store (`vips_models::store`) once from a UCI
 //! bag-of-words `docword` file, raw text with a public vocabulary, a LIBSVM file, a CSV file
 //! with a label column and public ranges, or an IDX image file, so that `fit lda-store`,
-//! `fit blr-store` and `fit sbn-store` can read data larger than memory. Every form but raw
-//! text streams (one record in memory).
+//! `fit blr-store` and `fit sbn-store` can read data larger than memory. Every form streams
+//! (one record in memory).
 //!
 //! Next to a BLR or SBN store, `convert` writes `STORE.schema.json` ([`StoreSchema`]): the
 //! public facts a saved model needs that the store's header does not hold (feature names and
@@ -243,7 +243,14 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
                 &args.out,
                 &vocab,
                 &Tokenizer::english(),
-                &TextLimits::default(),
+                // Streaming: only the per-document cap guards memory; the totals' caps exist
+                // for in-memory fits.
+                &TextLimits {
+                    max_documents: usize::MAX,
+                    max_tokens: u64::MAX,
+                    max_total_bytes: u64::MAX,
+                    ..TextLimits::default()
+                },
             )
             .map_err(text_error)?;
             extra.insert(

@@ -126,9 +126,10 @@ pub struct TextConversion {
 /// documents without a known word left out as that fit leaves them out. The store's vocabulary
 /// size is `vocab.len()`.
 ///
-/// Memory: the tokenised text is read whole first, within `limits` (the caps are checked
-/// before allocating: file sizes, document count, token count), then written one document at a
-/// time.
+/// Streaming ([`crate::lda::text::stream_text`]): one document in memory (and, for a
+/// directory, the list of its `.txt` files), within `limits` (the caps are checked before
+/// allocating: file sizes, document length, document count, token count; the caps on the
+/// totals exist for in-memory fits and may be raised for a conversion).
 ///
 /// # Privacy
 /// `vocab` must be public: chosen independently of these documents. Selecting a vocabulary
@@ -136,7 +137,7 @@ pub struct TextConversion {
 /// returned counts are the data owner's, not a release.
 ///
 /// # Errors
-/// [`StoreError::Text`] for the input's errors ([`crate::lda::text::read_text`]: a missing
+/// [`StoreError::Text`] for the input's errors ([`crate::lda::text::stream_text`]: a missing
 /// path, sizes over `limits`, a line that is not UTF-8, an empty corpus, naming the file and
 /// line) and for no document with a word of the vocabulary; the writer's errors. On any error
 /// nothing is left at `store`.
@@ -165,11 +166,10 @@ pub fn convert_text(
     tokenizer: &crate::lda::text::Tokenizer,
     limits: &crate::lda::text::TextLimits,
 ) -> Result<TextConversion, StoreError> {
-    use crate::lda::text::{TextError, bag_of_words, read_text};
+    use crate::lda::text::{TextError, bag_of_words, stream_text};
     if vocab.is_empty() {
         return Err(TextError::NoKnownWords { vocab_size: 0 }.into());
     }
-    let text = read_text(input.as_ref(), tokenizer, limits)?;
     let mut writer = StoreWriter::create(store, RecordKind::BagOfWords, vocab.len() as u64)?;
     let mut buf = Vec::new();
     let mut out = TextConversion {
@@ -177,17 +177,32 @@ pub fn convert_text(
         documents_without_known_words: 0,
         unknown_tokens: 0,
     };
-    for doc in text.docs() {
-        let bow = bag_of_words(std::slice::from_ref(doc), vocab)?;
-        out.unknown_tokens += bow.unknown_tokens;
-        match bow.docs.into_iter().next().flatten() {
-            Some(document) => {
-                encode_document(&document, &mut buf);
-                writer.push_payload(&buf)?;
-                out.documents += 1;
+    let mut failure: Option<StoreError> = None;
+    stream_text(input.as_ref(), tokenizer, limits, |tokens| {
+        let pushed = bag_of_words(std::slice::from_ref(&tokens), vocab)
+            .map_err(StoreError::from)
+            .and_then(|bow| {
+                out.unknown_tokens += bow.unknown_tokens;
+                match bow.docs.into_iter().next().flatten() {
+                    Some(document) => {
+                        encode_document(&document, &mut buf);
+                        writer.push_payload(&buf)?;
+                        out.documents += 1;
+                    }
+                    None => out.documents_without_known_words += 1,
+                }
+                Ok(())
+            });
+        match pushed {
+            Ok(()) => true,
+            Err(e) => {
+                failure = Some(e);
+                false
             }
-            None => out.documents_without_known_words += 1,
         }
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
     }
     if writer.is_empty() {
         return Err(TextError::NoKnownWords {
