@@ -114,6 +114,48 @@ fn fit_blr_store_equals_fit_blr_csv_and_replays() {
 }
 
 #[test]
+fn fit_blr_store_equals_fit_blr_libsvm() {
+    let dir = temp_dir("cli-blr-store-libsvm");
+    let rows: String = (0..200)
+        .map(|i| {
+            format!(
+                "{} {}:{} {}:0.5\n",
+                if i % 3 == 0 { "+1" } else { "-1" },
+                1 + i % 4,
+                (i % 9) as f64 / 4.0,
+                5 + i % 3
+            )
+        })
+        .collect();
+    let (libsvm, store) = (dir.join("rows.libsvm"), dir.join("rows.store"));
+    std::fs::write(&libsvm, rows).unwrap();
+    let declared = ["--dim", "8", "--radius", "2"];
+    let mut convert = vec![
+        "convert",
+        "libsvm",
+        "--input",
+        s(&libsvm),
+        "--out",
+        s(&store),
+    ];
+    convert.extend(declared);
+    convert.push("--json");
+    assert_eq!(ok_json(&convert)["kind"], "LabelledSparseRow");
+    let (a, b) = (dir.join("store"), dir.join("memory"));
+    let mut store_args = vec!["fit", "blr-store", "--store", s(&store)];
+    store_args.extend(PRIVATE);
+    store_args.extend(["--out", s(&a), "--json"]);
+    let from_store = ok_json(&store_args);
+    let mut libsvm_args = vec!["fit", "blr", "--libsvm", s(&libsvm), "--test-fraction", "0"];
+    libsvm_args.extend(declared);
+    libsvm_args.extend(PRIVATE);
+    libsvm_args.extend(["--out", s(&b), "--json"]);
+    ok_json(&libsvm_args);
+    same_fit(&a, &b, from_store["epsilon"].as_f64().unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn fit_sbn_store_equals_fit_sbn_idx_and_replays() {
     let dir = temp_dir("cli-sbn-store");
     let (idx, store) = (dir.join("train.idx"), dir.join("train.store"));

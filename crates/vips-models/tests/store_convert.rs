@@ -179,6 +179,33 @@ fn a_text_store_holds_the_documents_fit_lda_text_fits() {
         .map(|i| decode_document(&opened, i, &mut buf).unwrap())
         .collect();
     assert_eq!(stored, corpus.into_docs());
+    // A directory of `.txt` files (one document each, in file-name order) streams the same way.
+    let folder = d.join("folder");
+    std::fs::create_dir_all(&folder).unwrap();
+    for (i, line) in text_lines(5).lines().enumerate() {
+        std::fs::write(folder.join(format!("doc{i}.txt")), line).unwrap();
+    }
+    std::fs::write(folder.join("notes.md"), "river river").unwrap();
+    let from_dir = d.join("dir.store");
+    let written = convert_text(
+        &folder,
+        &from_dir,
+        &vocab,
+        &tokenizer,
+        &TextLimits::default(),
+    )
+    .unwrap();
+    assert_eq!(written.documents, 5);
+    let (a, b) = (
+        RecordStore::open(&from_dir).unwrap(),
+        RecordStore::open(&store).unwrap(),
+    );
+    for i in 0..5 {
+        assert_eq!(
+            decode_document(&a, i, &mut buf).unwrap(),
+            decode_document(&b, i, &mut buf).unwrap()
+        );
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }
 
