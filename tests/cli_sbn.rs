@@ -4,39 +4,8 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{fails_with, ok_json, read_json, replays_to, run_ok, s, temp_dir};
+use common::{fails_with, ok_json, read_json, replays_to, run_ok, s, temp_dir, write_idx};
 use serde_json::Value;
-
-/// Writes `n` 4 x 4 images (bytes 0 or 255) in IDX format: two noisy prototypes (a bar on the
-/// left or on the top), from a small linear congruential generator seeded with `seed`.
-fn write_idx(path: &Path, n: usize, rows: usize, cols: usize, seed: u64) {
-    let mut state = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    let mut next = || {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (state >> 33) as u32
-    };
-    let mut bytes = vec![0u8, 0, 8, 3];
-    for v in [n, rows, cols] {
-        bytes.extend((v as u32).to_be_bytes());
-    }
-    for _ in 0..n {
-        let left = next() % 2 == 0;
-        for r in 0..rows {
-            for c in 0..cols {
-                let on = if left { c == 0 } else { r == 0 };
-                let flip = next() % 10 == 0;
-                bytes.push(if on != flip { 255 } else { 0 });
-            }
-        }
-    }
-    std::fs::write(path, bytes).unwrap();
-}
 
 fn fit_args<'a>(train: &'a str, test: &'a str, out: &'a str) -> Vec<&'a str> {
     vec![

@@ -80,3 +80,33 @@ pub fn replays_to(ledger: &Path, epsilon: f64) {
         ledger.display()
     );
 }
+
+/// Writes `n` images of `rows` x `cols` (bytes 0 or 255) in IDX format: two noisy prototypes (a bar on the
+/// left or on the top), from a small linear congruential generator seeded with `seed`.
+#[allow(dead_code)] // used by the SBN tests only
+pub fn write_idx(path: &Path, n: usize, rows: usize, cols: usize, seed: u64) {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as u32
+    };
+    let mut bytes = vec![0u8, 0, 8, 3];
+    for v in [n, rows, cols] {
+        bytes.extend((v as u32).to_be_bytes());
+    }
+    for _ in 0..n {
+        let left = next() % 2 == 0;
+        for r in 0..rows {
+            for c in 0..cols {
+                let on = if left { c == 0 } else { r == 0 };
+                let flip = next() % 10 == 0;
+                bytes.push(if on != flip { 255 } else { 0 });
+            }
+        }
+    }
+    std::fs::write(path, bytes).unwrap();
+}

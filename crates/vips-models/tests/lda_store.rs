@@ -5,15 +5,17 @@
 //! - converting streams the UCI loader's documents unchanged;
 //! - bad stores are typed errors naming the file, checked before allocating.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use dp_core::{ContributionBuffer, CoreError, PrivacyWall, SamplingScheme, SourceError};
+use common::store_releases;
+
+use dp_core::{CoreError, SourceError};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
-use vips_models::engine::{
-    Batching, EngineError, Privacy, Stop, SviConfig, VipsModel, fit, fit_source,
-};
+use vips_models::engine::{Batching, EngineError, Privacy, Stop, SviConfig, fit, fit_source};
 use vips_models::lda::corpus::{Document, ResamplingKey, SyntheticConfig, load_uci_bow};
 use vips_models::lda::{Lda, LdaConfig, LdaError, Topics};
 use vips_models::store::{
@@ -22,10 +24,7 @@ use vips_models::store::{
 
 /// A fresh directory for one test.
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lda-store-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::dir("lda-store", name)
 }
 
 fn corpus(docs: usize, v: usize, k: usize, n: usize, seed: u64) -> Vec<Document> {
@@ -126,58 +125,6 @@ fn write_docword(path: &Path, v: usize, docs: &[Document]) {
             writeln!(f, "{} {} {c}", i + 1, w + 1).unwrap();
         }
     }
-}
-
-/// The released topic-word block (noise-free or noised) of `releases` walls' first releases
-/// through the store path, with fixed topics: each wall reads the store at `path`.
-fn store_releases(
-    lda: &Lda,
-    path: &Path,
-    topics: &Topics,
-    rate: f64,
-    private: bool,
-    releases: usize,
-) -> (Vec<Vec<f64>>, f64) {
-    let (spec, blocks) = lda.release_spec().unwrap();
-    let natural = lda.expected_natural(topics).unwrap();
-    let mut out = Vec::new();
-    let mut sensitivity = 0.0;
-    // One release per wall, each from its own seed: the geometric gaps of the Poisson sampler
-    // couple neighbours within one release only (a neighbour's extra record may take one more
-    // draw from the sampling stream, which shifts the later releases' batches).
-    for seed in 0..releases as u64 {
-        let source = lda
-            .store_source(
-                RecordStore::open(path).unwrap(),
-                ResamplingKey::public_seed(4),
-            )
-            .unwrap();
-        let builder = PrivacyWall::from_source(source)
-            .sampling(SamplingScheme::poisson(rate).unwrap())
-            .public_population_size(100)
-            .seed(seed);
-        let builder = if private {
-            builder.epsilon_delta(10.0, 1e-5).noise_multiplier(2.0)
-        } else {
-            builder.non_private()
-        };
-        let mut wall = builder.build().unwrap();
-        let r = wall
-            .release(&spec, |doc: &Document, buf: &mut ContributionBuffer| {
-                let mut scratch = lda.new_scratch();
-                if lda
-                    .record_statistic(&blocks, &natural, doc, &mut scratch, buf)
-                    .is_err()
-                {
-                    buf.reject_record("rejected");
-                }
-            })
-            .unwrap();
-        let block = r.released(blocks.topics).unwrap();
-        sensitivity = block.sensitivity;
-        out.push(block.value.as_slice().to_vec());
-    }
-    (out, sensitivity)
 }
 
 /// End-to-end neighbours through the store: D and D' = D + one document (adversarial: all

@@ -50,16 +50,25 @@ pub struct Args {
     /// Do not append a constant intercept feature (--csv).
     #[arg(long, conflicts_with_all = ["no_scaling", "libsvm"])]
     no_intercept: bool,
-    /// Iterations (releases); default 1 when private (all the budget on one release), 30 when
-    /// not.
-    #[arg(long, value_parser = super::count)]
-    iterations: Option<usize>,
     /// Held-out fraction of each class (0: fit on every row, no held-out metrics).
     #[arg(long, default_value_t = 0.2)]
     test_fraction: f64,
     /// Seed of the stratified split (public randomness).
     #[arg(long, default_value_t = 0)]
     split_seed: u64,
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// The flags of BLR's model and of its batch-VB run, shared by `fit blr` and `fit blr-store`.
+#[derive(clap::Args, Debug)]
+pub struct ModelArgs {
+    /// Iterations (releases); default 1 when private (all the budget on one release), 30 when
+    /// not.
+    #[arg(long, value_parser = super::count)]
+    iterations: Option<usize>,
     /// Shape of the Gamma hyperprior on the prior precision.
     #[arg(long, default_value_t = 1.0, value_parser = positive)]
     a0: f64,
@@ -73,13 +82,91 @@ pub struct Args {
     noise_ridge: Option<f64>,
     #[command(flatten)]
     batching: super::SamplingArg,
-    #[command(flatten)]
-    pub common: Common,
 }
 
-/// The public scaling: declared ranges, the WDBC ranges for the WDBC header, or none.
-fn scaling(args: &Args, features: &[String]) -> Result<(SavedScaling, String), CliError> {
-    if args.no_scaling {
+impl ModelArgs {
+    /// The model of dimension `dim` and the engine's batch-VB configuration (`S = N`, the
+    /// declared `population`, else `realised` for a non-private fit without one).
+    ///
+    /// # Errors
+    /// Usage errors for a flag with no effect (`--noise-ridge` without `--epsilon`,
+    /// `--sampling` in a non-private full-batch fit); the model's and the engine's errors.
+    pub(crate) fn model_and_config(
+        &self,
+        c: &Common,
+        privacy: vips_models::engine::Privacy,
+        population: Option<usize>,
+        realised: usize,
+        dim: usize,
+    ) -> Result<(Blr, SviConfig), CliError> {
+        let private = population.is_some() && c.epsilon.is_some();
+        let iterations = self.iterations.unwrap_or(if private { 1 } else { 30 }) as u64;
+        let n = population.unwrap_or(realised);
+        let cancel = super::ctrl_c_token()?;
+        let svi = self
+            .batching
+            .apply(
+                SviConfig::builder(),
+                private,
+                n as f64,
+                n as f64,
+                "--population",
+            )?
+            .population(population)
+            .step(StepSize::Constant { rho: 1.0 })
+            .stop(Stop::Iterations { iterations })
+            .privacy(privacy)
+            .accountant(c.accountant.unwrap_or_default())
+            .noise_seed(c.noise_seed)
+            .progress_bar(true)
+            .cancel(cancel)
+            .build()?;
+        if self.noise_ridge.is_some() && !private {
+            return Err(usage(
+                "--noise-ridge",
+                "has no effect in a non-private run (there is no noise to ridge against)",
+            ));
+        }
+        let model = Blr::new(
+            BlrConfig::builder(dim)
+                .hyperprior(Hyperprior::Gamma {
+                    shape: self.a0,
+                    rate: self.b0,
+                })
+                .noise_ridge(self.noise_ridge.unwrap_or(0.0))
+                .build()?,
+        );
+        Ok((model, svi))
+    }
+
+    /// The settings of result.json these flags and the fit give (the same keys for `fit blr`
+    /// and `fit blr-store`).
+    pub(crate) fn settings(&self, global: &vips_models::blr::BlrGlobal) -> serde_json::Value {
+        json!({
+            "hyperprior_shape": self.a0,
+            "hyperprior_rate": self.b0,
+            "noise_ridge": self.noise_ridge.unwrap_or(0.0),
+            "alpha_mean": num(global.alpha_mean()),
+            "eigenvalues_raised_last_release": global.eigenvalues_raised(),
+        })
+    }
+}
+
+/// The public scaling of a CSV file's `features`: the declared ranges file (`ranges`,
+/// `name,lower,upper`), the published WDBC ranges for the WDBC header, or none (`no_scaling`:
+/// rows assumed in the unit ball). One home for `fit blr --csv` and `convert csv`. Returns the
+/// scaling and a public description of its source.
+///
+/// # Errors
+/// The ranges file's errors (file and line, a feature without a range); a usage error on
+/// `--ranges` when no public scaling is declared for a header other than WDBC's.
+pub(crate) fn csv_scaling(
+    ranges: Option<&std::path::Path>,
+    no_scaling: bool,
+    no_intercept: bool,
+    features: &[String],
+) -> Result<(SavedScaling, String), CliError> {
+    if no_scaling {
         return Ok((
             SavedScaling::Identity {
                 dim: features.len(),
@@ -87,8 +174,8 @@ fn scaling(args: &Args, features: &[String]) -> Result<(SavedScaling, String), C
             "none (rows assumed in the unit ball; clipped if not)".into(),
         ));
     }
-    let intercept = !args.no_intercept;
-    let (lower, upper, source) = if let Some(path) = &args.ranges {
+    let intercept = !no_intercept;
+    let (lower, upper, source) = if let Some(path) = ranges {
         let (lo, hi) = blr::read_ranges_csv(path, features)?;
         (lo, hi, path.display().to_string())
     } else if blr::is_wdbc_header(features) {
@@ -132,7 +219,12 @@ struct Input {
 /// A CSV file with a label column and public scaling.
 fn csv_input(args: &Args, csv: &std::path::Path) -> Result<Input, CliError> {
     let features = blr::read_csv_header(csv, &args.label)?;
-    let (scaling, source) = scaling(args, &features)?;
+    let (scaling, source) = csv_scaling(
+        args.ranges.as_deref(),
+        args.no_scaling,
+        args.no_intercept,
+        &features,
+    )?;
     let map = scaling.feature_map()?;
     let loaded = blr::load_csv(
         csv,
@@ -206,6 +298,13 @@ fn libsvm_input(args: &Args, path: &std::path::Path, private: bool) -> Result<In
     })
 }
 
+/// Adds the keys of `more` (an object) to `into` (an object).
+pub(crate) fn merge(into: &mut serde_json::Value, more: serde_json::Value) {
+    if let (Some(into), serde_json::Value::Object(more)) = (into.as_object_mut(), more) {
+        into.extend(more);
+    }
+}
+
 /// Fits and returns the saved model and the summary parts.
 pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let c = &args.common;
@@ -222,7 +321,6 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
             "has no effect with --test-fraction 0 (no split)",
         ));
     }
-    let cancel = super::ctrl_c_token()?;
     let start = Instant::now();
     let input = match (&args.csv, &args.libsvm) {
         (Some(csv), None) => csv_input(args, csv)?,
@@ -250,43 +348,9 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         (loaded.records, Vec::new())
     };
     let realised = train.len();
-    let private = population.is_some() && c.epsilon.is_some();
-    let iterations = args.iterations.unwrap_or(if private { 1 } else { 30 }) as u64;
-    let n = population.unwrap_or(realised);
-    let svi = args
-        .batching
-        .apply(
-            SviConfig::builder(),
-            private,
-            n as f64,
-            n as f64,
-            "--population",
-        )?
-        .population(population)
-        .step(StepSize::Constant { rho: 1.0 })
-        .stop(Stop::Iterations { iterations })
-        .privacy(privacy)
-        .accountant(c.accountant.unwrap_or_default())
-        .noise_seed(c.noise_seed)
-        .progress_bar(true)
-        .cancel(cancel)
-        .build()?;
-    let hyperprior = Hyperprior::Gamma {
-        shape: args.a0,
-        rate: args.b0,
-    };
-    if args.noise_ridge.is_some() && !private {
-        return Err(usage(
-            "--noise-ridge",
-            "has no effect in a non-private run (there is no noise to ridge against)",
-        ));
-    }
-    let model = Blr::new(
-        BlrConfig::builder(dim)
-            .hyperprior(hyperprior)
-            .noise_ridge(args.noise_ridge.unwrap_or(0.0))
-            .build()?,
-    );
+    let (model, svi) = args
+        .model
+        .model_and_config(c, privacy, population, realised, dim)?;
     let fit = blr::fit(&model, train, &svi)?;
     let (fitted, diag) = (fit.result, fit.diagnostics);
     let saved = SavedBlr::from_fit(&label, features, scaling, model.config().prior(), &fitted)?;
@@ -313,17 +377,16 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         iterations: fitted.iterations,
         dim,
         heldout,
-        settings: json!({
-            "input": input_settings,
-            "feature_map": source,
-            "intercept": args.csv.is_some() && !args.no_scaling && !args.no_intercept,
-            "radius": map.radius(),
-            "hyperprior_shape": args.a0,
-            "hyperprior_rate": args.b0,
-            "noise_ridge": args.noise_ridge.unwrap_or(0.0),
-            "alpha_mean": num(fitted.global.alpha_mean()),
-            "eigenvalues_raised_last_release": fitted.global.eigenvalues_raised(),
-        }),
+        settings: {
+            let mut settings = json!({
+                "input": input_settings,
+                "feature_map": source,
+                "intercept": args.csv.is_some() && !args.no_scaling && !args.no_intercept,
+                "radius": map.radius(),
+            });
+            merge(&mut settings, args.model.settings(&fitted.global));
+            settings
+        },
         diagnostics: json!({
             "n_train": realised,
             "n_test": test.len(),

@@ -9,7 +9,7 @@ use std::time::Instant;
 use dp_core::RngPolicy;
 use serde_json::json;
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit as engine_fit};
-use vips_models::lda::corpus::{CorpusError, Preparation, Prepared, load_uci_dir};
+use vips_models::lda::corpus::{CorpusError, Prepared, load_uci_dir};
 use vips_models::lda::text::{TextLimits, Tokenizer, bag_of_words, read_text};
 use vips_models::lda::vocabulary::{PartitionSelection, VocabularyReport, select_vocabulary};
 use vips_models::lda::{Provenance, SavedLda, Vocabulary, evaluate};
@@ -52,46 +52,21 @@ pub struct Args {
     /// knows the seed). Default: OS entropy.
     #[arg(long, conflicts_with_all = ["vocab", "corpus"])]
     vocab_noise_seed: Option<u64>,
-    /// Number of topics K.
-    #[arg(long, default_value_t = 10, value_parser = count)]
-    topics: usize,
-    /// Expected batch size S (Poisson rate q = S / N; the exact size with --sampling fixed).
-    #[arg(long, default_value_t = 256.0, value_parser = positive)]
-    batch_size: f64,
     #[command(flatten)]
-    batching: super::SamplingArg,
-    /// Step-size delay tau0.
-    #[arg(long, default_value_t = 1024.0)]
-    tau0: f64,
-    /// Step-size forgetting rate kappa in (0.5, 1].
-    #[arg(long, default_value_t = 0.7)]
-    kappa: f64,
-    /// Expected passes over the training documents.
-    #[arg(long, default_value_t = 1.0, value_parser = positive)]
-    passes: f64,
-    /// Fixed document length (default 500 for private fits, none otherwise; 0 = none).
-    #[arg(long)]
-    doc_length: Option<usize>,
-    /// Clipping scale a (bound a N; needs a fixed document length). Default 0.1.
-    #[arg(long, value_parser = positive)]
-    clip_scale: Option<f64>,
-    /// Dirichlet parameter of theta (default 1/K).
-    #[arg(long, value_parser = positive)]
-    alpha: Option<f64>,
-    /// Dirichlet parameter of beta (default 1/K).
-    #[arg(long, value_parser = positive)]
-    eta: Option<f64>,
-    /// Seed of the initial topics (public randomness).
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Public seed of the fixed-length resampling (default: a secret key from OS entropy).
-    #[arg(long)]
-    resample_seed: Option<u64>,
+    lda: super::lda_args::LdaArgs,
     /// Top words shown per topic in the summary.
     #[arg(long, default_value_t = 8, value_parser = count)]
     top_words: usize,
     #[command(flatten)]
     pub common: Common,
+}
+
+impl std::ops::Deref for Args {
+    type Target = super::lda_args::LdaArgs;
+
+    fn deref(&self) -> &Self::Target {
+        &self.lda
+    }
 }
 
 /// A preparation setting that has no effect, as the usage error of its flag (`hint` says how to
@@ -175,31 +150,11 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
              chosen independently of the private documents",
         ));
     }
-    if !(args.kappa > 0.5 && args.kappa <= 1.0) {
-        return Err(usage(
-            "--kappa",
-            format!("must be in (0.5, 1], got {}", args.kappa),
-        ));
-    }
-    if !(args.tau0 >= 0.0 && args.tau0.is_finite()) {
-        return Err(usage(
-            "--tau0",
-            format!("must be finite and >= 0, got {}", args.tau0),
-        ));
-    }
     // The corpus's preparation (document length, clipping, priors, resampling key) and its
-    // privacy-relevant defaults are the library's, shared with the lda example.
-    let preparation = Preparation {
-        doc_length: args.doc_length,
-        clip_scale: args.clip_scale,
-        alpha: args.alpha,
-        eta: args.eta,
-        resample_seed: args.resample_seed,
-    };
+    // privacy-relevant defaults are the library's, shared with the lda example; the flags and
+    // their checks are shared with `fit lda-store`.
+    let preparation = args.lda.preparation(private)?;
     let doc_length = preparation.doc_length(private);
-    preparation
-        .check(private)
-        .map_err(|e| no_effect(e, "(--doc-length N)"))?;
     // The selection's event is add/remove-one; fixed-size batches are replace-one, and one
     // ledger cannot compose the two: refused before anything is selected or fitted.
     if private

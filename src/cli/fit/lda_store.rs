@@ -9,12 +9,11 @@ use std::time::Instant;
 
 use serde_json::json;
 use vips_models::engine::{StepSize, Stop, SviConfig, fit_source};
-use vips_models::lda::corpus::Preparation;
 use vips_models::lda::{LdaError, Provenance, SavedLda, Vocabulary};
 use vips_models::store::RecordStore;
 
-use super::{Common, Fitted, count, positive};
-use crate::cli::error::{CliError, usage};
+use super::{Common, Fitted};
+use crate::cli::error::CliError;
 use crate::cli::io::num;
 
 /// Arguments of `fit lda-store`.
@@ -28,43 +27,18 @@ pub struct Args {
     /// independently of the private documents.
     #[arg(long)]
     vocab: PathBuf,
-    /// Number of topics K.
-    #[arg(long, default_value_t = 10, value_parser = count)]
-    topics: usize,
-    /// Expected batch size S (Poisson rate q = S / N; the exact size with --sampling fixed).
-    #[arg(long, default_value_t = 256.0, value_parser = positive)]
-    batch_size: f64,
     #[command(flatten)]
-    batching: super::SamplingArg,
-    /// Step-size delay tau0.
-    #[arg(long, default_value_t = 1024.0)]
-    tau0: f64,
-    /// Step-size forgetting rate kappa in (0.5, 1].
-    #[arg(long, default_value_t = 0.7)]
-    kappa: f64,
-    /// Expected passes over the declared population.
-    #[arg(long, default_value_t = 1.0, value_parser = positive)]
-    passes: f64,
-    /// Fixed document length (default 500 for private fits, none otherwise; 0 = none).
-    #[arg(long)]
-    doc_length: Option<usize>,
-    /// Clipping scale a (bound a N; needs a fixed document length). Default 0.1.
-    #[arg(long, value_parser = positive)]
-    clip_scale: Option<f64>,
-    /// Dirichlet parameter of theta (default 1/K).
-    #[arg(long, value_parser = positive)]
-    alpha: Option<f64>,
-    /// Dirichlet parameter of beta (default 1/K).
-    #[arg(long, value_parser = positive)]
-    eta: Option<f64>,
-    /// Seed of the initial topics (public randomness).
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Public seed of the fixed-length resampling (default: a secret key from OS entropy).
-    #[arg(long)]
-    resample_seed: Option<u64>,
+    lda: super::lda_args::LdaArgs,
     #[command(flatten)]
     pub common: Common,
+}
+
+impl std::ops::Deref for Args {
+    type Target = super::lda_args::LdaArgs;
+
+    fn deref(&self) -> &Self::Target {
+        &self.lda
+    }
 }
 
 /// Fits and returns the saved model and the summary parts.
@@ -77,28 +51,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let c = &args.common;
     let (privacy, population) = c.privacy()?;
     let private = c.epsilon.is_some();
-    if !(args.kappa > 0.5 && args.kappa <= 1.0) {
-        return Err(usage(
-            "--kappa",
-            format!("must be in (0.5, 1], got {}", args.kappa),
-        ));
-    }
-    if !(args.tau0 >= 0.0 && args.tau0.is_finite()) {
-        return Err(usage(
-            "--tau0",
-            format!("must be finite and >= 0, got {}", args.tau0),
-        ));
-    }
-    let preparation = Preparation {
-        doc_length: args.doc_length,
-        clip_scale: args.clip_scale,
-        alpha: args.alpha,
-        eta: args.eta,
-        resample_seed: args.resample_seed,
-    };
-    preparation
-        .check(private)
-        .map_err(|e| super::lda::no_effect(e, "(--doc-length N)"))?;
+    let preparation = args.lda.preparation(private)?;
     let vocab = Vocabulary::load(&args.vocab)?;
     let store = RecordStore::open(&args.store).map_err(LdaError::from)?;
     if (vocab.len() as u64) < store.dim() {

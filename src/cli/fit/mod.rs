@@ -3,13 +3,21 @@
 //! with the keys every model shares. Adding a model is one module and one [`FitCommand`] arm.
 
 mod blr;
+mod blr_store;
 mod lda;
+mod lda_args;
 mod lda_store;
 mod linreg;
 mod mog;
 mod pbp;
 mod sbn;
+mod sbn_store;
 mod uci;
+
+pub(crate) use blr::{
+    csv_scaling as blr_csv_scaling, libsvm_names as blr_libsvm_names,
+    libsvm_scaling as blr_libsvm_scaling,
+};
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +37,9 @@ pub enum FitCommand {
     /// Bayesian logistic regression (Pólya-Gamma VB) on a CSV file with a label column or a
     /// sparse LIBSVM file of a declared public dimension.
     Blr(blr::Args),
+    /// Bayesian logistic regression on a record store of labelled rows (`dp-bayes convert csv`
+    /// or `convert libsvm`): rows read per batch, the schema from STORE.schema.json.
+    BlrStore(blr_store::Args),
     /// LDA (VIPS) on raw text (public or privately selected vocabulary) or a UCI bag-of-words
     /// folder with a declared-public vocabulary.
     Lda(lda::Args),
@@ -38,6 +49,9 @@ pub enum FitCommand {
     /// Sigmoid belief network (VIPS, Pólya-Gamma augmentation) on binarised IDX images (a file
     /// or an MNIST-style directory) or the embedded synthetic data.
     Sbn(sbn::Args),
+    /// Sigmoid belief network on a record store of binary images (`dp-bayes convert idx`):
+    /// images read per batch.
+    SbnStore(sbn_store::Args),
     /// Mixture of Gaussians (SEP / DP-SEP) on a CSV of points or synthetic data.
     Mog(mog::Args),
     /// Probabilistic backpropagation (a Bayesian ReLU network; SEP / DP-SEP) on a UCI split
@@ -227,9 +241,11 @@ pub fn run(cmd: FitCommand) -> Result<(), CliError> {
     let (fitted, common) = match cmd {
         FitCommand::Linreg(args) => (linreg::fit(&args)?, args.common),
         FitCommand::Blr(args) => (blr::fit(&args)?, args.common),
+        FitCommand::BlrStore(args) => (blr_store::fit(&args)?, args.common),
         FitCommand::Lda(args) => (lda::fit(&args)?, args.common),
         FitCommand::LdaStore(args) => (lda_store::fit(&args)?, args.common),
         FitCommand::Sbn(args) => (sbn::fit(&args)?, args.common),
+        FitCommand::SbnStore(args) => (sbn_store::fit(&args)?, args.common),
         FitCommand::Mog(args) => (mog::fit(&args)?, args.common),
         FitCommand::Pbp(args) => (pbp::fit(&args)?, args.common),
     };

@@ -40,7 +40,19 @@ pub struct Args {
     /// Binarisation threshold: IDX pixel >= threshold is 1 (default 128; not with --synthetic).
     #[arg(long, conflicts_with = "synthetic", value_parser = threshold)]
     threshold: Option<u8>,
-    /// Hidden units K (default 100; 8 with --synthetic).
+    /// Held-out images scored (the first ones; each costs J K^2). Default 500.
+    #[arg(long, value_parser = count)]
+    heldout_images: Option<usize>,
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// The flags of the SBN model and of its SVI run, shared by `fit sbn` and `fit sbn-store`.
+#[derive(clap::Args, Debug)]
+pub struct ModelArgs {
+    /// Hidden units K (default 100; 8 with `fit sbn --synthetic`).
     #[arg(long, value_parser = count)]
     hidden: Option<usize>,
     /// Expected (Poisson) batch size S, capped at the population (the exact size with
@@ -70,14 +82,144 @@ pub struct Args {
     /// Declared bound of the large blocks as a fraction of the worst case, in (0, 1].
     #[arg(long, default_value_t = 0.25, value_parser = positive)]
     clip_fraction: f64,
-    /// Held-out images scored (the first ones; each costs J K^2). Default 500.
-    #[arg(long, value_parser = count)]
-    heldout_images: Option<usize>,
     /// Seed of the initial parameters (public randomness).
     #[arg(long, default_value_t = 0)]
     init_seed: u64,
-    #[command(flatten)]
-    pub common: Common,
+}
+
+impl ModelArgs {
+    /// The model of `visible` pixels (hidden units: `--hidden`, else `default_hidden`), its
+    /// settings checked, and refused when its model.json would be over the size a reader loads.
+    ///
+    /// # Errors
+    /// Usage errors naming the flag (`--g-release`, `--statistics`, `--clip-fraction`,
+    /// `--kappa`, `--hidden`); the model's errors.
+    pub(crate) fn model(&self, visible: usize, default_hidden: usize) -> Result<Sbn, CliError> {
+        let g_release = match self.g_release.as_deref() {
+            Some("per-unit") => Some(GRelease::PerUnit),
+            Some("pooled") => Some(GRelease::Pooled),
+            Some(other) => {
+                return Err(usage(
+                    "--g-release",
+                    format!(
+                        "unknown `{}` (per-unit | pooled)",
+                        vips_models::limits::excerpt(other)
+                    ),
+                ));
+            }
+            None => None,
+        };
+        let statistics = match self.statistics.as_str() {
+            "residual" => SbnStatistics::Residual,
+            "paper" => SbnStatistics::Paper,
+            other => {
+                return Err(usage(
+                    "--statistics",
+                    format!(
+                        "unknown `{}` (residual | paper)",
+                        vips_models::limits::excerpt(other)
+                    ),
+                ));
+            }
+        };
+        if !(self.clip_fraction > 0.0 && self.clip_fraction <= 1.0) {
+            return Err(usage(
+                "--clip-fraction",
+                format!("must be in (0, 1], got {}", self.clip_fraction),
+            ));
+        }
+        if !(self.kappa > 0.5 && self.kappa <= 1.0) {
+            return Err(usage(
+                "--kappa",
+                format!("must be in (0.5, 1], got {}", self.kappa),
+            ));
+        }
+        let hidden = self.hidden.unwrap_or(default_hidden);
+        let mut cfg = SbnConfig::builder(visible, hidden)
+            .clip_fraction(self.clip_fraction)
+            .statistics(statistics);
+        if let Some(g) = g_release {
+            cfg = cfg.g_release(g);
+        }
+        let model = Sbn::new(cfg.build()?)?;
+        // model.json holds J (K (K + 1) / 2 + 2 K + 2) + 2 K numbers of about 20 characters
+        // each: refuse a model no reader would load before spending the fit on it.
+        let (j, k) = (visible as f64, hidden as f64);
+        let numbers = j * (k * (k + 1.0) / 2.0 + 2.0 * k + 2.0) + 2.0 * k;
+        if numbers * 20.0 > MAX_MODEL_FILE_BYTES as f64 {
+            return Err(too_large(numbers * 20.0));
+        }
+        Ok(model)
+    }
+
+    /// The engine's configuration: batches of `--batch-size` capped at the population (the
+    /// declared one, else `realised` for a non-private fit without one).
+    ///
+    /// # Errors
+    /// A usage error for `--sampling` with no effect; the engine's errors.
+    pub(crate) fn svi(
+        &self,
+        c: &Common,
+        privacy: vips_models::engine::Privacy,
+        population: Option<usize>,
+        realised: usize,
+    ) -> Result<vips_models::engine::SviConfig, CliError> {
+        // S is capped at the public N (at the image count only for a non-private fit without
+        // one).
+        let cap = population.unwrap_or(realised) as f64;
+        let batch = self.batch_size.min(cap);
+        let private = c.epsilon.is_some();
+        Ok(self
+            .batching
+            .apply(SviConfig::builder(), private, batch, cap, "--batch-size")?
+            .population(population)
+            .step(StepSize::robbins_monro(self.tau0, self.kappa)?)
+            .stop(Stop::Passes {
+                passes: self.passes,
+            })
+            .privacy(privacy)
+            .accountant(c.accountant.unwrap_or_default())
+            .noise_seed(c.noise_seed)
+            .init_seed(self.init_seed)
+            .progress_bar(true)
+            .allow_long_run(self.allow_long_run)
+            .cancel(super::ctrl_c_token()?)
+            .build()?)
+    }
+
+    /// The settings of result.json these flags, the model and the fit give (the same keys for
+    /// `fit sbn` and `fit sbn-store`).
+    pub(crate) fn settings(
+        &self,
+        model: &Sbn,
+        threshold: u8,
+        privacy: &vips_models::engine::PrivacySummary,
+    ) -> Value {
+        let cfg = model.config();
+        json!({
+            "visible": cfg.visible(),
+            "hidden": cfg.hidden(),
+            "threshold": threshold,
+            "g_release": Value::from(match cfg.g_release() {
+                GRelease::PerUnit => "per-unit",
+                GRelease::Pooled => "pooled",
+            }),
+            "statistics": self.statistics,
+            "clip_fraction": num(self.clip_fraction),
+            "expected_batch_size": num(privacy.expected_batch_size),
+            "sampling_rate": num(privacy.sampling_rate),
+            "passes": num(self.passes),
+            "tau0": num(self.tau0),
+            "kappa": num(self.kappa),
+            "init_seed": self.init_seed,
+        })
+    }
+}
+
+/// The model's dimension in result.json: `J K + J + K`.
+pub(crate) fn sbn_dim(model: &Sbn) -> usize {
+    let cfg = model.config();
+    cfg.visible() * cfg.hidden() + cfg.visible() + cfg.hidden()
 }
 
 /// Images checked against the model, the error naming the file.
@@ -149,46 +291,6 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
             "has no effect without held-out images (give --test-idx FILE)",
         ));
     }
-    let g_release = match args.g_release.as_deref() {
-        Some("per-unit") => Some(GRelease::PerUnit),
-        Some("pooled") => Some(GRelease::Pooled),
-        Some(other) => {
-            return Err(usage(
-                "--g-release",
-                format!(
-                    "unknown `{}` (per-unit | pooled)",
-                    vips_models::limits::excerpt(other)
-                ),
-            ));
-        }
-        None => None,
-    };
-    let statistics = match args.statistics.as_str() {
-        "residual" => SbnStatistics::Residual,
-        "paper" => SbnStatistics::Paper,
-        other => {
-            return Err(usage(
-                "--statistics",
-                format!(
-                    "unknown `{}` (residual | paper)",
-                    vips_models::limits::excerpt(other)
-                ),
-            ));
-        }
-    };
-    if !(args.clip_fraction > 0.0 && args.clip_fraction <= 1.0) {
-        return Err(usage(
-            "--clip-fraction",
-            format!("must be in (0, 1], got {}", args.clip_fraction),
-        ));
-    }
-    if !(args.kappa > 0.5 && args.kappa <= 1.0) {
-        return Err(usage(
-            "--kappa",
-            format!("must be in (0.5, 1], got {}", args.kappa),
-        ));
-    }
-    let cancel = super::ctrl_c_token()?;
     let start = Instant::now();
     // 1 binarises images that are already 0/1 (the synthetic data) as they are.
     let bin = if args.synthetic {
@@ -245,50 +347,18 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         )
     };
     let visible = train.first().map_or(0, |im| im.pixels.len());
-    let hidden = args.hidden.unwrap_or(if args.synthetic {
+    let default_hidden = if args.synthetic {
         SYNTHETIC_HIDDEN
     } else {
         100
-    });
-    let mut cfg = SbnConfig::builder(visible, hidden)
-        .clip_fraction(args.clip_fraction)
-        .statistics(statistics);
-    if let Some(g) = g_release {
-        cfg = cfg.g_release(g);
-    }
-    let model = Sbn::new(cfg.build()?)?;
-    // model.json holds J (K (K + 1) / 2 + 2 K + 2) + 2 K numbers of about 20 characters each:
-    // refuse a model no reader would load before spending the fit on it.
-    let (j, k) = (visible as f64, hidden as f64);
-    let numbers = j * (k * (k + 1.0) / 2.0 + 2.0 * k + 2.0) + 2.0 * k;
-    if numbers * 20.0 > MAX_MODEL_FILE_BYTES as f64 {
-        return Err(too_large(numbers * 20.0));
-    }
+    };
+    let model = args.model.model(visible, default_hidden)?;
     check(&model, &train, &train_file)?;
     if let Some(te) = &test {
         check(&model, te, &test_file)?;
     }
     let realised = train.len();
-    // S is capped at the public N (at the image count only for a non-private fit without one).
-    let cap = population.unwrap_or(realised) as f64;
-    let batch = args.batch_size.min(cap);
-    let private = c.epsilon.is_some();
-    let svi = args
-        .batching
-        .apply(SviConfig::builder(), private, batch, cap, "--batch-size")?
-        .population(population)
-        .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
-        .stop(Stop::Passes {
-            passes: args.passes,
-        })
-        .privacy(privacy)
-        .accountant(c.accountant.unwrap_or_default())
-        .noise_seed(c.noise_seed)
-        .init_seed(args.init_seed)
-        .progress_bar(true)
-        .allow_long_run(args.allow_long_run)
-        .cancel(cancel)
-        .build()?;
+    let svi = args.model.svi(c, privacy, population, realised)?;
     let baseline = match (&test, c.diagnostics) {
         (Some(te), true) => num(baseline_pixel_accuracy(&train, te)),
         _ => json!("none"),
@@ -334,26 +404,16 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         model: "sbn",
         model_json,
         iterations: result.iterations,
-        dim: visible * hidden + visible + hidden,
+        dim: sbn_dim(&model),
         heldout,
-        settings: json!({
-            "input": input,
-            "visible": visible,
-            "hidden": hidden,
-            "threshold": bin,
-            "g_release": Value::from(match model.config().g_release() {
-                GRelease::PerUnit => "per-unit",
-                GRelease::Pooled => "pooled",
-            }),
-            "statistics": args.statistics,
-            "clip_fraction": num(args.clip_fraction),
-            "expected_batch_size": num(result.privacy.expected_batch_size),
-            "sampling_rate": num(result.privacy.sampling_rate),
-            "passes": num(args.passes),
-            "tau0": num(args.tau0),
-            "kappa": num(args.kappa),
-            "init_seed": args.init_seed,
-        }),
+        settings: {
+            let mut settings = json!({ "input": input });
+            super::blr::merge(
+                &mut settings,
+                args.model.settings(&model, bin, &result.privacy),
+            );
+            settings
+        },
         diagnostics,
         privacy: result.privacy,
     })

@@ -335,88 +335,228 @@ pub fn parse_csv(text: &str, options: &CsvOptions) -> Result<Loaded, BlrError> {
         .by_ref()
         .find(|(_, l)| !l.trim().is_empty())
         .ok_or_else(|| BlrError::parse(1, "no header line"))?;
-    let columns: Vec<String> = header.split(',').map(|c| c.trim().to_string()).collect();
-    let label_col = columns
-        .iter()
-        .position(|c| *c == options.label)
-        .ok_or_else(|| {
-            BlrError::parse(
-                1,
-                format!(
-                    "no label column `{}` in the header",
-                    excerpt(&options.label)
-                ),
-            )
-        })?;
-    let feature_names: Vec<String> = columns
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != label_col)
-        .map(|(_, c)| c.clone())
-        .collect();
-    let d_raw = feature_names.len();
-    if d_raw == 0 {
-        return Err(BlrError::parse(1, "no feature columns besides the label"));
-    }
-    let map = options
-        .map
-        .clone()
-        .unwrap_or_else(|| FeatureMap::identity(d_raw));
-    if map.input_dim() != d_raw {
-        return Err(BlrError::DimensionMismatch {
-            what: "feature map vs CSV feature columns",
-            expected: map.input_dim(),
-            found: d_raw,
-        });
-    }
-    let mut labels = LabelKind::default();
+    let mut rows = CsvRows::new(header, options)?;
     let mut records = Vec::new();
     let mut clipped = 0;
-    let mut raw = Vec::with_capacity(d_raw);
     for (line, text) in lines {
-        if text.trim().is_empty() {
-            continue;
+        if let Some((record, clip)) = rows.row(line, text)? {
+            clipped += usize::from(clip);
+            records.push(record);
         }
-        let fields: Vec<&str> = text.split(',').collect();
-        if fields.len() != columns.len() {
-            return Err(BlrError::parse(
-                line,
-                format!("{} fields, the header has {}", fields.len(), columns.len()),
-            ));
-        }
-        raw.clear();
-        let mut y = false;
-        for (i, f) in fields.iter().enumerate() {
-            if i == label_col {
-                y = labels.read(f, line)?;
-            } else {
-                raw.push(parse_value(f, line, &columns[i])?);
-            }
-        }
-        let x = map
-            .apply(&raw)
-            .map_err(|e| BlrError::parse(line, e.to_string()))?;
-        let (record, clip) = BlrRecord::new(Features::Dense(x), y)
-            .map_err(|e| BlrError::parse(line, e.to_string()))?;
-        clipped += usize::from(clip.was_clipped());
-        records.push(record);
     }
     if records.is_empty() {
         return Err(BlrError::Empty("the CSV has a header but no rows"));
-    }
-    let mut names = feature_names;
-    if map.output_dim() > d_raw {
-        names.push("intercept".into());
     }
     Ok(Loaded {
         report: LoadReport {
             rows: records.len(),
             clipped,
-            dim: map.output_dim(),
-            labels_were_signed: labels.signed,
+            dim: rows.map.output_dim(),
+            labels_were_signed: rows.labels.signed,
         },
         records,
-        feature_names: names,
+        feature_names: rows.model_names(),
+    })
+}
+
+/// The CSV rows' parser, one home for [`parse_csv`] and [`stream_csv`]: the header's columns,
+/// the label column, the public map, and the label convention seen so far.
+struct CsvRows {
+    columns: Vec<String>,
+    label_col: usize,
+    map: FeatureMap,
+    labels: LabelKind,
+    raw: Vec<f64>,
+}
+
+impl CsvRows {
+    /// Reads the header line (line 1 in errors: the first non-blank line).
+    fn new(header: &str, options: &CsvOptions) -> Result<Self, BlrError> {
+        let columns: Vec<String> = header.split(',').map(|c| c.trim().to_string()).collect();
+        let label_col = columns
+            .iter()
+            .position(|c| *c == options.label)
+            .ok_or_else(|| {
+                BlrError::parse(
+                    1,
+                    format!(
+                        "no label column `{}` in the header",
+                        excerpt(&options.label)
+                    ),
+                )
+            })?;
+        let d_raw = columns.len() - 1;
+        if d_raw == 0 {
+            return Err(BlrError::parse(1, "no feature columns besides the label"));
+        }
+        let map = options
+            .map
+            .clone()
+            .unwrap_or_else(|| FeatureMap::identity(d_raw));
+        if map.input_dim() != d_raw {
+            return Err(BlrError::DimensionMismatch {
+                what: "feature map vs CSV feature columns",
+                expected: map.input_dim(),
+                found: d_raw,
+            });
+        }
+        Ok(Self {
+            columns,
+            label_col,
+            map,
+            labels: LabelKind::default(),
+            raw: Vec::with_capacity(d_raw),
+        })
+    }
+
+    /// The model's feature names: the CSV's feature columns, `"intercept"` last if the map adds
+    /// one.
+    fn model_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != self.label_col)
+            .map(|(_, c)| c.clone())
+            .collect();
+        if self.map.output_dim() > names.len() {
+            names.push("intercept".into());
+        }
+        names
+    }
+
+    /// One row (1-based `line`): `None` for a blank line, else the mapped, clipped record and
+    /// whether it was clipped.
+    fn row(&mut self, line: usize, text: &str) -> Result<Option<(BlrRecord, bool)>, BlrError> {
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        let fields: Vec<&str> = text.split(',').collect();
+        if fields.len() != self.columns.len() {
+            return Err(BlrError::parse(
+                line,
+                format!(
+                    "{} fields, the header has {}",
+                    fields.len(),
+                    self.columns.len()
+                ),
+            ));
+        }
+        self.raw.clear();
+        let mut y = false;
+        for (i, f) in fields.iter().enumerate() {
+            if i == self.label_col {
+                y = self.labels.read(f, line)?;
+            } else {
+                self.raw.push(parse_value(f, line, &self.columns[i])?);
+            }
+        }
+        let x = self
+            .map
+            .apply(&self.raw)
+            .map_err(|e| BlrError::parse(line, e.to_string()))?;
+        let (record, clip) = BlrRecord::new(Features::Dense(x), y)
+            .map_err(|e| BlrError::parse(line, e.to_string()))?;
+        Ok(Some((record, clip.was_clipped())))
+    }
+}
+
+/// What [`stream_csv`] read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamedCsv {
+    /// Rows read (handed to the sink).
+    pub rows: usize,
+    /// Rows clipped into the unit ball (a non-private count for the data owner).
+    pub clipped: usize,
+    /// The model's feature names (the CSV's feature columns, `"intercept"` last if the map
+    /// adds one), as [`Loaded::feature_names`].
+    pub feature_names: Vec<String>,
+}
+
+/// Reads a CSV file as [`load_csv`] does (the same header, per-row checks and errors, the same
+/// public map and clipping: each record is the one [`load_csv`] makes from its line, bit for
+/// bit) but hands each record to `sink` as soon as its line is read: memory is one line, each
+/// line within [`crate::limits::MAX_LINE_BYTES`] (no limit on the file's size). `sink` returns
+/// `false` to stop.
+///
+/// # Privacy
+/// Reads the private rows; the returned counts are the data owner's, not a release.
+///
+/// # Errors
+/// [`BlrError::Io`] if the file cannot be read; [`BlrError::InFile`] naming the file around the
+/// errors of [`parse_csv`] (which name the line), and around [`BlrError::Empty`] for no rows.
+///
+/// # Example
+/// ```
+/// use vips_models::blr::{CsvOptions, stream_csv};
+/// # let dir = std::env::temp_dir().join(format!("stream-csv-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("rows.csv");
+/// std::fs::write(&path, "a,b,y\n0.1,0.2,1\n0.3,-0.1,0\n")?;
+/// let options = CsvOptions { label: "y".into(), map: None };
+/// let mut labels = Vec::new();
+/// let read = stream_csv(&path, &options, |r| {
+///     labels.push(r.label());
+///     true
+/// })?;
+/// assert_eq!((read.rows, labels), (2, vec![true, false]));
+/// assert_eq!(read.feature_names, ["a", "b"]);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn stream_csv(
+    path: impl AsRef<Path>,
+    options: &CsvOptions,
+    mut sink: impl FnMut(BlrRecord) -> bool,
+) -> Result<StreamedCsv, BlrError> {
+    let path = path.as_ref();
+    let at = |e| in_file(path, e);
+    let io = |source| BlrError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut buf = String::new();
+    let mut rows: Option<CsvRows> = None;
+    let (mut count, mut clipped) = (0usize, 0usize);
+    for line in 1.. {
+        match crate::limits::read_line_bounded(
+            &mut reader,
+            &mut buf,
+            crate::limits::MAX_LINE_BYTES,
+            line,
+        ) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(crate::limits::ReadLineError::Io(source)) => return Err(io(source)),
+            Err(crate::limits::ReadLineError::Limit(l)) => return Err(at(BlrError::Limit(l))),
+        }
+        let Some(parser) = rows.as_mut() else {
+            if !buf.trim().is_empty() {
+                rows = Some(CsvRows::new(&buf, options).map_err(at)?);
+            }
+            continue;
+        };
+        let Some((record, clip)) = parser.row(line, &buf).map_err(at)? else {
+            continue;
+        };
+        count += 1;
+        clipped += usize::from(clip);
+        if !sink(record) {
+            break;
+        }
+    }
+    let Some(parser) = rows else {
+        return Err(at(BlrError::parse(1, "no header line")));
+    };
+    if count == 0 {
+        return Err(at(BlrError::Empty("the CSV has a header but no rows")));
+    }
+    Ok(StreamedCsv {
+        rows: count,
+        clipped,
+        feature_names: parser.model_names(),
     })
 }
 

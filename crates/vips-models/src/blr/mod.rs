@@ -32,8 +32,8 @@ mod wdbc;
 
 pub use config::{BlrConfig, BlrConfigBuilder, Hyperprior};
 pub use data::{
-    CsvOptions, FeatureMap, LibsvmOptions, LoadReport, Loaded, load_csv, load_libsvm, parse_csv,
-    parse_libsvm, read_csv_header, read_ranges_csv, stream_libsvm,
+    CsvOptions, FeatureMap, LibsvmOptions, LoadReport, Loaded, StreamedCsv, load_csv, load_libsvm,
+    parse_csv, parse_libsvm, read_csv_header, read_ranges_csv, stream_csv, stream_libsvm,
 };
 pub use error::BlrError;
 pub use fit::{batch_config, fit};

@@ -244,12 +244,14 @@ impl BlrGlobal {
 }
 
 impl Blr {
-    /// The records of a store of labelled sparse rows ([`crate::store::convert_libsvm`]) as a
-    /// record source for [`crate::engine::fit_source`]: each row is read when a batch draws it.
+    /// The records of a store of labelled rows (sparse, [`crate::store::convert_libsvm`]; or
+    /// dense, [`crate::store::convert_csv`]) as a record source for
+    /// [`crate::engine::fit_source`]: each row is read when a batch draws it.
     ///
     /// # Errors
-    /// [`BlrError::Store`] for a store of another kind or of a dimension larger than the
-    /// model's; [`BlrError::Empty`] for an empty store.
+    /// [`BlrError::Store`] for a store of another kind, a sparse store of a dimension larger
+    /// than the model's or a dense store of another dimension; [`BlrError::Empty`] for an empty
+    /// store.
     ///
     /// # Privacy
     /// The rows were scaled and clipped at conversion (per-record transforms), so the records
@@ -286,14 +288,25 @@ impl Blr {
         store: crate::store::RecordStore,
     ) -> Result<crate::store::BlrStoreSource, BlrError> {
         use crate::store::{RecordKind, StoreError};
-        if store.kind() != RecordKind::LabelledSparseRow {
-            return Err(BlrError::Store(Box::new(StoreError::WrongKind {
-                path: store.path().to_path_buf(),
-                expected: RecordKind::LabelledSparseRow,
-                found: store.kind(),
-            })));
-        }
-        if store.dim() > self.config.dim() as u64 {
+        let dense = match store.kind() {
+            RecordKind::LabelledSparseRow => false,
+            RecordKind::LabelledDenseRow => true,
+            found => {
+                return Err(BlrError::Store(Box::new(StoreError::WrongKind {
+                    path: store.path().to_path_buf(),
+                    expected: RecordKind::LabelledSparseRow,
+                    found,
+                })));
+            }
+        };
+        // A sparse store fits any model at least as wide; a dense row must be exactly the
+        // model's width.
+        let fits = if dense {
+            store.dim() == self.config.dim() as u64
+        } else {
+            store.dim() <= self.config.dim() as u64
+        };
+        if !fits {
             return Err(BlrError::Store(Box::new(StoreError::Dimension {
                 path: store.path().to_path_buf(),
                 found: store.dim(),

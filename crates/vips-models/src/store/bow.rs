@@ -106,6 +106,114 @@ where
     writer.finish()
 }
 
+/// What [`convert_text`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextConversion {
+    /// Documents written (those with at least one word of the vocabulary).
+    pub documents: u64,
+    /// NON-PRIVATE diagnostic: input documents left out (no word of the vocabulary: blank
+    /// lines, unknown words only).
+    pub documents_without_known_words: u64,
+    /// NON-PRIVATE diagnostic: tokens dropped as not in the vocabulary.
+    pub unknown_tokens: u64,
+}
+
+/// Converts raw text (a file, one document per line, or a directory, one document per `.txt`
+/// file: [`crate::lda::text::read_text`]) into a bag-of-words store at `store`, tokenised by
+/// `tokenizer` (`fit lda --text` uses [`crate::lda::text::Tokenizer::english`]) and mapped to
+/// the word ids of the PUBLIC `vocab` ([`crate::lda::text::bag_of_words`], one document at a
+/// time): each stored document is the one `fit lda --text --vocab` fits, in input order,
+/// documents without a known word left out as that fit leaves them out. The store's vocabulary
+/// size is `vocab.len()`.
+///
+/// Streaming ([`crate::lda::text::stream_text`]): one document in memory (and, for a
+/// directory, the list of its `.txt` files), within `limits` (the caps are checked before
+/// allocating: file sizes, document length, document count, token count; the caps on the
+/// totals exist for in-memory fits and may be raised for a conversion).
+///
+/// # Privacy
+/// `vocab` must be public: chosen independently of these documents. Selecting a vocabulary
+/// privately is a release that a store cannot carry; it stays with `fit lda --text`. The
+/// returned counts are the data owner's, not a release.
+///
+/// # Errors
+/// [`StoreError::Text`] for the input's errors ([`crate::lda::text::stream_text`]: a missing
+/// path, sizes over `limits`, a line that is not UTF-8, an empty corpus, naming the file and
+/// line) and for no document with a word of the vocabulary; the writer's errors. On any error
+/// nothing is left at `store`.
+///
+/// # Example
+/// ```
+/// use vips_models::lda::Vocabulary;
+/// use vips_models::lda::text::{TextLimits, Tokenizer};
+/// use vips_models::store::{RecordStore, convert_text};
+/// # let dir = std::env::temp_dir().join(format!("convert-text-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// std::fs::write(dir.join("docs.txt"), "Apples and pears.\n\nThe river flows.\n")?;
+/// let vocab = Vocabulary::from_words(vec!["apples".into(), "river".into()])?;
+/// let tokenizer = Tokenizer::english();
+/// let out = dir.join("docs.store");
+/// let written = convert_text(dir.join("docs.txt"), &out, &vocab, &tokenizer, &TextLimits::default())?;
+/// assert_eq!((written.documents, written.unknown_tokens), (2, 2));
+/// assert_eq!(RecordStore::open(&out)?.dim(), 2);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn convert_text(
+    input: impl AsRef<Path>,
+    store: impl AsRef<Path>,
+    vocab: &crate::lda::Vocabulary,
+    tokenizer: &crate::lda::text::Tokenizer,
+    limits: &crate::lda::text::TextLimits,
+) -> Result<TextConversion, StoreError> {
+    use crate::lda::text::{TextError, bag_of_words, stream_text};
+    if vocab.is_empty() {
+        return Err(TextError::NoKnownWords { vocab_size: 0 }.into());
+    }
+    let mut writer = StoreWriter::create(store, RecordKind::BagOfWords, vocab.len() as u64)?;
+    let mut buf = Vec::new();
+    let mut out = TextConversion {
+        documents: 0,
+        documents_without_known_words: 0,
+        unknown_tokens: 0,
+    };
+    let mut failure: Option<StoreError> = None;
+    stream_text(input.as_ref(), tokenizer, limits, |tokens| {
+        let pushed = bag_of_words(std::slice::from_ref(&tokens), vocab)
+            .map_err(StoreError::from)
+            .and_then(|bow| {
+                out.unknown_tokens += bow.unknown_tokens;
+                match bow.docs.into_iter().next().flatten() {
+                    Some(document) => {
+                        encode_document(&document, &mut buf);
+                        writer.push_payload(&buf)?;
+                        out.documents += 1;
+                    }
+                    None => out.documents_without_known_words += 1,
+                }
+                Ok(())
+            });
+        match pushed {
+            Ok(()) => true,
+            Err(e) => {
+                failure = Some(e);
+                false
+            }
+        }
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if writer.is_empty() {
+        return Err(TextError::NoKnownWords {
+            vocab_size: vocab.len(),
+        }
+        .into());
+    }
+    writer.finish()?;
+    Ok(out)
+}
+
 /// Converts a UCI bag-of-words `docword` file (plain or gzip) into a store at `store`,
 /// streaming: the input is parsed line by line with the in-memory loader's checks
 /// ([`crate::lda::corpus::load_uci_bow`]) and each document is written as soon as it is

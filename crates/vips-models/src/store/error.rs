@@ -79,6 +79,10 @@ pub enum StoreError {
     /// Converting the input failed (its parser's error, naming the input file and line).
     #[error(transparent)]
     Input(#[from] crate::lda::corpus::CorpusError),
+    /// Converting raw text failed (the text reader's error, naming the file and line, or no
+    /// document with a word of the vocabulary).
+    #[error(transparent)]
+    Text(#[from] crate::lda::text::TextError),
     /// Converting a BLR input failed (the LIBSVM reader's error, naming the file and line).
     #[error(transparent)]
     Blr(#[from] crate::blr::BlrError),

@@ -21,6 +21,9 @@ pub enum RecordKind {
     LabelledSparseRow,
     /// A packed binary vector (SBN).
     BinaryVector,
+    /// A labelled dense row (BLR from a CSV file: every feature stored, as the CSV loader
+    /// makes it).
+    LabelledDenseRow,
 }
 
 impl RecordKind {
@@ -29,6 +32,7 @@ impl RecordKind {
             Self::BagOfWords => 1,
             Self::LabelledSparseRow => 2,
             Self::BinaryVector => 3,
+            Self::LabelledDenseRow => 4,
         }
     }
 
@@ -37,6 +41,7 @@ impl RecordKind {
             1 => Some(Self::BagOfWords),
             2 => Some(Self::LabelledSparseRow),
             3 => Some(Self::BinaryVector),
+            4 => Some(Self::LabelledDenseRow),
             _ => None,
         }
     }
@@ -49,6 +54,8 @@ impl RecordKind {
             // a label and one (index, value) pair per feature
             Self::LabelledSparseRow => dim.saturating_mul(12).saturating_add(8),
             Self::BinaryVector => dim.div_ceil(8),
+            // a label and every feature
+            Self::LabelledDenseRow => dim.saturating_mul(8).saturating_add(1),
         };
         by_kind.min(MAX_RECORD_BYTES)
     }

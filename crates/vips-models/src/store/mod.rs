@@ -3,7 +3,8 @@
 //! A fit over a [`RecordStore`] reads only the records its Poisson batches draw
 //! ([`dp_core::PrivacyWall::from_source`]), so its memory is the batch plus the model, not the
 //! corpus. A store is written once, streaming, by a converter ([`convert_uci_bow`],
-//! [`write_documents`], [`write_synthetic`], [`convert_libsvm`], [`convert_idx`], [`write_images`]) and then opened read-only by any number of fits.
+//! [`write_documents`], [`write_synthetic`], [`convert_libsvm`], [`convert_csv`], [`convert_idx`], [`write_images`],
+//! [`convert_text`]) and then opened read-only by any number of fits.
 //!
 //! # File format, version 1
 //! All integers little-endian. One file:
@@ -12,7 +13,7 @@
 //! |---|---|---|
 //! | 0 | 8 | magic `DPBSTOR\0` |
 //! | 8 | 4 | format version (`1`; a larger one is refused as newer) |
-//! | 12 | 4 | record kind ([`RecordKind`]: 1 bag of words, 2 labelled sparse row, 3 binary vector) |
+//! | 12 | 4 | record kind ([`RecordKind`]: 1 bag of words, 2 labelled sparse row, 3 binary vector, 4 labelled dense row) |
 //! | 16 | 8 | record count `n` |
 //! | 24 | 8 | dimension `d` (vocabulary size / features / pixels) |
 //! | 32 | 8 | payload length `P` in bytes |
@@ -28,6 +29,10 @@
 //! - **labelled sparse row**: the label byte (`0` / `1`), then `(index u32, value f64)` pairs,
 //!   indices strictly increasing and `< d`, values finite, L2 norm at most 1 (a
 //!   [`crate::blr::BlrRecord`] as the LIBSVM loader makes it);
+//! - **labelled dense row** (kind 4, added after the first release of version 1: a build
+//!   without it refuses such a store as an unknown kind, never misreads it): the label byte
+//!   (`0` / `1`), then exactly `d` values `f64`, finite, L2 norm at most 1 (a
+//!   [`crate::blr::BlrRecord`] as the CSV loader makes it, [`convert_csv`]);
 //! - **binary vector**: `ceil(d / 8)` bytes, pixel `i` in bit `i % 8` (least significant
 //!   first) of byte `i / 8`, padding bits zero (a [`crate::sbn::BinaryImage`]).
 //!
@@ -84,10 +89,13 @@ mod reader;
 mod row;
 mod writer;
 
-pub use bow::{LdaStoreSource, convert_uci_bow, decode_document, write_documents, write_synthetic};
+pub use bow::{
+    LdaStoreSource, TextConversion, convert_text, convert_uci_bow, decode_document,
+    write_documents, write_synthetic,
+};
 pub use error::StoreError;
 pub use format::{FORMAT_VERSION, RecordKind};
 pub use image::{SbnStoreSource, convert_idx, write_images};
 pub use reader::RecordStore;
-pub use row::{BlrStoreSource, convert_libsvm};
+pub use row::{BlrStoreSource, convert_csv, convert_libsvm};
 pub use writer::StoreWriter;

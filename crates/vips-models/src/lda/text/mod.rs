@@ -28,5 +28,5 @@ mod tokenize;
 
 pub use bow::{BagOfWords, bag_of_words};
 pub use error::TextError;
-pub use read::{TextCorpus, TextLimits, read_text};
+pub use read::{TextCorpus, TextLimits, read_text, stream_text};
 pub use tokenize::{DEFAULT_MIN_CHARS, ENGLISH_STOP_WORDS, Tokenizer, parse_stop_words};

@@ -100,11 +100,6 @@ impl TextCorpus {
         let &(f, line) = self.origins.get(i)?;
         Some((self.files.get(f)?.as_path(), line))
     }
-
-    fn push(&mut self, tokens: Vec<String>, file: usize, line: usize) {
-        self.docs.push(tokens);
-        self.origins.push((file, line));
-    }
 }
 
 /// Reads and tokenises raw text: if `path` is a directory, every file in it (not recursively)
@@ -136,17 +131,98 @@ pub fn read_text(
     tokenizer: &Tokenizer,
     limits: &TextLimits,
 ) -> Result<TextCorpus, TextError> {
+    let mut docs = Vec::new();
+    let mut origins = Vec::new();
+    let files = visit(path, tokenizer, limits, &mut |tokens, file, line| {
+        docs.push(tokens);
+        origins.push((file, line));
+        true
+    })?;
+    Ok(TextCorpus {
+        files,
+        docs,
+        origins,
+    })
+}
+
+/// Reads and tokenises raw text exactly as [`read_text`] does (the same documents, in the same
+/// order, blank ones included; the same caps and errors) but hands each document's tokens to
+/// `sink` as soon as it is read instead of keeping the corpus: memory is one document (and,
+/// for a directory, the list of its `.txt` files). `sink` returns `false` to stop. Returns the
+/// number of documents handed to `sink`.
+///
+/// # Privacy
+/// Reads the private documents; the count is the data owner's, not a release.
+///
+/// # Errors
+/// As [`read_text`] (checked before the memory they guard is allocated; an empty corpus only
+/// when `sink` did not stop the reading).
+///
+/// # Example
+/// ```
+/// use vips_models::lda::text::{TextLimits, Tokenizer, stream_text};
+/// # let dir = std::env::temp_dir().join(format!("vips-stream-text-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let file = dir.join("docs.txt");
+/// std::fs::write(&file, "Apples and pears.\n\nThe river flows.\n")?;
+/// let mut lengths = Vec::new();
+/// let n = stream_text(&file, &Tokenizer::english(), &TextLimits::default(), |tokens| {
+///     lengths.push(tokens.len());
+///     true
+/// })?;
+/// assert_eq!((n, lengths), (3, vec![2, 0, 2]));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn stream_text(
+    path: &Path,
+    tokenizer: &Tokenizer,
+    limits: &TextLimits,
+    mut sink: impl FnMut(Vec<String>) -> bool,
+) -> Result<usize, TextError> {
+    let mut n = 0;
+    visit(path, tokenizer, limits, &mut |tokens, _, _| {
+        n += 1;
+        sink(tokens)
+    })?;
+    Ok(n)
+}
+
+/// Where [`visit`] hands a document: its tokens, the index of its file, its 1-based line;
+/// `false` stops the reading.
+type Sink<'a> = dyn FnMut(Vec<String>, usize, usize) -> bool + 'a;
+
+/// The documents read so far and their tokens, against the caps.
+#[derive(Default)]
+struct Counts {
+    documents: usize,
+    tokens: u64,
+    stopped: bool,
+}
+
+/// Reads `path` (a file or a directory) document by document into `sink`; returns the files
+/// read. The one home of [`read_text`] and [`stream_text`].
+fn visit(
+    path: &Path,
+    tokenizer: &Tokenizer,
+    limits: &TextLimits,
+    sink: &mut Sink<'_>,
+) -> Result<Vec<PathBuf>, TextError> {
     let io = |p: &Path| {
         let p = p.to_path_buf();
         move |source| TextError::Io { path: p, source }
     };
     let meta = std::fs::metadata(path).map_err(io(path))?;
-    let corpus = if meta.is_dir() {
-        read_dir(path, tokenizer, limits)?
+    let mut counts = Counts::default();
+    let files = if meta.is_dir() {
+        read_dir(path, tokenizer, limits, &mut counts, sink)?
     } else {
-        read_lines(path, meta.len(), tokenizer, limits)?
+        read_lines(path, meta.len(), tokenizer, limits, &mut counts, sink)?
     };
-    if corpus.is_empty() {
+    if counts.stopped {
+        return Ok(files);
+    }
+    if counts.documents == 0 {
         return Err(TextError::EmptyCorpus {
             path: path.to_path_buf(),
             reason: if meta.is_dir() {
@@ -156,27 +232,30 @@ pub fn read_text(
             },
         });
     }
-    if corpus.num_tokens() == 0 {
+    if counts.tokens == 0 {
         return Err(TextError::EmptyCorpus {
             path: path.to_path_buf(),
             reason: "no document has a token (blank, numbers, short words or stop words only)",
         });
     }
-    Ok(corpus)
+    Ok(files)
 }
 
-/// Adds one document, enforcing the document and token caps.
+/// Hands one document to `sink`, enforcing the document and token caps (`files[file]` names
+/// the file in errors).
+#[allow(clippy::too_many_arguments)] // the reading's state, passed down from `visit`
 fn add(
-    corpus: &mut TextCorpus,
-    total_tokens: &mut u64,
+    counts: &mut Counts,
+    files: &[PathBuf],
     text: &str,
     file: usize,
     line: usize,
     tokenizer: &Tokenizer,
     limits: &TextLimits,
+    sink: &mut Sink<'_>,
 ) -> Result<(), TextError> {
-    let path = || corpus.files[file].clone();
-    if corpus.len() >= limits.max_documents {
+    let path = || files[file].clone();
+    if counts.documents >= limits.max_documents {
         return Err(TextError::TooManyDocuments {
             path: path(),
             line,
@@ -184,15 +263,18 @@ fn add(
         });
     }
     let tokens = tokenizer.tokenize(text);
-    *total_tokens += tokens.len() as u64;
-    if *total_tokens > limits.max_tokens {
+    counts.tokens += tokens.len() as u64;
+    if counts.tokens > limits.max_tokens {
         return Err(TextError::TooManyTokens {
             path: path(),
             line,
             limit: limits.max_tokens,
         });
     }
-    corpus.push(tokens, file, line);
+    counts.documents += 1;
+    if !sink(tokens, file, line) {
+        counts.stopped = true;
+    }
     Ok(())
 }
 
@@ -201,7 +283,9 @@ fn read_lines(
     size: u64,
     tokenizer: &Tokenizer,
     limits: &TextLimits,
-) -> Result<TextCorpus, TextError> {
+    counts: &mut Counts,
+    sink: &mut Sink<'_>,
+) -> Result<Vec<PathBuf>, TextError> {
     let too_large = |size| TextError::InputTooLarge {
         path: path.to_path_buf(),
         size,
@@ -217,11 +301,7 @@ fn read_lines(
     let file = File::open(path).map_err(io)?;
     // The file may grow after the size check: read at most one byte past the cap.
     let mut reader = BufReader::new(file.take(limits.max_total_bytes.saturating_add(1)));
-    let mut corpus = TextCorpus {
-        files: vec![path.to_path_buf()],
-        ..TextCorpus::default()
-    };
-    let mut total_tokens = 0u64;
+    let files = vec![path.to_path_buf()];
     let mut read = 0u64;
     let mut bytes = Vec::new();
     let mut line = 0usize;
@@ -260,24 +340,21 @@ fn read_lines(
             path: path.to_path_buf(),
             line,
         })?;
-        add(
-            &mut corpus,
-            &mut total_tokens,
-            text,
-            0,
-            line,
-            tokenizer,
-            limits,
-        )?;
+        add(counts, &files, text, 0, line, tokenizer, limits, sink)?;
+        if counts.stopped {
+            break;
+        }
     }
-    Ok(corpus)
+    Ok(files)
 }
 
 fn read_dir(
     dir: &Path,
     tokenizer: &Tokenizer,
     limits: &TextLimits,
-) -> Result<TextCorpus, TextError> {
+    counts: &mut Counts,
+    sink: &mut Sink<'_>,
+) -> Result<Vec<PathBuf>, TextError> {
     let io = |p: &Path| {
         let p = p.to_path_buf();
         move |source| TextError::Io { path: p, source }
@@ -316,11 +393,7 @@ fn read_dir(
         files.push((path, meta.len()));
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut corpus = TextCorpus {
-        files: files.iter().map(|(p, _)| p.clone()).collect(),
-        ..TextCorpus::default()
-    };
-    let mut total_tokens = 0u64;
+    let names: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
     let mut bytes = Vec::new();
     for (i, (path, size)) in files.iter().enumerate() {
         let too_long = || TextError::DocumentTooLong {
@@ -347,15 +420,10 @@ fn read_dir(
                 .filter(|&&b| b == b'\n')
                 .count(),
         })?;
-        add(
-            &mut corpus,
-            &mut total_tokens,
-            text,
-            i,
-            1,
-            tokenizer,
-            limits,
-        )?;
+        add(counts, &names, text, i, 1, tokenizer, limits, sink)?;
+        if counts.stopped {
+            break;
+        }
     }
-    Ok(corpus)
+    Ok(names)
 }

@@ -1,0 +1,112 @@
+//! Helpers shared by the record-store tests (`tests/*store*.rs`): fresh directories, the L2
+//! distance of two releases, and BLR's noise-free batch release through a store (the
+//! end-to-end neighbouring pattern: input on disk -> convert -> store -> wall). Each test file
+//! includes it with `mod common;`.
+#![allow(dead_code)] // each test file uses a part
+
+use std::path::{Path, PathBuf};
+
+use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
+use vips_models::blr::{self, Blr, BlrConfig};
+use vips_models::engine::{Privacy, VipsModel, fit_source};
+use vips_models::lda::corpus::{Document, ResamplingKey};
+use vips_models::lda::{Lda, Topics};
+use vips_models::store::RecordStore;
+
+/// A fresh directory `PREFIX-NAME-PID` for one test.
+pub fn dir(prefix: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("{prefix}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The L2 distance of two vectors.
+pub fn dist(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).powi(2))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// BLR's public population in the neighbouring tests.
+pub const BLR_PUBLIC_N: usize = 500;
+
+/// `(h, P)` after one non-private batch step (rate 1, rho 1, population [`BLR_PUBLIC_N`])
+/// over the BLR store at `store` of model dimension `dim`: the release without noise.
+pub fn blr_store_release(store: &Path, dim: usize) -> (Vec<f64>, Vec<f64>) {
+    let blr = Blr::new(BlrConfig::builder(dim).build().unwrap());
+    let svi = blr::batch_config(BLR_PUBLIC_N, 1, Privacy::NonPrivate, Some(1)).unwrap();
+    let source = blr.store_source(RecordStore::open(store).unwrap()).unwrap();
+    let g = fit_source(&blr, source, &svi, |_, _| {})
+        .unwrap()
+        .result
+        .global;
+    (
+        g.h().as_slice().to_vec(),
+        g.likelihood_precision().as_slice().to_vec(),
+    )
+}
+
+/// Asserts BLR's declared bounds between two releases `(h, P)`: `h` moves by at most 1/2,
+/// `P` by 1/4, and something moves (the test can fail).
+pub fn assert_blr_bounds(label: &str, a: &(Vec<f64>, Vec<f64>), b: &(Vec<f64>, Vec<f64>)) {
+    let (dh, dp) = (dist(&a.0, &b.0), dist(&a.1, &b.1));
+    let tol = 1.0 + 1e-9;
+    assert!(dh <= 0.5 * tol, "{label}: h moved {dh} > 1/2");
+    assert!(dp <= 0.25 * tol, "{label}: P moved {dp} > 1/4");
+    assert!(dh > 0.0 || dp > 0.0, "{label}: nothing moved");
+}
+
+/// The released topic-word block (noise-free or noised) of `releases` walls' first releases
+/// through the store path, with fixed topics: each wall reads the store at `path`.
+pub fn store_releases(
+    lda: &Lda,
+    path: &Path,
+    topics: &Topics,
+    rate: f64,
+    private: bool,
+    releases: usize,
+) -> (Vec<Vec<f64>>, f64) {
+    let (spec, blocks) = lda.release_spec().unwrap();
+    let natural = lda.expected_natural(topics).unwrap();
+    let mut out = Vec::new();
+    let mut sensitivity = 0.0;
+    // One release per wall, each from its own seed: the geometric gaps of the Poisson sampler
+    // couple neighbours within one release only (a neighbour's extra record may take one more
+    // draw from the sampling stream, which shifts the later releases' batches).
+    for seed in 0..releases as u64 {
+        let source = lda
+            .store_source(
+                RecordStore::open(path).unwrap(),
+                ResamplingKey::public_seed(4),
+            )
+            .unwrap();
+        let builder = PrivacyWall::from_source(source)
+            .sampling(SamplingScheme::poisson(rate).unwrap())
+            .public_population_size(100)
+            .seed(seed);
+        let builder = if private {
+            builder.epsilon_delta(10.0, 1e-5).noise_multiplier(2.0)
+        } else {
+            builder.non_private()
+        };
+        let mut wall = builder.build().unwrap();
+        let r = wall
+            .release(&spec, |doc: &Document, buf: &mut ContributionBuffer| {
+                let mut scratch = lda.new_scratch();
+                if lda
+                    .record_statistic(&blocks, &natural, doc, &mut scratch, buf)
+                    .is_err()
+                {
+                    buf.reject_record("rejected");
+                }
+            })
+            .unwrap();
+        let block = r.released(blocks.topics).unwrap();
+        sensitivity = block.sensitivity;
+        out.push(block.value.as_slice().to_vec());
+    }
+    (out, sensitivity)
+}
