@@ -40,7 +40,8 @@ enum Command {
         /// Output directory (default: target/xtask).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Run only the named experiments (comma-separated; see `cargo xtask list`).
+        /// Run only the named experiments (comma-separated; see `cargo xtask list`). Without it
+        /// every experiment runs except those only run on request (papers_vips_fig7).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Skip the criterion benchmarks.
@@ -89,7 +90,13 @@ fn bench(ctx: Context, only: &[String], no_criterion: bool) -> anyhow::Result<()
     let started = Instant::now();
     let selected: Vec<_> = experiments::all()
         .into_iter()
-        .filter(|e| only.is_empty() || only.iter().any(|o| o == e.name))
+        .filter(|e| {
+            if only.is_empty() {
+                !experiments::ON_REQUEST.contains(&e.name)
+            } else {
+                only.iter().any(|o| o == e.name)
+            }
+        })
         .collect();
     let bar = ProgressBar::new(selected.len() as u64 + u64::from(!no_criterion));
     bar.set_style(

@@ -26,6 +26,9 @@ pub struct Experiment {
     pub run: fn(&Context) -> anyhow::Result<Section>,
 }
 
+/// Experiments left out of a run without `--only` (quick and full): they take hours.
+pub const ON_REQUEST: &[&str] = &["papers_vips_fig7"];
+
 /// Every experiment, in report order.
 pub fn all() -> Vec<Experiment> {
     vec![
@@ -53,6 +56,11 @@ pub fn all() -> Vec<Experiment> {
             name: "papers_vips",
             about: "issue 22: the papers' BLR and SBN figures (003 Fig. 5, 7; 000 Fig. 5, 6, 8, 9)",
             run: papers_vips::run,
+        },
+        Experiment {
+            name: "papers_vips_fig7",
+            about: "issue 22: 003 Fig. 7 (SBN) at every S over 10 seeds; hours on mnist10k, only with --only",
+            run: papers_vips::sbn_003_seeds::run,
         },
         Experiment {
             name: "papers_sep",

@@ -10,6 +10,7 @@ pub(crate) mod blr_setting;
 mod erm;
 mod sbn_000;
 mod sbn_003;
+pub(crate) mod sbn_003_seeds;
 pub(crate) mod sbn_setting;
 mod weight_image;
 
