@@ -22,8 +22,9 @@ fn blr_inputs(dir: &Path) -> (PathBuf, PathBuf) {
 
 #[test]
 fn bad_fit_inputs_are_typed_errors_with_exit_code_2() {
-    let dir = temp_dir("errors-fit");
-    let (csv, ranges) = blr_inputs(&dir);
+    let tmp = temp_dir("errors-fit");
+    let dir = tmp.path();
+    let (csv, ranges) = blr_inputs(dir);
     let out = dir.join("out");
     let base = [
         "fit",
@@ -133,7 +134,7 @@ fn bad_fit_inputs_are_typed_errors_with_exit_code_2() {
                 "fit",
                 "linreg",
                 "--uci",
-                s(&dir),
+                s(dir),
                 "--feature-range",
                 bad,
                 "--target-range",
@@ -149,13 +150,13 @@ fn bad_fit_inputs_are_typed_errors_with_exit_code_2() {
     fails_with(&["fit", "sbn", "--corpus", "x"], &["--corpus"]);
     // Nothing was written by any failed fit.
     assert!(!out.join("model.json").exists());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn bad_model_files_and_csvs_for_predict_are_typed_errors() {
-    let dir = temp_dir("errors-predict");
-    let (csv, ranges) = blr_inputs(&dir);
+    let tmp = temp_dir("errors-predict");
+    let dir = tmp.path();
+    let (csv, ranges) = blr_inputs(dir);
     let out = dir.join("out");
     ok_json(&[
         "fit",
@@ -252,5 +253,4 @@ fn bad_model_files_and_csvs_for_predict_are_typed_errors() {
         &["bad-ledger.json"],
     );
     fails_with(&["replay", s(&bad_ledger), "--delta", "2"], &["--delta"]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -57,8 +57,9 @@ fn f(v: &Value) -> f64 {
 
 #[test]
 fn blr_libsvm_fit_then_predict_in_a_new_process() {
-    let dir = temp_dir("inputs-libsvm");
-    let train = write_libsvm(&dir);
+    let tmp = temp_dir("inputs-libsvm");
+    let dir = tmp.path();
+    let train = write_libsvm(dir);
     let out = dir.join("fit");
     let r = ok_json(&[
         "fit",
@@ -181,13 +182,13 @@ fn blr_libsvm_fit_then_predict_in_a_new_process() {
         ],
         &["wide.svm", "line 2", "exceeds the dimension 10"],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn linreg_csv_fit_then_predict_in_a_new_process() {
-    let dir = temp_dir("inputs-linreg");
-    let (csv, ranges) = write_linreg_csv(&dir);
+    let tmp = temp_dir("inputs-linreg");
+    let dir = tmp.path();
+    let (csv, ranges) = write_linreg_csv(dir);
     let out = dir.join("fit");
     let r = ok_json(&[
         "fit",
@@ -301,7 +302,7 @@ fn linreg_csv_fit_then_predict_in_a_new_process() {
             "--csv",
             s(&csv),
             "--uci",
-            s(&dir),
+            s(dir),
             "--ranges",
             s(&ranges),
             "--out",
@@ -309,7 +310,6 @@ fn linreg_csv_fit_then_predict_in_a_new_process() {
         ],
         &["--csv", "--uci"],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `fit linreg --csv CSV --label y --ranges RANGES` followed by `extra`: the argument vector the
@@ -334,8 +334,9 @@ fn linreg_csv_args<'a>(csv: &'a Path, ranges: &'a Path, extra: &[&'a str]) -> Ve
 /// row index and the seed only (not on the values), is reproducible, and changes with the seed.
 #[test]
 fn linreg_csv_held_out_split_is_seeded_and_scored() {
-    let dir = temp_dir("inputs-linreg-split");
-    let (csv, ranges) = write_linreg_csv(&dir);
+    let tmp = temp_dir("inputs-linreg-split");
+    let dir = tmp.path();
+    let (csv, ranges) = write_linreg_csv(dir);
     let out = dir.join("fit");
     let fit = |csv: &Path, extra: &[&str]| -> Value {
         let mut tail = extra.to_vec();
@@ -411,7 +412,7 @@ fn linreg_csv_held_out_split_is_seeded_and_scored() {
             "fit",
             "linreg",
             "--uci",
-            s(&dir),
+            s(dir),
             "--test-fraction",
             "0.2",
             "--out",
@@ -419,14 +420,14 @@ fn linreg_csv_held_out_split_is_seeded_and_scored() {
         ],
         &["--test-fraction", "--uci"],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn two_inputs_and_missing_declarations_are_usage_errors() {
-    let dir = temp_dir("inputs-errors");
-    let train = write_libsvm(&dir);
-    let (csv, _) = write_linreg_csv(&dir);
+    let tmp = temp_dir("inputs-errors");
+    let dir = tmp.path();
+    let train = write_libsvm(dir);
+    let (csv, _) = write_linreg_csv(dir);
     let out = dir.join("fit");
     fails_with(
         &[
@@ -501,7 +502,7 @@ fn two_inputs_and_missing_declarations_are_usage_errors() {
         &["--dim", "--csv"],
     );
     // A linreg model takes no LIBSVM rows.
-    let (lcsv, ranges) = write_linreg_csv(&dir);
+    let (lcsv, ranges) = write_linreg_csv(dir);
     let lin = dir.join("lin");
     ok_json(&[
         "fit",
@@ -529,13 +530,13 @@ fn two_inputs_and_missing_declarations_are_usage_errors() {
         &["--libsvm", "not a blr model"],
     );
     assert!(!out.exists(), "a refused fit wrote {}", out.display());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn sampling_fixed_is_recorded_and_its_ledger_replays() {
-    let dir = temp_dir("inputs-sampling");
-    let train = write_libsvm(&dir);
+    let tmp = temp_dir("inputs-sampling");
+    let dir = tmp.path();
+    let train = write_libsvm(dir);
     let out = dir.join("blr");
     let r = ok_json(&[
         "fit",
@@ -699,5 +700,4 @@ fn sampling_fixed_is_recorded_and_its_ledger_replays() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     fails_with(&args, &["--sampling", "--vocab"]);
     assert!(!none.exists());
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -62,7 +62,8 @@ fn f(v: &Value) -> f64 {
 
 #[test]
 fn private_text_fit_composes_vocabulary_and_fit_and_infers_bit_for_bit() {
-    let dir = temp_dir("lda-text");
+    let tmp = temp_dir("lda-text");
+    let dir = tmp.path();
     let out = dir.join("run");
     let r = fit_private(&out);
     assert_eq!(r["model"], "lda");
@@ -127,12 +128,12 @@ fn private_text_fit_composes_vocabulary_and_fit_and_infers_bit_for_bit() {
     let csv = String::from_utf8(csv.stdout).unwrap();
     assert_eq!(csv.lines().count(), 3, "{csv}");
     assert!(csv.starts_with("document,topic_0,topic_1,topic_2\n"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn replay_of_the_lda_ledger_states_the_threshold_delta_and_covers_the_fit() {
-    let dir = temp_dir("lda-replay");
+    let tmp = temp_dir("lda-replay");
+    let dir = tmp.path();
     let out = dir.join("run");
     let r = fit_private(&out);
     let ledger = out.join("ledger.json");
@@ -167,12 +168,12 @@ fn replay_of_the_lda_ledger_states_the_threshold_delta_and_covers_the_fit() {
         &["replay", s(&ledger), "--delta", &format!("{threshold:e}")],
         &["--delta", "extra delta"],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn public_vocabulary_and_non_private_fits() {
-    let dir = temp_dir("lda-public");
+    let tmp = temp_dir("lda-public");
+    let dir = tmp.path();
     let vocab = dir.join("vocab.txt");
     std::fs::write(
         &vocab,
@@ -221,12 +222,12 @@ fn public_vocabulary_and_non_private_fits() {
     assert_eq!(r["private"], false);
     assert_eq!(r["epsilon"], "inf");
     assert!(!np.join("ledger.json").exists());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn bad_lda_inputs_are_typed_errors_naming_the_flag_or_file() {
-    let dir = temp_dir("lda-bad");
+    let tmp = temp_dir("lda-bad");
+    let dir = tmp.path();
     let c = corpus();
     let out = dir.join("o");
     let base = ["fit", "lda", "--text", s(&c), "--out", s(&out)];
@@ -284,7 +285,7 @@ fn bad_lda_inputs_are_typed_errors_naming_the_flag_or_file() {
             "fit",
             "lda",
             "--corpus",
-            s(&dir),
+            s(dir),
             "--epsilon",
             "1",
             "--population",
@@ -315,7 +316,6 @@ fn bad_lda_inputs_are_typed_errors_naming_the_flag_or_file() {
         &["bad.json", "newer"],
     );
     assert!(!out.join("model.json").exists(), "nothing written on error");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A letters-only word for index `j` (the tokenizer drops digits): `wrd` + two letters.
@@ -342,7 +342,8 @@ fn neighbouring_corpora_select_vocabularies_that_differ_only_in_the_extra_docume
     use dp_bayes::vips_models::lda::vocabulary::{WordSampleKey, bounded_words};
     use std::collections::BTreeSet;
     const K: usize = 5;
-    let dir = temp_dir("lda-neighbours");
+    let tmp = temp_dir("lda-neighbours");
+    let dir = tmp.path();
     // Word j is in document d when (d + 3 j) % (j % 9 + 2) == 0: 8 to 20 distinct words per
     // document, 40 words with counts from about 40 to 200.
     let lines: Vec<String> = (0..400usize)

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 #[test]
 fn private_synthetic_mog_saves_components_and_replays_bit_for_bit() {
-    let dir = temp_dir("mog-syn");
+    let tmp = temp_dir("mog-syn");
+    let dir = tmp.path();
     let out = dir.join("run");
     let r = ok_json(&[
         "fit",
@@ -47,12 +48,12 @@ fn private_synthetic_mog_saves_components_and_replays_bit_for_bit() {
     assert_eq!(cov.as_array().unwrap().len(), 2);
     assert!(cov[0][0].as_f64().unwrap() > 0.0);
     replays_to(&out.join("ledger.json"), eps);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn mog_on_a_csv_of_points_and_bad_inputs() {
-    let dir = temp_dir("mog-csv");
+    let tmp = temp_dir("mog-csv");
+    let dir = tmp.path();
     let csv = dir.join("points.csv");
     let mut text = String::from("a,b\n");
     for i in 0..60 {
@@ -109,14 +110,14 @@ fn mog_on_a_csv_of_points_and_bad_inputs() {
         ],
         &["--family"],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Issue 22: `--accountant` drives a private mog fit: the summary and the ledger name it, its
 /// calibration meets the budget, and replay reproduces the epsilon.
 #[test]
 fn mog_fit_with_the_moments_accountant_replays_under_it() {
-    let dir = temp_dir("mog-accountant");
+    let tmp = temp_dir("mog-accountant");
+    let dir = tmp.path();
     let out = dir.join("run");
     let r = ok_json(&[
         "fit",
@@ -146,5 +147,4 @@ fn mog_fit_with_the_moments_accountant_replays_under_it() {
     let ledger: Value = read_json(&out.join("ledger.json"));
     assert_eq!(ledger["accountant"], "moments");
     replays_to(&out.join("ledger.json"), eps);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -120,8 +120,9 @@ fn heldout_rmse_from_the_saved_model(model: &Path) -> f64 {
 
 #[test]
 fn private_pbp_fit_predicts_bit_for_bit_and_replays() {
-    let dir = temp_dir("pbp-private");
-    let (folder, ranges) = uci(&dir, "toy");
+    let tmp = temp_dir("pbp-private");
+    let dir = tmp.path();
+    let (folder, ranges) = uci(dir, "toy");
     let out = dir.join("run");
     let r = ok_json(&[
         "fit",
@@ -181,7 +182,7 @@ fn private_pbp_fit_predicts_bit_for_bit_and_replays() {
             .unwrap()
             .is_finite()
     );
-    let (csv, rows) = new_csv(&dir);
+    let (csv, rows) = new_csv(dir);
     predictions_match_the_library(&out.join("model.json"), &csv, &rows);
     // Predictions of a private model stay in the declared target range.
     let lib = SavedPbp::load(out.join("model.json")).unwrap();
@@ -189,13 +190,13 @@ fn private_pbp_fit_predicts_bit_for_bit_and_replays() {
         assert!((0.0..=10.0).contains(&lib.predict(r).unwrap().0));
     }
     replays_to(&out.join("ledger.json"), eps);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn non_private_pbp_with_fitted_scaling_saves_it_marked_non_private() {
-    let dir = temp_dir("pbp-nonprivate");
-    let (folder, _) = uci(&dir, "toy2");
+    let tmp = temp_dir("pbp-nonprivate");
+    let dir = tmp.path();
+    let (folder, _) = uci(dir, "toy2");
     let out = dir.join("run");
     let r = ok_json(&[
         "fit",
@@ -235,13 +236,13 @@ fn non_private_pbp_with_fitted_scaling_saves_it_marked_non_private() {
         &csv,
         &[vec![1.0, 0.5], vec![8.0, -0.2]],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn bad_pbp_inputs_are_typed_errors() {
-    let dir = temp_dir("pbp-errors");
-    let (folder, ranges) = uci(&dir, "toy3");
+    let tmp = temp_dir("pbp-errors");
+    let dir = tmp.path();
+    let (folder, ranges) = uci(dir, "toy3");
     let out = dir.join("run");
     let f = s(&folder);
     let o = s(&out);
@@ -374,7 +375,7 @@ fn bad_pbp_inputs_are_typed_errors() {
     );
     assert!(!out.join("model.json").exists(), "no failed fit writes");
     // predict: a CSV without a feature column, a newer model, a corrupt model.
-    let (folder, _) = uci(&dir, "toy4");
+    let (folder, _) = uci(dir, "toy4");
     ok_json(&[
         "fit",
         "pbp",
@@ -422,7 +423,6 @@ fn bad_pbp_inputs_are_typed_errors() {
         &["predict", "--model", s(&corrupt), "--csv", s(&csv)],
         &["corrupt.json", "corrupt PBP model file"],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Issue 22: `--accountant` drives the calibration of a DP-SEP fit (PLD: less noise at the same
@@ -431,8 +431,9 @@ fn bad_pbp_inputs_are_typed_errors() {
 /// below epsilon 2) and is refused where it has no effect.
 #[test]
 fn pbp_accountant_and_clipping_reach_the_fit_and_the_ledger() {
-    let dir = temp_dir("pbp-accountant");
-    let (folder, ranges) = uci(&dir, "toy3");
+    let tmp = temp_dir("pbp-accountant");
+    let dir = tmp.path();
+    let (folder, ranges) = uci(dir, "toy3");
     let fit = |extra: &[&str], out: &Path| {
         let mut args = vec![
             "fit",
@@ -517,5 +518,4 @@ fn pbp_accountant_and_clipping_reach_the_fit_and_the_ledger() {
         &["fit", "pbp", "--uci", f, "--clipping", "both", "--out", o],
         &["--clipping", "value", "innovation"],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -208,8 +208,9 @@ fn round_trip(model: &str, fit_args: &[&str], dir: &Path, label: &str) {
 
 #[test]
 fn linreg_fit_predict_replay_round_trip() {
-    let dir = temp_dir("linreg");
-    let (uci, ranges) = uci_folder(&dir);
+    let tmp = temp_dir("linreg");
+    let dir = tmp.path();
+    let (uci, ranges) = uci_folder(dir);
     round_trip(
         "linreg",
         &[
@@ -220,7 +221,7 @@ fn linreg_fit_predict_replay_round_trip() {
             "--population",
             "200",
         ],
-        &dir,
+        dir,
         "t",
     );
     // The predictions agree with the library's saved model loaded in this process.
@@ -232,7 +233,7 @@ fn linreg_fit_predict_replay_round_trip() {
         "--model",
         s(&dir.join("out/model.json")),
         "--csv",
-        s(&new_rows(&dir, "t")),
+        s(&new_rows(dir, "t")),
         "--json",
     ]);
     let here = model.predict(&[4.5, 0.25, 3.0]).unwrap();
@@ -244,15 +245,15 @@ fn linreg_fit_predict_replay_round_trip() {
         p["predictions"][0]["variance"].as_f64().unwrap().to_bits(),
         here.variance.to_bits()
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// linreg's default (PLD) needs less noise than RDP for the same budget, and `--accountant rdp`
 /// still selects RDP; both spend at most the budget.
 #[test]
 fn linreg_defaults_to_pld_and_rdp_can_be_chosen() {
-    let dir = temp_dir("linreg_accountant");
-    let (uci, ranges) = uci_folder(&dir);
+    let tmp = temp_dir("linreg_accountant");
+    let dir = tmp.path();
+    let (uci, ranges) = uci_folder(dir);
     let fit = |extra: &[&str], out: &str| {
         let out = dir.join(out);
         let mut args = vec![
@@ -289,13 +290,13 @@ fn linreg_defaults_to_pld_and_rdp_can_be_chosen() {
     for v in [&pld, &rdp] {
         assert!(v["epsilon"].as_f64().unwrap() <= 1.0);
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn blr_fit_predict_replay_round_trip() {
-    let dir = temp_dir("blr");
-    let (csv, ranges) = blr_csv(&dir);
+    let tmp = temp_dir("blr");
+    let dir = tmp.path();
+    let (csv, ranges) = blr_csv(dir);
     round_trip(
         "blr",
         &[
@@ -308,7 +309,7 @@ fn blr_fit_predict_replay_round_trip() {
             "--population",
             "240",
         ],
-        &dir,
+        dir,
         "y",
     );
     let p = ok_json(&[
@@ -316,20 +317,20 @@ fn blr_fit_predict_replay_round_trip() {
         "--model",
         s(&dir.join("out/model.json")),
         "--csv",
-        s(&new_rows(&dir, "y")),
+        s(&new_rows(dir, "y")),
         "--json",
     ]);
     for row in p["predictions"].as_array().unwrap() {
         let prob = row["probability"].as_f64().unwrap();
         assert!(prob > 0.0 && prob < 1.0);
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn non_private_fit_says_so_and_writes_no_ledger() {
-    let dir = temp_dir("nonprivate");
-    let (csv, ranges) = blr_csv(&dir);
+    let tmp = temp_dir("nonprivate");
+    let dir = tmp.path();
+    let (csv, ranges) = blr_csv(dir);
     let out = dir.join("out");
     // A stale ledger of an earlier fit is removed: it would describe another model.
     std::fs::create_dir_all(&out).unwrap();
@@ -360,13 +361,13 @@ fn non_private_fit_says_so_and_writes_no_ledger() {
         "result.json has no diagnostics"
     );
     assert_eq!(result["private"], false);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn outputs_are_replaced_whole_and_no_temporary_file_is_left() {
-    let dir = temp_dir("atomic");
-    let (csv, ranges) = blr_csv(&dir);
+    let tmp = temp_dir("atomic");
+    let dir = tmp.path();
+    let (csv, ranges) = blr_csv(dir);
     let out = dir.join("out");
     std::fs::create_dir_all(&out).unwrap();
     // An existing, longer model.json is replaced whole (no tail of the old file left).
@@ -416,5 +417,4 @@ fn outputs_are_replaced_whole_and_no_temporary_file_is_left() {
         ["ledger.json", "model.json", "result.json"],
         "{names:?}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -35,7 +35,8 @@ fn fit_args<'a>(train: &'a str, test: &'a str, out: &'a str) -> Vec<&'a str> {
 
 #[test]
 fn private_fit_reconstructs_in_a_new_process_bit_for_bit_and_replays() {
-    let dir = temp_dir("sbn-fit");
+    let tmp = temp_dir("sbn-fit");
+    let dir = tmp.path();
     let (train, test) = (dir.join("train.idx"), dir.join("test.idx"));
     write_idx(&train, 300, 4, 4, 1);
     write_idx(&test, 40, 4, 4, 2);
@@ -133,12 +134,12 @@ fn private_fit_reconstructs_in_a_new_process_bit_for_bit_and_replays() {
         direct.json["epsilon"].as_f64().unwrap().to_bits(),
         eps.to_bits()
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn non_private_fit_has_no_ledger_and_diagnostics_on_request() {
-    let dir = temp_dir("sbn-np");
+    let tmp = temp_dir("sbn-np");
+    let dir = tmp.path();
     let train = dir.join("train.idx");
     write_idx(&train, 120, 4, 4, 3);
     let out = dir.join("run");
@@ -163,12 +164,12 @@ fn non_private_fit_has_no_ledger_and_diagnostics_on_request() {
     assert_eq!(r["diagnostics"]["train_images"], 120);
     assert!(r["heldout"]["note"].is_string());
     assert!(out.join("diagnostics.json").exists());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn bad_inputs_exit_2_naming_the_flag_or_file() {
-    let dir = temp_dir("sbn-bad");
+    let tmp = temp_dir("sbn-bad");
+    let dir = tmp.path();
     let (train, test, wide) = (
         dir.join("train.idx"),
         dir.join("test.idx"),
@@ -363,5 +364,4 @@ fn bad_inputs_exit_2_naming_the_flag_or_file() {
         ],
         &["nope.idx"],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -57,7 +57,8 @@ fn fit_args<'a>(extra: &[&'a str], out: &'a Path) -> Vec<&'a str> {
 
 #[test]
 fn a_store_fit_equals_the_corpus_fit_with_the_same_seeds() {
-    let dir = temp_dir("cli-store");
+    let tmp = temp_dir("cli-store");
+    let dir = tmp.path();
     let corpus = dir.join("uci");
     uci_folder(&corpus, 300, 60);
     let store = dir.join("train.store");
@@ -103,12 +104,12 @@ fn a_store_fit_equals_the_corpus_fit_with_the_same_seeds() {
             read_json(&b.join("ledger.json"))
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn convert_and_fit_lda_store_refuse_bad_flags_and_files() {
-    let dir = temp_dir("cli-store-errors");
+    let tmp = temp_dir("cli-store-errors");
+    let dir = tmp.path();
     let corpus = dir.join("uci");
     uci_folder(&corpus, 30, 12);
     let docword = corpus.join("docword.train.txt");
@@ -205,5 +206,4 @@ fn convert_and_fit_lda_store_refuse_bad_flags_and_files() {
         ],
         &["docword.train.txt", "not a record store"],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -44,8 +44,9 @@ const PRIVATE: [&str; 6] = ["--epsilon", "1", "--population", "300", "--noise-se
 
 #[test]
 fn fit_blr_store_equals_fit_blr_csv_and_replays() {
-    let dir = temp_dir("cli-blr-store");
-    let (csv, ranges) = csv_with_ranges(&dir, 300);
+    let tmp = temp_dir("cli-blr-store");
+    let dir = tmp.path();
+    let (csv, ranges) = csv_with_ranges(dir, 300);
     let store = dir.join("rows.store");
     let converted = ok_json(&[
         "convert",
@@ -110,12 +111,12 @@ fn fit_blr_store_equals_fit_blr_csv_and_replays() {
     assert_eq!(ks.keys().collect::<Vec<_>>(), kc.keys().collect::<Vec<_>>());
     assert_eq!(ks["feature_map"], kc["feature_map"]);
     assert_eq!(read_json(&a.join("result.json"))["model"], "blr");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn fit_blr_store_equals_fit_blr_libsvm() {
-    let dir = temp_dir("cli-blr-store-libsvm");
+    let tmp = temp_dir("cli-blr-store-libsvm");
+    let dir = tmp.path();
     let rows: String = (0..200)
         .map(|i| {
             format!(
@@ -152,12 +153,12 @@ fn fit_blr_store_equals_fit_blr_libsvm() {
     libsvm_args.extend(["--out", s(&b), "--json"]);
     ok_json(&libsvm_args);
     same_fit(&a, &b, from_store["epsilon"].as_f64().unwrap());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn fit_sbn_store_equals_fit_sbn_idx_and_replays() {
-    let dir = temp_dir("cli-sbn-store");
+    let tmp = temp_dir("cli-sbn-store");
+    let dir = tmp.path();
     let (idx, store) = (dir.join("train.idx"), dir.join("train.store"));
     write_idx(&idx, 300, 4, 4, 1);
     let converted = ok_json(&[
@@ -187,12 +188,12 @@ fn fit_sbn_store_equals_fit_sbn_idx_and_replays() {
     same_fit(&a, &b, from_store["epsilon"].as_f64().unwrap());
     assert_eq!(from_store["settings"]["threshold"], 100);
     assert_eq!(from_store["iterations"], from_idx["iterations"]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn convert_text_feeds_fit_lda_store() {
-    let dir = temp_dir("cli-text-store");
+    let tmp = temp_dir("cli-text-store");
+    let dir = tmp.path();
     let (text, vocab, store) = (
         dir.join("docs.txt"),
         dir.join("vocab.txt"),
@@ -249,13 +250,13 @@ fn convert_text_feeds_fit_lda_store() {
         &out.join("ledger.json"),
         fitted["epsilon"].as_f64().unwrap(),
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn bad_inputs_and_flags_are_typed_errors() {
-    let dir = temp_dir("cli-store-models-errors");
-    let (csv, ranges) = csv_with_ranges(&dir, 20);
+    let tmp = temp_dir("cli-store-models-errors");
+    let dir = tmp.path();
+    let (csv, ranges) = csv_with_ranges(dir, 20);
     let store = dir.join("o.store");
     let convert_csv = |input: &Path, extra: &[&str], needles: &[&str]| {
         let mut args = vec!["convert", "csv", "--input", s(input), "--out", s(&store)];
@@ -349,5 +350,4 @@ fn bad_inputs_and_flags_are_typed_errors() {
         &["--population", "20", "--epsilon", "1"],
         &["o.store.schema.json", "convert the input again"],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

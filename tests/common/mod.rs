@@ -2,20 +2,18 @@
 //! new process, fresh temporary directories, the success / typed-error expectations and JSON
 //! reading. Each test file includes it with `mod common;`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// A fresh temporary directory for one test (removed at the end of a passing test).
-pub fn temp_dir(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+/// A fresh temporary directory for one test, removed when the returned guard is dropped (at the
+/// end of the test, passing or failing). Use `guard.path()` for the directory.
+pub fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("dp-bayes-{name}-"))
+        .tempdir()
         .unwrap()
-        .as_nanos();
-    let dir = std::env::temp_dir().join(format!("dp-bayes-{name}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// A path as a command-line argument.

@@ -105,7 +105,11 @@ fn replay_round_trips_a_ledger() {
     for t in 0..50 {
         ledger.record(format!("step {t}"), step.clone()).unwrap();
     }
-    let path = std::env::temp_dir().join(format!("dp-accountant-cli-{}.json", std::process::id()));
+    let dir = tempfile::Builder::new()
+        .prefix("dp-accountant-cli-")
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("ledger.json");
     std::fs::write(&path, ledger.to_json().unwrap()).unwrap();
     let r = json(&[
         "replay",
@@ -122,7 +126,6 @@ fn replay_round_trips_a_ledger() {
     let (code, _, err) = run(&["replay", path.to_str().unwrap(), "--delta", "1e-5"]);
     assert_eq!(code, 2);
     assert_eq!(err.trim().lines().count(), 1);
-    let _ = std::fs::remove_file(&path);
 }
 
 #[test]

@@ -13,12 +13,6 @@ use dp_accountant::{
     Orders, PrivacyEvent, Sampling, Unreachable, calibrate_noise_multiplier,
 };
 
-fn temp_file(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("dp-accountant-errors-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
 fn ledger_json(config: AccountantConfig) -> String {
     let mut ledger = Accountant::with_config(config).unwrap();
     ledger
@@ -169,6 +163,12 @@ fn corrupt_ledger_faults_and_messages() {
 #[test]
 fn reading_a_ledger_file_names_the_file() {
     let json = ledger_json(AccountantConfig::default());
+    // Removed, with everything in it, when the test ends.
+    let dir = tempfile::Builder::new()
+        .prefix("dp-accountant-errors-")
+        .tempdir()
+        .unwrap();
+    let temp_file = |name: &str| dir.path().join(name);
     let good = temp_file("good.json");
     std::fs::write(&good, &json).unwrap();
     assert_eq!(read_ledger(&good).unwrap(), json);

@@ -3,8 +3,10 @@
 //! naming the file), and proptest strategies per file format asserting "typed error or valid
 //! result, never a panic" (small sizes, a few hundred cases).
 
+mod common;
+use common::TempPath;
+
 use std::io::Write;
-use std::path::PathBuf;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
@@ -19,12 +21,8 @@ use vips_models::lda::{Lda, LdaConfig, LdaError};
 use vips_models::limits::LimitError;
 use vips_models::sbn::{SbnConfig, SbnError, parse_idx_images};
 
-fn temp(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vips_bad_input_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p
+fn temp(name: &str, bytes: &[u8]) -> TempPath {
+    TempPath::file("vips-bad-input", name, bytes)
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {

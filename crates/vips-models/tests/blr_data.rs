@@ -1,5 +1,7 @@
 //! Loaders: typed errors naming the line, label conventions, the public map, the split.
 
+mod common;
+
 use vips_models::blr::{
     BlrError, CsvOptions, FeatureMap, LibsvmOptions, parse_csv, parse_libsvm, stratified_split,
 };
@@ -131,10 +133,11 @@ fn split_is_stratified_seeded_and_checked() {
 
 #[test]
 fn ranges_file_missing_a_feature_names_the_column() {
-    let dir = std::env::temp_dir().join(format!("blr-missing-ranges-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("ranges.csv");
-    std::fs::write(&path, "name,lower,upper\na,0,1\n").unwrap();
+    let path = common::TempPath::file(
+        "blr-missing-ranges",
+        "ranges.csv",
+        b"name,lower,upper\na,0,1\n",
+    );
     let err = vips_models::blr::read_ranges_csv(&path, &["a".into(), "width".into()]).unwrap_err();
     let text = err.to_string();
     assert!(
@@ -150,5 +153,4 @@ fn ranges_file_missing_a_feature_names_the_column() {
         }
         other => panic!("expected InFile(MissingRanges), got {other:?}"),
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -10,7 +10,8 @@
 //! label) must move `h` by at most 1/2, `P` by at most 1/4 (Frobenius), and the two jointly as the
 //! wall clips them: `(|dh| / (1/2))^2 + (|dP| / (1/4))^2 <= 2`.
 
-use std::path::PathBuf;
+mod common;
+use common::TempPath;
 
 use vips_models::blr::{
     self, Blr, BlrConfig, BlrRecord, CsvOptions, FeatureMap, LibsvmOptions, load_csv, load_libsvm,
@@ -19,12 +20,8 @@ use vips_models::engine::Privacy;
 
 const PUBLIC_N: usize = 500;
 
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vips-blr-e2e-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
+fn temp_file(name: &str, text: &str) -> TempPath {
+    TempPath::file("vips-blr-e2e", name, text.as_bytes())
 }
 
 /// `(h, P)` after one non-private batch step on `records`.

@@ -4,14 +4,14 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::{assert_blr_bounds, blr_store_release};
 use vips_models::blr::{Blr, BlrConfig, LibsvmOptions, load_libsvm};
 use vips_models::engine::{Batching, Privacy, Stop, SviConfig, fit, fit_source};
 use vips_models::store::{RecordStore, convert_libsvm};
 
-fn dir(name: &str) -> PathBuf {
+fn dir(name: &str) -> tempfile::TempDir {
     common::dir("blr-store", name)
 }
 
@@ -45,7 +45,8 @@ fn source(blr: &Blr, path: &Path) -> vips_models::store::BlrStoreSource {
 
 #[test]
 fn store_fit_is_identical_to_in_memory_fit() {
-    let d = dir("identity");
+    let tmp = dir("identity");
+    let d = tmp.path();
     let dim = 20;
     let text = d.join("rows.svm");
     std::fs::write(&text, rows(600, dim)).unwrap();
@@ -84,7 +85,7 @@ fn store_fit_is_identical_to_in_memory_fit() {
             assert_eq!(a.result.privacy.ledger, b.result.privacy.ledger);
         }
     }
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }
 
 /// `(h, P)` of the noise-free batch release over the store converted from `text`.
@@ -99,7 +100,8 @@ fn released(d: &Path, name: &str, dim: usize, text: &str) -> (Vec<f64>, Vec<f64>
 /// As `tests/blr_end_to_end.rs`, through the store: `h` moves by at most 1/2, `P` by 1/4.
 #[test]
 fn one_row_moves_each_store_statistic_by_at_most_its_bound() {
-    let d = dir("neighbours");
+    let tmp = dir("neighbours");
+    let d = tmp.path();
     let dim = 20;
     let base = rows(50, dim);
     let dense: Vec<String> = (1..=dim).map(|i| format!("{i}:1e200")).collect();
@@ -117,16 +119,17 @@ fn one_row_moves_each_store_statistic_by_at_most_its_bound() {
             format!("{base}+1 {}\n", dense.join(" ")),
         ),
     ] {
-        let r0 = released(&d, "d", dim, &base);
-        let r1 = released(&d, "d1", dim, &neighbour);
+        let r0 = released(d, "d", dim, &base);
+        let r1 = released(d, "d1", dim, &neighbour);
         assert_blr_bounds(label, &r0, &r1);
     }
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }
 
 #[test]
 fn a_libsvm_conversion_needs_a_dimension_and_names_bad_lines() {
-    let d = dir("bad");
+    let tmp = dir("bad");
+    let d = tmp.path();
     let text = d.join("rows.svm");
     std::fs::write(&text, "1 1:0.5\n0 30:1\n").unwrap();
     let out = d.join("rows.store");
@@ -148,5 +151,5 @@ fn a_libsvm_conversion_needs_a_dimension_and_names_bad_lines() {
     vips_models::store::write_documents(&bow, 20, [Ok(doc)]).unwrap();
     let blr = Blr::new(BlrConfig::builder(20).build().unwrap());
     assert!(blr.store_source(RecordStore::open(&bow).unwrap()).is_err());
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }

@@ -1,6 +1,9 @@
 //! The UCI bag-of-words loader: valid files (plain and gzip), and every kind of bad input is a
 //! typed error naming the line.
 
+mod common;
+use common::TempPath;
+
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -8,25 +11,22 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use vips_models::lda::corpus::{CorpusError, load_uci_bow, load_uci_dir};
 
-fn write(name: &str, content: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vips_lda_data_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, content).unwrap();
-    path
+fn write(name: &str, content: &str) -> TempPath {
+    TempPath::file("vips-lda-data", name, content.as_bytes())
 }
 
 const GOOD: &str = "3\n4\n5\n1 1 2\n1 4 1\n2 2 3\n3 1 1\n3 3 7\n";
 
 #[test]
 fn reads_plain_and_gzip() {
-    let plain = load_uci_bow(write("plain.txt", GOOD)).unwrap();
+    let plain_file = write("plain.txt", GOOD);
+    let plain = load_uci_bow(&plain_file).unwrap();
     assert_eq!(plain.len(), 3);
     assert_eq!(plain.vocab_size(), 4);
     assert_eq!(plain.docs()[0].words(), &[0, 3]);
     assert_eq!(plain.docs()[2].counts(), &[1, 7]);
     assert_eq!(plain.num_tokens(), 14);
-    let dir = std::env::temp_dir().join(format!("vips_lda_data_{}", std::process::id()));
+    let dir = plain_file.parent().unwrap();
     let gz = dir.join("docword.train.txt.gz");
     let mut enc = GzEncoder::new(std::fs::File::create(&gz).unwrap(), Compression::default());
     enc.write_all(GOOD.as_bytes()).unwrap();
@@ -35,7 +35,7 @@ fn reads_plain_and_gzip() {
     assert_eq!(zipped.docs(), plain.docs());
     std::fs::write(dir.join("docword.test.txt"), "1\n4\n1\n1 2 1\n").unwrap();
     std::fs::write(dir.join("vocab.txt"), "a\nb\nc\nd\n").unwrap();
-    let splits = load_uci_dir(&dir).unwrap();
+    let splits = load_uci_dir(dir).unwrap();
     assert_eq!(splits.train.len(), 3);
     assert_eq!(splits.test.vocab().unwrap()[1], "b");
 }

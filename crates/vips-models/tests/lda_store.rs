@@ -8,7 +8,7 @@
 mod common;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::store_releases;
 
@@ -23,7 +23,7 @@ use vips_models::store::{
 };
 
 /// A fresh directory for one test.
-fn dir(name: &str) -> PathBuf {
+fn dir(name: &str) -> tempfile::TempDir {
     common::dir("lda-store", name)
 }
 
@@ -53,7 +53,8 @@ fn store_of(path: &Path, v: usize, docs: &[Document]) -> RecordStore {
 /// with Poisson and fixed-size batches, private and not.
 #[test]
 fn store_fit_is_identical_to_in_memory_fit() {
-    let d = dir("identity");
+    let tmp = dir("identity");
+    let d = tmp.path();
     let (v, k) = (60, 4);
     let docs = corpus(700, v, k, 50, 3);
     let path = d.join("train.store");
@@ -112,7 +113,7 @@ fn store_fit_is_identical_to_in_memory_fit() {
             }
         }
     }
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }
 
 /// Writes `docs` as a UCI docword file.
@@ -134,7 +135,8 @@ fn write_docword(path: &Path, v: usize, docs: &[Document]) {
 /// record does not change the draws of the others, nor the noise).
 #[test]
 fn adding_one_document_moves_each_store_release_by_at_most_its_bound() {
-    let d = dir("neighbours");
+    let tmp = dir("neighbours");
+    let d = tmp.path();
     let (v, k, n, a) = (30, 3, 25, 0.3);
     let lda = Lda::new(
         LdaConfig::builder(k, v)
@@ -182,13 +184,14 @@ fn adding_one_document_moves_each_store_release_by_at_most_its_bound() {
             }
         }
     }
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }
 
 /// Converting a docword file streams exactly the documents the in-memory loader returns.
 #[test]
 fn convert_keeps_the_loaders_documents() {
-    let d = dir("convert");
+    let tmp = dir("convert");
+    let d = tmp.path();
     let docs = corpus(300, 50, 3, 30, 8);
     let txt = d.join("docword.txt");
     write_docword(&txt, 50, &docs);
@@ -213,11 +216,11 @@ fn convert_keeps_the_loaders_documents() {
     assert!(err.to_string().contains("bad.txt"), "{err}");
     assert!(!out.exists());
     assert_eq!(
-        std::fs::read_dir(&d).unwrap().count(),
+        std::fs::read_dir(d).unwrap().count(),
         3,
         "no temporary file left"
     );
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }
 
 /// Overwrites `len` bytes at `at` of `path`.
@@ -241,7 +244,8 @@ fn reseal(path: &Path) {
 
 #[test]
 fn bad_stores_are_typed_errors_naming_the_file() {
-    let d = dir("bad");
+    let tmp = dir("bad");
+    let d = tmp.path();
     let docs = corpus(20, 30, 2, 20, 1);
     let good = d.join("good.store");
     store_of(&good, 30, &docs);
@@ -405,11 +409,11 @@ fn bad_stores_are_typed_errors_naming_the_file() {
     drop(w);
     assert!(!unfinished.exists());
     assert!(
-        std::fs::read_dir(&d).unwrap().all(|e| !e
+        std::fs::read_dir(d).unwrap().all(|e| !e
             .unwrap()
             .file_name()
             .to_string_lossy()
             .contains("tmp"))
     );
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }

@@ -2,17 +2,16 @@
 //! (naming file and line) and size caps, public vocabulary files, and the bag-of-words
 //! conversion with its count of unknown tokens.
 
-use std::path::PathBuf;
+mod common;
+use common::TempPath;
 
 use vips_models::lda::text::{
     ENGLISH_STOP_WORDS, TextError, TextLimits, Tokenizer, bag_of_words, parse_stop_words, read_text,
 };
 use vips_models::lda::{Vocabulary, VocabularyError};
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vips-lda-text-input-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+fn tmp(name: &str) -> TempPath {
+    TempPath::new("vips-lda-text-input", name)
 }
 
 #[test]
@@ -79,7 +78,7 @@ fn reads_one_document_per_line_and_a_directory_of_txt_files() {
     assert_eq!(c.len(), 3);
     assert_eq!(c.docs()[0], ["rivers", "seas"]);
     assert!(c.docs()[1].is_empty());
-    assert_eq!(c.origin(2).unwrap(), (file.as_path(), 3));
+    assert_eq!(c.origin(2).unwrap(), (&*file, 3));
 
     let dir = tmp("dir");
     std::fs::create_dir_all(&dir).unwrap();
@@ -100,7 +99,7 @@ fn reader_errors_name_file_and_line() {
     let file = tmp("bad_utf8.txt");
     std::fs::write(&file, b"good line\nbad \xff\xfe line\n").unwrap();
     match read_text(&file, &t, &lim) {
-        Err(TextError::NotUtf8 { path, line }) => assert_eq!((path, line), (file.clone(), 2)),
+        Err(TextError::NotUtf8 { path, line }) => assert_eq!((path, line), (file.to_path_buf(), 2)),
         other => panic!("{other:?}"),
     }
     let msg = read_text(&file, &t, &lim).unwrap_err().to_string();

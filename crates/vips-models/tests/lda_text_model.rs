@@ -2,6 +2,9 @@
 //! refuses newer and corrupt files with typed errors, and infers topic proportions for new
 //! documents; plus the whole path from raw text with a privately selected vocabulary.
 
+mod common;
+use common::TempPath;
+
 use std::path::PathBuf;
 
 use dp_accountant::Accountant;
@@ -20,10 +23,8 @@ use vips_models::lda::{
 const K: usize = 4;
 const V: usize = 40;
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vips-lda-text-model-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+fn tmp(name: &str) -> TempPath {
+    TempPath::new("vips-lda-text-model", name)
 }
 
 /// Block topics: topic k puts most of its mass on words 10k..10k+10.

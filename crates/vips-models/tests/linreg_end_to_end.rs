@@ -4,6 +4,8 @@
 //! plus one adversarial record) each block, and the joint rescaled release, moves by at most the
 //! declared bounds (add/remove-one). Plus the closed-form posterior.
 
+mod common;
+
 use std::path::Path;
 
 use dp_sep::data::split_folder::SplitFolder;
@@ -84,18 +86,20 @@ fn neighbouring_releases_move_by_at_most_the_bounds() {
         [0.0, 0.0, 0.0, 1e3],
     ];
     let base = base_rows();
-    let dir = tempdir("linreg-e2e-base");
-    write_folder(&dir, &base, 30);
+    let dir_guard = tempdir("linreg-e2e-base");
+    let dir = dir_guard.path();
+    write_folder(dir, &base, 30);
     // The population is public and the same on both sides (the M-step's N).
-    let g = release(&dir, 31);
+    let g = release(dir, 31);
     let mut tight = 0.0_f64;
     for (k, adv) in adversaries.iter().enumerate() {
         let mut rows = base[..30].to_vec();
         rows.push(*adv);
         rows.extend_from_slice(&base[30..]);
-        let dir2 = tempdir(&format!("linreg-e2e-adv{k}"));
-        write_folder(&dir2, &rows, 31);
-        let g2 = release(&dir2, 31);
+        let dir2_guard = tempdir(&format!("linreg-e2e-adv{k}"));
+        let dir2 = dir2_guard.path();
+        write_folder(dir2, &rows, 31);
+        let g2 = release(dir2, 31);
         let da = sym_frobenius(&(g2.xx() - g.xx()));
         let db = (g2.xy() - g.xy()).norm();
         let dc = (g2.yy() - g.yy()).abs();
@@ -120,9 +124,10 @@ fn neighbouring_releases_move_by_at_most_the_bounds() {
 fn nan_in_a_file_is_refused_at_loading() {
     let mut rows = base_rows();
     rows[3][1] = f64::NAN;
-    let dir = tempdir("linreg-e2e-nan");
-    write_folder(&dir, &rows, 30);
-    assert!(SplitFolder::load(&dir).is_err());
+    let dir_guard = tempdir("linreg-e2e-nan");
+    let dir = dir_guard.path();
+    write_folder(dir, &rows, 30);
+    assert!(SplitFolder::load(dir).is_err());
     assert!(LinregRecord::new(vec![f64::NAN, 0.0], 0.0).is_err());
     assert!(LinregRecord::new(vec![0.0, 0.0], f64::NAN).is_err());
     assert!(
@@ -196,8 +201,6 @@ fn posterior_matches_the_closed_form() {
     assert!((direct.mean() - post.mean()).norm() < 1e-8);
 }
 
-fn tempdir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn tempdir(name: &str) -> tempfile::TempDir {
+    common::dir("vips-linreg", name)
 }

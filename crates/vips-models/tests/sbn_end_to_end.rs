@@ -10,7 +10,8 @@
 //! move every released block by at most its declared bound divided by the public `S`, and the
 //! blocks jointly as the wall clips them: `sum_b (|d_b| / (B_b / S))^2 <= number of blocks`.
 
-use std::path::PathBuf;
+mod common;
+use common::TempPath;
 
 use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
 use rand::SeedableRng;
@@ -24,9 +25,7 @@ const J: usize = 16; // 4 x 4 images
 const K: usize = 3;
 const PUBLIC_N: usize = 200;
 
-fn idx_file(name: &str, images: &[Vec<u8>]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vips-sbn-e2e-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+fn idx_file(name: &str, images: &[Vec<u8>]) -> TempPath {
     let mut bytes = vec![0, 0, 8, 3];
     for n in [images.len(), 4, 4] {
         bytes.extend((n as u32).to_be_bytes());
@@ -34,9 +33,7 @@ fn idx_file(name: &str, images: &[Vec<u8>]) -> PathBuf {
     for im in images {
         bytes.extend(im);
     }
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
+    TempPath::file("vips-sbn-e2e", name, &bytes)
 }
 
 /// Raw grey-level images (0 or 255) of data from a known SBN.

@@ -3,7 +3,9 @@
 //! added or removed moves every released block by at most its bound through the store path
 //! (as `tests/sbn_end_to_end.rs`, the release at the initial parameters, noise off, rate 1).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
 use rand::SeedableRng;
@@ -16,11 +18,8 @@ const J: usize = 16; // 4 x 4 images
 const K: usize = 3;
 const PUBLIC_N: usize = 200;
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sbn-store-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn dir(name: &str) -> tempfile::TempDir {
+    common::dir("sbn-store", name)
 }
 
 fn idx_file(path: &Path, images: &[Vec<u8>]) {
@@ -63,7 +62,8 @@ fn model() -> Sbn {
 
 #[test]
 fn store_fit_is_identical_to_in_memory_fit() {
-    let d = dir("identity");
+    let tmp = dir("identity");
+    let d = tmp.path();
     let idx = d.join("images-idx3-ubyte");
     idx_file(&idx, &raw_images(300));
     let store = d.join("images.store");
@@ -102,7 +102,7 @@ fn store_fit_is_identical_to_in_memory_fit() {
             assert_eq!(a.result.privacy.ledger, b.result.privacy.ledger);
         }
     }
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }
 
 fn released(model: &Sbn, store: &Path) -> Vec<Vec<f64>> {
@@ -148,7 +148,8 @@ fn dist(a: &[f64], b: &[f64]) -> f64 {
 
 #[test]
 fn one_image_moves_every_store_block_by_at_most_its_bound() {
-    let d = dir("neighbours");
+    let tmp = dir("neighbours");
+    let d = tmp.path();
     let sbn = model();
     let bounds: Vec<f64> = sbn
         .spec()
@@ -188,12 +189,13 @@ fn one_image_moves_every_store_block_by_at_most_its_bound() {
         }
         assert!(any, "{name}: nothing moved");
     }
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }
 
 #[test]
 fn a_bad_idx_file_or_a_wrong_store_is_a_typed_error() {
-    let d = dir("bad");
+    let tmp = dir("bad");
+    let d = tmp.path();
     let idx = d.join("short.idx");
     let mut bytes = vec![0, 0, 8, 3, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 4];
     bytes.extend([0u8; 20]); // 3 images of 16 pixels need 48 bytes
@@ -213,5 +215,5 @@ fn a_bad_idx_file_or_a_wrong_store_is_a_typed_error() {
             .store_source(RecordStore::open(&store).unwrap())
             .is_err()
     );
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }

@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::{assert_blr_bounds, blr_store_release, store_releases};
 use rand::SeedableRng;
@@ -21,7 +21,7 @@ use vips_models::store::{
     RecordKind, RecordStore, StoreError, convert_csv, convert_text, decode_document,
 };
 
-fn dir(name: &str) -> PathBuf {
+fn dir(name: &str) -> tempfile::TempDir {
     common::dir("store-convert", name)
 }
 
@@ -50,7 +50,8 @@ fn csv_options() -> CsvOptions {
 
 #[test]
 fn blr_fit_through_a_csv_store_equals_the_in_memory_csv_fit() {
-    let d = dir("identity");
+    let tmp = dir("identity");
+    let d = tmp.path();
     let (csv, store) = (d.join("rows.csv"), d.join("rows.store"));
     std::fs::write(&csv, csv_rows(300)).unwrap();
     let options = csv_options();
@@ -93,14 +94,15 @@ fn blr_fit_through_a_csv_store_equals_the_in_memory_csv_fit() {
             stored.privacy.epsilon.map(f64::to_bits)
         );
     }
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }
 
 /// CSV -> store -> BLR: removing the first row, or adding an adversarial row (far outside the
 /// ranges, clipped to the unit sphere) first or last, moves `h` by at most 1/2 and `P` by 1/4.
 #[test]
 fn one_csv_row_moves_each_store_statistic_by_at_most_its_bound() {
-    let d = dir("csv-neighbours");
+    let tmp = dir("csv-neighbours");
+    let d = tmp.path();
     let base = csv_rows(60);
     let (header, body) = base.split_once('\n').unwrap();
     let adversarial = "1e300,-1e300,1e300";
@@ -131,7 +133,7 @@ fn one_csv_row_moves_each_store_statistic_by_at_most_its_bound() {
         let r1 = release("d1", &neighbour);
         assert_blr_bounds(label, &r0, &r1);
     }
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }
 
 /// Documents of three themes over a small public vocabulary, one per line.
@@ -153,7 +155,8 @@ fn vocabulary() -> Vocabulary {
 
 #[test]
 fn a_text_store_holds_the_documents_fit_lda_text_fits() {
-    let d = dir("text");
+    let tmp = dir("text");
+    let d = tmp.path();
     let (text, store) = (d.join("docs.txt"), d.join("docs.store"));
     // A blank line and a line of unknown words are left out, as `fit lda --text` leaves them.
     std::fs::write(&text, format!("{}\nzebra zebra\n", text_lines(20))).unwrap();
@@ -206,14 +209,15 @@ fn a_text_store_holds_the_documents_fit_lda_text_fits() {
             decode_document(&b, i, &mut buf).unwrap()
         );
     }
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }
 
 /// Text -> store -> LDA: one added document (adversarial: one word 400 times; or a copy of a
 /// real one) moves each release by at most `a N / S`, noise-free and with seeded noise.
 #[test]
 fn one_text_document_moves_each_store_release_by_at_most_its_bound() {
-    let d = dir("text-neighbours");
+    let tmp = dir("text-neighbours");
+    let d = tmp.path();
     let vocab = vocabulary();
     let (v, k, n, a) = (vocab.len(), 3, 12, 0.3);
     let lda = Lda::new(
@@ -256,7 +260,7 @@ fn one_text_document_moves_each_store_release_by_at_most_its_bound() {
             assert!(largest > 0.0, "the added document is in some batch");
         }
     }
-    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(d).unwrap();
 }
 
 /// The error's text, and no store (nor temporary file) left in `d`.
@@ -275,29 +279,30 @@ fn refused(d: &Path, e: StoreError, needles: &[&str]) {
 
 #[test]
 fn bad_csv_and_text_inputs_are_typed_errors_naming_file_and_line() {
-    let d = dir("bad");
+    let tmp = dir("bad");
+    let d = tmp.path();
     let store = d.join("out.store");
     let csv = d.join("rows.csv");
     let options = csv_options();
     // No label column.
     std::fs::write(&csv, "a,b,c,y\n1,1,1,0\n").unwrap();
     let e = convert_csv(&csv, &store, &options).unwrap_err();
-    refused(&d, e, &["rows.csv", "line 1", "no label column `target`"]);
+    refused(d, e, &["rows.csv", "line 1", "no label column `target`"]);
     // A cell that is not a number, on line 3.
     std::fs::write(&csv, "a,b,c,target\n1,1,1,0\n1,x,1,1\n").unwrap();
     let e = convert_csv(&csv, &store, &options).unwrap_err();
     refused(
-        &d,
+        d,
         e,
         &["rows.csv", "line 3", "column `b`", "`x` is not a number"],
     );
     // A header and no rows.
     std::fs::write(&csv, "a,b,c,target\n\n").unwrap();
     let e = convert_csv(&csv, &store, &options).unwrap_err();
-    refused(&d, e, &["rows.csv", "no rows"]);
+    refused(d, e, &["rows.csv", "no rows"]);
     // A missing file.
     let e = convert_csv(d.join("missing.csv"), &store, &options).unwrap_err();
-    refused(&d, e, &["missing.csv"]);
+    refused(d, e, &["missing.csv"]);
     // Text: an empty corpus, and no document with a word of the vocabulary.
     let text = d.join("docs.txt");
     let tokenizer = Tokenizer::english();
@@ -305,11 +310,11 @@ fn bad_csv_and_text_inputs_are_typed_errors_naming_file_and_line() {
     std::fs::write(&text, "\n\n").unwrap();
     let e = convert_text(&text, &store, &vocabulary(), &tokenizer, &limits).unwrap_err();
     assert!(matches!(e, StoreError::Text(_)), "{e:?}");
-    refused(&d, e, &["docs.txt"]);
+    refused(d, e, &["docs.txt"]);
     std::fs::write(&text, "zebra giraffe\n").unwrap();
     let e = convert_text(&text, &store, &vocabulary(), &tokenizer, &limits).unwrap_err();
     assert!(matches!(e, StoreError::Text(_)), "{e:?}");
-    refused(&d, e, &["no document"]);
+    refused(d, e, &["no document"]);
     // Sizes are checked before reading: a document cap of one.
     std::fs::write(&text, text_lines(3)).unwrap();
     let small = TextLimits {
@@ -317,6 +322,6 @@ fn bad_csv_and_text_inputs_are_typed_errors_naming_file_and_line() {
         ..TextLimits::default()
     };
     let e = convert_text(&text, &store, &vocabulary(), &tokenizer, &small).unwrap_err();
-    refused(&d, e, &["docs.txt", "line 2"]);
-    std::fs::remove_dir_all(&d).unwrap();
+    refused(d, e, &["docs.txt", "line 2"]);
+    std::fs::remove_dir_all(d).unwrap();
 }

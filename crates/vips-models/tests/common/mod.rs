@@ -13,12 +13,56 @@ use vips_models::lda::corpus::{Document, ResamplingKey};
 use vips_models::lda::{Lda, Topics};
 use vips_models::store::RecordStore;
 
-/// A fresh directory `PREFIX-NAME-PID` for one test.
-pub fn dir(prefix: &str, name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("{prefix}-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh temporary directory `PREFIX-NAME-*` for one test, removed when the guard is dropped
+/// (at the end of the test, passing or failing).
+pub fn dir(prefix: &str, name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("{prefix}-{name}-"))
+        .tempdir()
+        .unwrap()
+}
+
+/// A path `name` inside a fresh temporary directory (not created: the test writes it, or
+/// expects it to be absent); the directory and all in it are removed when the guard is dropped.
+/// Dereferences to the path.
+#[derive(Debug)]
+pub struct TempPath {
+    path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl TempPath {
+    /// A path `name` in a fresh directory `PREFIX-*`.
+    pub fn new(prefix: &str, name: &str) -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{prefix}-"))
+            .tempdir()
+            .unwrap();
+        Self {
+            path: dir.path().join(name),
+            _dir: dir,
+        }
+    }
+
+    /// A file `name` with `bytes`, in a fresh directory `PREFIX-*`.
+    pub fn file(prefix: &str, name: &str, bytes: &[u8]) -> Self {
+        let t = Self::new(prefix, name);
+        std::fs::write(&t.path, bytes).unwrap();
+        t
+    }
+}
+
+impl std::ops::Deref for TempPath {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for TempPath {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
 }
 
 /// The L2 distance of two vectors.
