@@ -2,6 +2,9 @@
 //! examples (run as the built binaries `target/<profile>/examples/{mog,pbp}`, which `cargo test`
 //! builds).
 
+mod common;
+use common::TempDirPath;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -15,14 +18,11 @@ use dp_sep::mog::{Family, MogModel, try_generate};
 use dp_sep::pbp::{PbpConfig, PbpModel, run_pbp};
 use rand::SeedableRng;
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dp_sep_bad_{tag}_{}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(tag: &str) -> TempDirPath {
+    TempDirPath::new(&format!("dp_sep_bad_{tag}"))
 }
 
-fn folder(tag: &str, data: &str, train: &str, test: &str) -> PathBuf {
+fn folder(tag: &str, data: &str, train: &str, test: &str) -> TempDirPath {
     let dir = temp_dir(tag);
     fs::write(dir.join("data.txt"), data).unwrap();
     fs::write(dir.join("index_features.txt"), "0\n1\n").unwrap();

@@ -1,6 +1,9 @@
 //! UCI and CSV loaders: real folders when present (skipped with a message otherwise), and typed
 //! errors for corrupt input.
 
+mod common;
+use common::TempDirPath;
+
 use std::fs;
 use std::path::PathBuf;
 
@@ -21,11 +24,8 @@ fn uci(name: &str) -> Option<PathBuf> {
     }
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dp_sep_test_{tag}_{}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(tag: &str) -> TempDirPath {
+    TempDirPath::new(&format!("dp_sep_test_{tag}"))
 }
 
 #[test]

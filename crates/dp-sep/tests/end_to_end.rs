@@ -5,6 +5,9 @@
 //! at most its declared sensitivity `2 gamma C / N` when the changed record is drawn, and not at
 //! all when it is not (the subsampling amplification relies on exactly that).
 
+mod common;
+use common::TempDirPath;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,16 +24,13 @@ use dp_sep::{
 const N: usize = 40;
 const N_TRAIN: usize = 32;
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dp_sep_e2e_{tag}_{}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(tag: &str) -> TempDirPath {
+    TempDirPath::new(&format!("dp_sep_e2e_{tag}"))
 }
 
 /// A UCI-layout folder: 3 features in `[0, 10]`, target in `[0, 100]`, one split (first 32 rows
 /// train). `edit` may change the raw rows before they are written.
-fn write_uci(tag: &str, edit: impl Fn(&mut Vec<[f64; 4]>)) -> PathBuf {
+fn write_uci(tag: &str, edit: impl Fn(&mut Vec<[f64; 4]>)) -> TempDirPath {
     let mut rows: Vec<[f64; 4]> = (0..N)
         .map(|i| {
             let t = i as f64;

@@ -3,18 +3,18 @@
 //! arbitrary bytes to the loader and asserts "typed error or valid result, never a panic".
 //! Bounded: a fixed number of small cases per format.
 
+mod common;
+use common::TempDirPath;
+
 use std::fs;
-use std::path::PathBuf;
 
 use dp_sep::data::PublicRanges;
 use dp_sep::data::csv_loader::load_csv;
 use dp_sep::data::split_folder::SplitFolder;
 use proptest::prelude::*;
 
-fn dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dp_sep_fuzz_{tag}_{}", std::process::id()));
-    fs::create_dir_all(&d).unwrap();
-    d
+fn dir(tag: &str) -> TempDirPath {
+    TempDirPath::new(&format!("dp_sep_fuzz_{tag}"))
 }
 
 const DATA: &str = "1 2 3\n4 5 6.5\n7 8 -9\n10 11 12\n";

@@ -696,10 +696,13 @@ fn run_example(name: &str, args: &[&str]) -> std::process::Output {
 
 /// A UCI-layout folder: 40 rows, 3 features in `[0, 10]`, target in `[0, 100]`, split 0 = the
 /// first 32 rows.
-fn write_uci() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("dp_sep_kl_bound_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+/// Removed when the returned guard is dropped.
+fn write_uci() -> tempfile::TempDir {
+    let guard = tempfile::Builder::new()
+        .prefix("dp_sep_kl_bound-")
+        .tempdir()
+        .unwrap();
+    let dir = guard.path();
     let text: String = (0..40)
         .map(|i| {
             let t = i as f64;
@@ -731,7 +734,7 @@ fn write_uci() -> std::path::PathBuf {
     for (name, text) in files {
         std::fs::write(dir.join(name), text).unwrap();
     }
-    dir
+    guard
 }
 
 /// The fields `--compare-sep` adds, in the non-private diagnostics; no null anywhere.
@@ -809,7 +812,8 @@ fn examples_report_the_bound_beside_the_measured_kl_with_compare_sep() {
     );
     let json = assert_comparison(&mog);
     assert!(json["diagnostics"]["f_norm"].as_f64().is_some());
-    let dir = write_uci();
+    let uci = write_uci();
+    let dir = uci.path();
     let dir_s = dir.to_str().unwrap();
     for extra in [&[][..], &["--batch-size", "8", "--gamma", "10"][..]] {
         let mut args = vec![
@@ -833,12 +837,13 @@ fn examples_report_the_bound_beside_the_measured_kl_with_compare_sep() {
         let json = assert_comparison(&run_example("pbp", &args));
         assert_eq!(json["diagnostics"]["sep_run"]["method"], "sep-clipped");
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn compare_sep_without_epsilon_is_a_usage_error() {
-    let dir = write_uci();
+    let uci = write_uci();
+    let dir = uci.path();
     let dir_s = dir.to_str().unwrap();
     for (name, args) in [
         ("mog", vec!["--n", "20", "--epochs", "1", "--compare-sep"]),
@@ -853,5 +858,5 @@ fn compare_sep_without_epsilon_is_a_usage_error() {
         );
         assert!(out.stdout.is_empty() && !err.contains("panicked"), "{err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }

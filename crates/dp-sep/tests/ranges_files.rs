@@ -40,13 +40,15 @@ fn ranges_files() -> Vec<PathBuf> {
     files
 }
 
-fn temp_file(tag: &str, text: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dp_sep_ranges_{tag}_{}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    let p = d.join("broken.json");
-    fs::write(&p, text).unwrap();
-    p
+/// A file `TAG-*.json` holding `text`, removed when the returned guard is dropped.
+fn temp_file(tag: &str, text: &str) -> tempfile::TempPath {
+    let mut f = tempfile::Builder::new()
+        .prefix(&format!("dp_sep_ranges_{tag}-"))
+        .suffix(".json")
+        .tempfile()
+        .unwrap();
+    std::io::Write::write_all(&mut f, text.as_bytes()).unwrap();
+    f.into_temp_path()
 }
 
 /// Raw view of a ranges file: its `dataset`, `columns` and the names and ends of its ranges.

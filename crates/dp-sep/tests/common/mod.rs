@@ -1,6 +1,8 @@
 //! Shared fixtures for the integration tests.
 #![allow(dead_code)]
 
+use std::path::Path;
+
 use dp_sep::SepState;
 use dp_sep::mog::{Family, MogModel};
 
@@ -24,4 +26,34 @@ pub fn mog_state(n: usize, offsets: &[f64], family: Family) -> (MogModel, SepSta
     }
     let state = SepState::new(prior, factor, n).unwrap();
     (model, state)
+}
+
+/// A fresh temporary directory `PREFIX-*`, removed with everything in it when the guard is
+/// dropped (at the end of the test, passing or failing). Dereferences to the directory's path.
+#[derive(Debug)]
+pub struct TempDirPath(tempfile::TempDir);
+
+impl TempDirPath {
+    /// A new empty directory `PREFIX-*` under the system's temporary directory.
+    pub fn new(prefix: &str) -> Self {
+        Self(
+            tempfile::Builder::new()
+                .prefix(&format!("{prefix}-"))
+                .tempdir()
+                .unwrap(),
+        )
+    }
+}
+
+impl std::ops::Deref for TempDirPath {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for TempDirPath {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
 }
