@@ -1,10 +1,12 @@
 //! The papers' LDA figures and tables (issue 22), redrawn by calling `vips_models` in-process:
 //! 003 Fig. 2, Fig. 3 and Table 1 (moments accountant vs strong composition; 001 Fig. 2 and
-//! Table 1 are the same experiment), 000 Fig. 2, Fig. 3 and Table 2 (zCDP with amplification vs
+//! Table 1 are the same experiment, also run in 001's own regime of fixed-size batches drawn
+//! without replacement), 000 Fig. 2, Fig. 3 and Table 2 (zCDP with amplification vs
 //! advanced vs linear composition; 004 Fig. 1 and Table 1 are 000 Fig. 3 and Table 2).
 //!
 //! Quick mode: a synthetic corpus; full mode: the news corpus when present.
 
+mod fixed_001;
 pub(crate) mod setting;
 mod topics_table;
 mod vips_003;
@@ -18,7 +20,9 @@ use crate::report::{Part, Section};
 /// Runs every LDA figure of the papers.
 pub fn run(ctx: &Context) -> anyhow::Result<Section> {
     let setting = setting::Setting::for_context(ctx)?;
-    let mut parts = vec![vips_003::run(ctx, &setting)?];
+    let (part_003, poisson_grid) = vips_003::run(ctx, &setting)?;
+    let mut parts = vec![part_003];
+    parts.push(fixed_001::run(ctx, &setting, &poisson_grid)?);
     parts.push(zcdp_000::run(ctx, &setting)?);
     // 003 Table 1's batch, 20,000 of 400,000 documents, at the same rate on our corpus
     let table_batch = 20_000.0 / setting::PAPER_DOCS * setting.population as f64;
@@ -40,6 +44,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
     section.data = setting.description.clone();
     section.body = format!(
         "Every fit is `vips_models::engine::fit` on `vips_models::lda::Lda` (Poisson batches, \
+         except 001's fixed-size fits without replacement in their own subsection; \
          fixed document length, per-document clipping at a N, 003 Algorithm 3; Robbins-Monro \
          tau0 = {}, kappa = {}, Hoffman et al.'s defaults: the papers print none), scored by Hoffman et al.'s held-out per-word perplexity \
          bound with the prior term shared with the D training documents, as in the papers.\n\n\

@@ -2,7 +2,7 @@
 //! of: private (or non-private) LDA through `vips_models::engine::fit`, called in-process.
 
 use dp_accountant::{Accountant, AccountantKind};
-use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit};
+use vips_models::engine::{Batching, Privacy, StepSize, Stop, SviConfig, fit};
 use vips_models::lda::corpus::{Corpus, Document, ResamplingKey, SyntheticConfig, load_uci_dir};
 use vips_models::lda::{Lda, LdaConfig, Topics, perplexity_bound};
 
@@ -149,6 +149,17 @@ pub enum Noise {
     Target(f64),
 }
 
+/// How a fit draws its batches (the engine's two regimes, issue 22).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampling {
+    /// Poisson batches of expected size `S` (add/remove-one; 003, 000): the figures' default.
+    Poisson,
+    /// Exactly `S` documents drawn without replacement (replace-one, noise std `sigma 2 a N`
+    /// on the sum, one fixed-size subsampled Gaussian event per iteration; 001). `S` must be a
+    /// whole number.
+    FixedSize,
+}
+
 /// One fit's settings.
 #[derive(Clone, Copy, Debug)]
 pub struct FitSpec {
@@ -163,6 +174,8 @@ pub struct FitSpec {
     pub clip_scale: f64,
     /// Seeds the batches and the noise ([`SEED`] for the figures; other seeds for spreads).
     pub noise_seed: u64,
+    /// The batching regime ([`Sampling::Poisson`] unless 001's fixed-size batches are asked for).
+    pub sampling: Sampling,
 }
 
 impl FitSpec {
@@ -184,6 +197,7 @@ impl FitSpec {
             checkpoints,
             clip_scale: CLIP_SCALE,
             noise_seed: SEED,
+            sampling: Sampling::Poisson,
         }
     }
 }
@@ -226,9 +240,19 @@ pub fn fit_lda(setting: &Setting, spec: FitSpec) -> anyhow::Result<FitOutcome> {
             delta: DELTA,
         },
     };
-    let svi = SviConfig::builder()
+    let mut svi = SviConfig::builder()
         .step(StepSize::robbins_monro(TAU0, KAPPA)?)
-        .expected_batch_size(spec.batch_size)
+        .expected_batch_size(spec.batch_size);
+    if spec.sampling == Sampling::FixedSize {
+        if spec.batch_size.fract() != 0.0 || spec.batch_size < 1.0 {
+            anyhow::bail!(
+                "a fixed-size batch must be a whole number of documents, got {}",
+                spec.batch_size
+            );
+        }
+        svi = svi.batching(Batching::fixed_size(spec.batch_size as usize)?);
+    }
+    let svi = svi
         .stop(Stop::Iterations {
             iterations: spec.iterations,
         })
