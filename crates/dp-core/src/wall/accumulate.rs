@@ -33,6 +33,19 @@ const ZERO_RUN: usize = 16;
 /// so this does not affect the result.
 const LARGE_SPEC_ENTRIES: usize = 1 << 22;
 
+/// Chunks per thread in one wave of a spec below [`WIDE_WAVE_ENTRIES`]: a wave ends with a
+/// barrier (its chunk sums are added in chunk order before the next wave starts), so with one
+/// chunk per thread every wave waits for its slowest chunk; with several, rayon balances them
+/// between the threads. Does not affect the result (the chunk sums are added in chunk order
+/// whatever the wave).
+const CHUNKS_PER_THREAD_PER_WAVE: usize = 4;
+
+/// Specs with at most this many stored entries (all blocks together) get waves of
+/// [`CHUNKS_PER_THREAD_PER_WAVE`] chunks per thread; larger ones one chunk per thread, since each
+/// chunk of a wave has its own worker (record scratch and entry sums, allocated on first use, up
+/// to the spec's size each). 2^19 entries is 4 MiB per array.
+const WIDE_WAVE_ENTRIES: usize = 1 << 19;
+
 /// One worker's reusable state: its buffer and the entry sums of its current chunk.
 #[derive(Debug)]
 struct Worker {
@@ -397,7 +410,8 @@ pub(crate) fn runs_on_caller(records: usize) -> bool {
 /// otherwise such a record is an error).
 ///
 /// Records are taken in chunks of [`CHUNK`], groups of [`RECORDS_PER_GROUP`]. Per group, waves
-/// of as many chunks as threads are evaluated in parallel, one worker per chunk: each record is
+/// of chunks (as many as threads, or [`CHUNKS_PER_THREAD_PER_WAVE`] times that for a small spec)
+/// are evaluated in parallel, one worker per chunk: each record is
 /// clipped, its entry writes added into the worker's chunk sum (from zero), its runs scaled
 /// and kept in the chunk's run stores; after each wave the chunk sums are added into the
 /// entry totals in chunk order. Then each block with runs is cut into spans and each span task
@@ -439,13 +453,19 @@ where
             .iter_mut()
             .flatten()
             .for_each(RunStore::clear);
-        let threads = threads.min(chunks.len());
-        while scratch.workers.len() < threads {
+        let entries: usize = scratch.shapes.iter().map(|s| s.stored_len()).sum();
+        let per_wave = if entries <= WIDE_WAVE_ENTRIES {
+            threads * CHUNKS_PER_THREAD_PER_WAVE
+        } else {
+            threads
+        }
+        .min(chunks.len());
+        while scratch.workers.len() < per_wave {
             scratch.workers.push(Worker::new(spec));
         }
         let mut first = 0;
         while first < chunks.len() {
-            let wave = threads.min(chunks.len() - first);
+            let wave = per_wave.min(chunks.len() - first);
             let runs = &mut scratch.chunk_runs[first..first + wave];
             scratch.workers[..wave]
                 .par_iter_mut()
