@@ -329,6 +329,233 @@ fn reduce_entries(scratch_totals: &mut SumScratch, wave: usize, parallel: bool) 
     }
 }
 
+/// Records a source-backed release reads at once ([`Summation::add`] slices): a multiple of
+/// [`RECORDS_PER_GROUP`] (and so of [`CHUNK`]), so the chunks and groups, and hence every sum,
+/// are those of summing the whole batch at once. Bounds the memory of a release from a record
+/// source to one slice of records instead of the batch (a full-batch BLR fit reads every row).
+pub(crate) const SLICE_RECORDS: usize = 4 * RECORDS_PER_GROUP;
+
+/// The clipped sums of one release, computed slice by slice: [`Summation::begin`] with the
+/// batch's size, [`Summation::add`] for consecutive slices of the batch (each a multiple of
+/// [`SLICE_RECORDS`] records but the last), then [`Summation::finish`] leaves the sums in
+/// [`SumScratch::sums`]. The same additions in the same order as one [`clipped_sums`] over the
+/// whole batch, so the same result bit for bit.
+pub(crate) struct Summation<'s> {
+    scratch: &'s mut SumScratch,
+    counts: ReleaseDiagnostics,
+    /// On the calling thread: one thread, a batch of at most one chunk, or asked for.
+    sequential: bool,
+    /// The batch's size, and how many of its records have been added.
+    total: usize,
+    added: usize,
+}
+
+impl<'s> Summation<'s> {
+    /// Starts the sums of a batch of `total` records; `sequential` keeps them on the calling
+    /// thread whatever the pool.
+    pub(crate) fn begin(
+        spec: &ReleaseSpec,
+        scratch: &'s mut SumScratch,
+        total: usize,
+        sequential: bool,
+    ) -> Self {
+        scratch.prepare(spec);
+        Self {
+            scratch,
+            counts: ReleaseDiagnostics::default(),
+            sequential: sequential || runs_on_caller(total),
+            total,
+            added: 0,
+        }
+    }
+
+    /// Adds the clipped contributions of `records[indices]`, the batch's next `indices.len()`
+    /// records.
+    ///
+    /// # Errors
+    /// As [`clipped_sums`]. A slice that does not keep the chunks of the whole batch (not a
+    /// multiple of [`SLICE_RECORDS`] before the last, or more records than the batch) is
+    /// [`CoreError::InvalidParameter`], a defect of the caller.
+    pub(crate) fn add<R, F>(
+        &mut self,
+        records: &[R],
+        indices: &[usize],
+        spec: &ReleaseSpec,
+        statistic: &F,
+        replace_invalid: bool,
+    ) -> Result<(), CoreError>
+    where
+        R: Sync,
+        F: Fn(&R, &mut ContributionBuffer) + Sync,
+    {
+        let aligned = self.added % SLICE_RECORDS == 0
+            && (self.added == 0 || self.total > CHUNK)
+            && self.added + indices.len() <= self.total;
+        if !aligned {
+            return Err(CoreError::InvalidParameter {
+                name: "release slice",
+                value: indices.len() as f64,
+                reason: "a release's records were added in slices that do not keep its chunks",
+            });
+        }
+        self.added += indices.len();
+        if self.sequential {
+            let mut statistic = |r: &R, b: &mut ContributionBuffer| statistic(r, b);
+            self.add_sequential(records, indices, spec, &mut statistic, replace_invalid)
+        } else {
+            self.add_parallel(records, indices, spec, statistic, replace_invalid)
+        }
+    }
+
+    /// Puts the sums in place ([`SumScratch::sums`]) and returns the diagnostics.
+    pub(crate) fn finish(self) -> ReleaseDiagnostics {
+        self.scratch.finish();
+        self.scratch.release_workers_if_large();
+        self.counts
+    }
+
+    /// [`Self::add`] on the calling thread, for a statistic that may keep state.
+    fn add_sequential<R, F>(
+        &mut self,
+        records: &[R],
+        indices: &[usize],
+        spec: &ReleaseSpec,
+        mut statistic: &mut F,
+        replace_invalid: bool,
+    ) -> Result<(), CoreError>
+    where
+        F: FnMut(&R, &mut ContributionBuffer),
+    {
+        let scratch = &mut *self.scratch;
+        if self.total <= CHUNK {
+            // One chunk: summed straight into the totals (`0 + chunk sum` is the chunk sum).
+            let SumScratch {
+                workers,
+                totals,
+                runs,
+                totals_used,
+                ..
+            } = scratch;
+            // Totals of the last release start again from zero.
+            totals
+                .sums
+                .iter_mut()
+                .filter(|t| !t.is_empty())
+                .for_each(|t| t.fill(0.0));
+            let worker = &mut workers[0];
+            std::mem::swap(&mut worker.sums, totals);
+            let done = worker.run(
+                records,
+                indices,
+                spec,
+                &mut statistic,
+                replace_invalid,
+                Some(runs),
+            );
+            std::mem::swap(&mut worker.sums, totals);
+            done?;
+            for (used, touched) in totals_used.iter_mut().zip(totals.touched.iter_mut()) {
+                *used = std::mem::take(touched);
+            }
+            self.counts += std::mem::take(&mut worker.counts);
+        } else {
+            for chunk in indices.chunks(CHUNK) {
+                let worker = &mut scratch.workers[0];
+                worker.run(
+                    records,
+                    chunk,
+                    spec,
+                    &mut statistic,
+                    replace_invalid,
+                    Some(&mut scratch.runs),
+                )?;
+                self.counts += std::mem::take(&mut scratch.workers[0].counts);
+                reduce_entries(scratch, 1, false);
+            }
+        }
+        Ok(())
+    }
+
+    fn add_parallel<R, F>(
+        &mut self,
+        records: &[R],
+        indices: &[usize],
+        spec: &ReleaseSpec,
+        statistic: &F,
+        replace_invalid: bool,
+    ) -> Result<(), CoreError>
+    where
+        R: Sync,
+        F: Fn(&R, &mut ContributionBuffer) + Sync,
+    {
+        let scratch = &mut *self.scratch;
+        let threads = rayon::current_num_threads().max(1);
+        for group in indices.chunks(RECORDS_PER_GROUP) {
+            let chunks: Vec<&[usize]> = group.chunks(CHUNK).collect();
+            let blocks = spec.len();
+            while scratch.chunk_runs.len() < chunks.len() {
+                scratch.chunk_runs.push(vec![RunStore::default(); blocks]);
+            }
+            scratch.chunk_runs[..chunks.len()]
+                .iter_mut()
+                .flatten()
+                .for_each(RunStore::clear);
+            let entries: usize = scratch.shapes.iter().map(|s| s.stored_len()).sum();
+            let per_wave = if entries <= WIDE_WAVE_ENTRIES {
+                threads * CHUNKS_PER_THREAD_PER_WAVE
+            } else {
+                threads
+            }
+            .min(chunks.len());
+            while scratch.workers.len() < per_wave {
+                scratch.workers.push(Worker::new(spec));
+            }
+            let mut first = 0;
+            while first < chunks.len() {
+                let wave = per_wave.min(chunks.len() - first);
+                let runs = &mut scratch.chunk_runs[first..first + wave];
+                scratch.workers[..wave]
+                    .par_iter_mut()
+                    .zip(runs.par_iter_mut())
+                    .zip(chunks[first..first + wave].par_iter())
+                    .try_for_each(|((worker, runs), chunk)| {
+                        std::mem::swap(&mut worker.buffer.runs, runs);
+                        let mut stat = |r: &R, b: &mut ContributionBuffer| statistic(r, b);
+                        let done =
+                            worker.run(records, chunk, spec, &mut stat, replace_invalid, None);
+                        std::mem::swap(&mut worker.buffer.runs, runs);
+                        done
+                    })?;
+                for w in &mut scratch.workers[..wave] {
+                    self.counts += std::mem::take(&mut w.counts);
+                }
+                reduce_entries(scratch, wave, true);
+                first += wave;
+            }
+            let stores = &scratch.chunk_runs[..chunks.len()];
+            for b in 0..blocks {
+                if !stores.iter().any(|s| s[b].has_sealed()) {
+                    continue;
+                }
+                let sum = scratch.runs.block(b);
+                let scatter = |(span, out): (usize, &mut [f64])| {
+                    for store in stores {
+                        store[b].add_sealed(span * ENTRIES_PER_SPAN, out);
+                    }
+                };
+                if sum.len() <= ENTRIES_PER_SPAN {
+                    scatter((0, sum));
+                } else {
+                    sum.par_chunks_mut(ENTRIES_PER_SPAN)
+                        .enumerate()
+                        .for_each(scatter);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The clipped sums of `records[indices]` on the calling thread (no rayon), left in
 /// [`SumScratch::sums`], and the diagnostics: the same additions in the same order as
 /// [`clipped_sums`] makes at any thread count, so the two agree bit for bit.
@@ -346,57 +573,10 @@ pub(crate) fn sequential_sums<R, F>(
 where
     F: FnMut(&R, &mut ContributionBuffer),
 {
-    scratch.prepare(spec);
-    let mut counts = ReleaseDiagnostics::default();
-    if indices.len() <= CHUNK {
-        // One chunk: summed straight into the totals (`0 + chunk sum` is the chunk sum).
-        let SumScratch {
-            workers,
-            totals,
-            runs,
-            totals_used,
-            ..
-        } = scratch;
-        // Totals of the last release start again from zero.
-        totals
-            .sums
-            .iter_mut()
-            .filter(|t| !t.is_empty())
-            .for_each(|t| t.fill(0.0));
-        let worker = &mut workers[0];
-        std::mem::swap(&mut worker.sums, totals);
-        let done = worker.run(
-            records,
-            indices,
-            spec,
-            &mut statistic,
-            replace_invalid,
-            Some(runs),
-        );
-        std::mem::swap(&mut worker.sums, totals);
-        done?;
-        for (used, touched) in totals_used.iter_mut().zip(totals.touched.iter_mut()) {
-            *used = std::mem::take(touched);
-        }
-        counts += std::mem::take(&mut worker.counts);
-    } else {
-        for chunk in indices.chunks(CHUNK) {
-            let worker = &mut scratch.workers[0];
-            worker.run(
-                records,
-                chunk,
-                spec,
-                &mut statistic,
-                replace_invalid,
-                Some(&mut scratch.runs),
-            )?;
-            counts += std::mem::take(&mut scratch.workers[0].counts);
-            reduce_entries(scratch, 1, false);
-        }
-    }
-    scratch.finish();
-    scratch.release_workers_if_large();
-    Ok(counts)
+    let mut sum = Summation::begin(spec, scratch, indices.len(), true);
+    sum.added = indices.len();
+    sum.add_sequential(records, indices, spec, &mut statistic, replace_invalid)?;
+    Ok(sum.finish())
 }
 
 /// Whether [`clipped_sums`] of a batch of `records` runs on the calling thread (one thread, or
@@ -419,7 +599,7 @@ pub(crate) fn runs_on_caller(records: usize) -> bool {
 /// every sum is therefore computed by the same additions in the same order whatever the number
 /// of threads (bit-for-bit reproducible from a seed); with one thread, runs are added right
 /// after each record (the same order, better cache use). A block that got both entry writes
-/// and runs is the entry total plus the run sum.
+/// and runs is the entry total plus the run sum. [`Summation`] does the same slice by slice.
 ///
 /// # Privacy
 /// Each record's contribution is clipped group by group before anything of it is added, so
@@ -437,76 +617,9 @@ where
     R: Sync,
     F: Fn(&R, &mut ContributionBuffer) + Sync,
 {
-    let threads = rayon::current_num_threads().max(1);
-    if runs_on_caller(indices.len()) {
-        return sequential_sums(records, indices, spec, statistic, scratch, replace_invalid);
-    }
-    scratch.prepare(spec);
-    let mut counts = ReleaseDiagnostics::default();
-    for group in indices.chunks(RECORDS_PER_GROUP) {
-        let chunks: Vec<&[usize]> = group.chunks(CHUNK).collect();
-        let blocks = spec.len();
-        while scratch.chunk_runs.len() < chunks.len() {
-            scratch.chunk_runs.push(vec![RunStore::default(); blocks]);
-        }
-        scratch.chunk_runs[..chunks.len()]
-            .iter_mut()
-            .flatten()
-            .for_each(RunStore::clear);
-        let entries: usize = scratch.shapes.iter().map(|s| s.stored_len()).sum();
-        let per_wave = if entries <= WIDE_WAVE_ENTRIES {
-            threads * CHUNKS_PER_THREAD_PER_WAVE
-        } else {
-            threads
-        }
-        .min(chunks.len());
-        while scratch.workers.len() < per_wave {
-            scratch.workers.push(Worker::new(spec));
-        }
-        let mut first = 0;
-        while first < chunks.len() {
-            let wave = per_wave.min(chunks.len() - first);
-            let runs = &mut scratch.chunk_runs[first..first + wave];
-            scratch.workers[..wave]
-                .par_iter_mut()
-                .zip(runs.par_iter_mut())
-                .zip(chunks[first..first + wave].par_iter())
-                .try_for_each(|((worker, runs), chunk)| {
-                    std::mem::swap(&mut worker.buffer.runs, runs);
-                    let mut stat = |r: &R, b: &mut ContributionBuffer| statistic(r, b);
-                    let done = worker.run(records, chunk, spec, &mut stat, replace_invalid, None);
-                    std::mem::swap(&mut worker.buffer.runs, runs);
-                    done
-                })?;
-            for w in &mut scratch.workers[..wave] {
-                counts += std::mem::take(&mut w.counts);
-            }
-            reduce_entries(scratch, wave, true);
-            first += wave;
-        }
-        let stores = &scratch.chunk_runs[..chunks.len()];
-        for b in 0..blocks {
-            if !stores.iter().any(|s| s[b].has_sealed()) {
-                continue;
-            }
-            let sum = scratch.runs.block(b);
-            let scatter = |(span, out): (usize, &mut [f64])| {
-                for store in stores {
-                    store[b].add_sealed(span * ENTRIES_PER_SPAN, out);
-                }
-            };
-            if sum.len() <= ENTRIES_PER_SPAN {
-                scatter((0, sum));
-            } else {
-                sum.par_chunks_mut(ENTRIES_PER_SPAN)
-                    .enumerate()
-                    .for_each(scatter);
-            }
-        }
-    }
-    scratch.finish();
-    scratch.release_workers_if_large();
-    Ok(counts)
+    let mut sum = Summation::begin(spec, scratch, indices.len(), false);
+    sum.add(records, indices, spec, statistic, replace_invalid)?;
+    Ok(sum.finish())
 }
 
 #[cfg(test)]

@@ -1047,22 +1047,29 @@ impl<R> PrivacyWall<R> {
                 replace,
             ),
             Records::Source(sourced) => {
-                let summed = match sourced.fetch(&self.batch) {
-                    Ok((fetched, positions)) => accumulate::clipped_sums(
-                        fetched,
-                        positions,
-                        spec,
-                        &|record: &Option<R>, buffer: &mut ContributionBuffer| match record {
-                            Some(r) => statistic(r, buffer),
-                            None => buffer.reject_record(source::UNREADABLE),
-                        },
-                        &mut scratch,
-                        replace,
-                    ),
-                    Err(e) => Err(e.into()),
-                };
-                sourced.clear();
-                summed
+                // Read and summed a slice at a time, so a release holds one slice of records,
+                // not the batch (a full-batch fit would hold every record); the same sums.
+                let sourced_statistic =
+                    |record: &Option<R>, buffer: &mut ContributionBuffer| match record {
+                        Some(r) => statistic(r, buffer),
+                        None => buffer.reject_record(source::UNREADABLE),
+                    };
+                let mut sum =
+                    accumulate::Summation::begin(spec, &mut scratch, self.batch.len(), false);
+                let mut summed = Ok(());
+                for slice in self.batch.chunks(accumulate::SLICE_RECORDS) {
+                    summed = match sourced.fetch(slice) {
+                        Ok((fetched, positions)) => {
+                            sum.add(fetched, positions, spec, &sourced_statistic, replace)
+                        }
+                        Err(e) => Err(e.into()),
+                    };
+                    sourced.clear();
+                    if summed.is_err() {
+                        break;
+                    }
+                }
+                summed.map(|()| sum.finish())
             }
         };
         self.batch.clear();
