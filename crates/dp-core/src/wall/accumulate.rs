@@ -388,7 +388,7 @@ impl<'s> Summation<'s> {
         R: Sync,
         F: Fn(&R, &mut ContributionBuffer) + Sync,
     {
-        let aligned = self.added % SLICE_RECORDS == 0
+        let aligned = self.added.is_multiple_of(SLICE_RECORDS)
             && (self.added == 0 || self.total > CHUNK)
             && self.added + indices.len() <= self.total;
         if !aligned {
