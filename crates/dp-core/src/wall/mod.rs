@@ -616,8 +616,10 @@ impl<R> PrivacyWall<R> {
 
     /// Starts building a wall that **reads its records from `source`** per batch instead of
     /// holding them: each release draws record indices with the wall's sampler, reads only those
-    /// records ([`RecordSource::read_batch`]), sums their clipped statistics and drops them. The
-    /// wall's memory is then the batch and the release, not the records.
+    /// records ([`RecordSource::read_batch`], 4,096 at a time), sums their clipped statistics
+    /// and drops them. The wall's memory is then the batch's indices, one slice of records and
+    /// the release, not the records (a full-population batch included). Planned runs
+    /// ([`WallBuilder::planned_run`], small batches) read their batch at once.
     ///
     /// With the same records, settings and seed, every release is **bit-identical** to the
     /// release of a wall built with [`Self::builder`] over those records in a `Vec`: the same

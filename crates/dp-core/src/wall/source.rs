@@ -115,7 +115,7 @@ impl<R: Clone + Send + Sync> RecordSource for Vec<R> {
 pub(super) enum Records<R> {
     /// Every record in memory.
     Memory(Vec<R>),
-    /// Read per batch; the batch's records live only during a release.
+    /// Read per batch, a slice at a time; a slice's records live only while it is summed.
     Source(SourcedBatch<R>),
 }
 
@@ -135,7 +135,7 @@ impl<R> Records<R> {
 /// A source and the memory of the batch read from it.
 pub(super) struct SourcedBatch<R> {
     source: Box<dyn RecordSource<Record = R>>,
-    /// The current batch's records (`None`: unusable, replaced by zero), in batch order.
+    /// The current slice's records (`None`: unusable, replaced by zero), in batch order.
     fetched: Vec<Option<R>>,
     /// `0..fetched.len()`: the batch's positions in `fetched`.
     positions: Vec<usize>,
