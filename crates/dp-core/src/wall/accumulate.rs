@@ -109,11 +109,23 @@ impl RunSums {
     fn block(&mut self, b: usize) -> &mut [f64] {
         let s = &mut self.sums[b];
         if !self.used[b] {
-            s.clear();
-            s.resize(self.lens[b], 0.0);
+            zeroed(s, self.lens[b]);
             self.used[b] = true;
         }
         s
+    }
+}
+
+/// Makes `v` `len` zeros. A large array kept from the last release is zeroed span by span in
+/// parallel (a serial pass over a `K x V` sum on the calling thread was the largest serial
+/// part of an LDA release after the E-step); a fresh one comes zeroed from the allocator.
+fn zeroed(v: &mut Vec<f64>, len: usize) {
+    if v.len() == len && len > ENTRIES_PER_SPAN {
+        v.par_chunks_mut(ENTRIES_PER_SPAN)
+            .for_each(|span| span.fill(0.0));
+    } else {
+        v.clear();
+        v.resize(len, 0.0);
     }
 }
 
@@ -180,8 +192,7 @@ impl SumScratch {
         let len = self.shapes[b].stored_len();
         let t = &mut self.totals.sums[b];
         if !self.totals_used[b] {
-            t.clear();
-            t.resize(len, 0.0);
+            zeroed(t, len);
             self.totals_used[b] = true;
         }
         t
