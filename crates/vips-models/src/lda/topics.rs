@@ -41,7 +41,7 @@ impl Topics {
     pub fn from_lambda(num_topics: usize, vocab_size: usize, lambda: Vec<f64>) -> Option<Self> {
         let ok = num_topics > 0
             && lambda.len() == num_topics.checked_mul(vocab_size)?
-            && lambda.iter().all(|&x| x > 0.0 && x.is_finite());
+            && lambda.par_iter().all(|&x| x > 0.0 && x.is_finite());
         ok.then_some(Self {
             num_topics,
             vocab_size,
