@@ -5,6 +5,7 @@ pub mod blr;
 pub mod dpsep;
 pub mod dpsep_defaults;
 pub mod lda;
+pub mod lda_threads;
 pub mod papers_lda;
 pub mod papers_sep;
 pub mod papers_vips;
@@ -46,6 +47,11 @@ pub fn all() -> Vec<Experiment> {
             name: "lda",
             about: "private LDA: held-out perplexity against epsilon",
             run: lda::run,
+        },
+        Experiment {
+            name: "lda_threads",
+            about: "issue 21: LDA thread scaling, 1 against 2 threads, and the Amdahl curve",
+            run: lda_threads::run,
         },
         Experiment {
             name: "papers_lda",

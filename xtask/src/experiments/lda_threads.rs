@@ -1,0 +1,305 @@
+//! Issue 21: LDA's thread scaling. The same private fit (same seeds) in a rayon pool of 1 and of
+//! 2 threads, alternately, several rounds; the fit's documents per second (wall clock of
+//! `vips_models::engine::fit`, preparation and evaluation excluded) at each, the ratio pair by
+//! pair, and the curve Amdahl's law predicts from the measured ratio. The two fits must give the
+//! same model bit for bit (the wall's sums and noise do not depend on the thread count), which
+//! the experiment checks.
+//!
+//! The ratio only means something on an otherwise idle machine: the section records the load
+//! average before and after.
+
+use std::time::Instant;
+
+use serde_json::json;
+use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit};
+use vips_models::lda::corpus::{Corpus, Preparation, SyntheticConfig, load_uci_dir};
+
+use crate::context::Context;
+use crate::report::{Section, markdown_table};
+
+const SEED: u64 = 1;
+const EPSILON: f64 = 1.0;
+const DELTA: f64 = 1e-5;
+const TAU0: f64 = 1024.0;
+const KAPPA: f64 = 0.7;
+/// Alternating 1-thread / 2-thread pairs per setting.
+const ROUNDS_QUICK: usize = 2;
+const ROUNDS_FULL: usize = 3;
+/// Thread counts the Amdahl curve is printed at.
+const CURVE_THREADS: [usize; 5] = [1, 2, 4, 8, 16];
+
+/// One corpus and fit setting.
+struct Setting {
+    name: String,
+    train: Corpus,
+    population: usize,
+    topics: usize,
+    batch_size: f64,
+    passes: f64,
+    /// The `lda` example's flags for the same fit (the report's command lines).
+    args: String,
+}
+
+/// The synthetic corpus of `docs` documents (the `lda` example's `--synthetic` generator).
+fn synthetic(docs: usize, vocab: usize, length: usize, topics: usize) -> anyhow::Result<Corpus> {
+    let generated = SyntheticConfig::builder()
+        .num_docs(docs)
+        .vocab_size(vocab)
+        .num_topics(topics)
+        .doc_length(length)
+        .seed(SEED + 1)
+        .build()?
+        .generate()?;
+    Ok(generated.corpus)
+}
+
+fn settings(ctx: &Context) -> anyhow::Result<(Vec<Setting>, Vec<String>)> {
+    let mut notes = Vec::new();
+    if ctx.quick {
+        let (docs, vocab, length, topics) = (8_000, 2_000, 200, 20);
+        return Ok((
+            vec![Setting {
+                name: format!(
+                    "synthetic ({docs} docs, V = {vocab}, length {length}, K = {topics}), S = 1,000, 3 passes"
+                ),
+                train: synthetic(docs, vocab, length, topics)?,
+                population: docs,
+                topics,
+                batch_size: 1000.0,
+                passes: 3.0,
+                args: format!(
+                    "--synthetic --synthetic-docs {docs} --synthetic-vocab {vocab} \
+                     --synthetic-length {length} --topics {topics} --batch-size 1000 --passes 3"
+                ),
+            }],
+            notes,
+        ));
+    }
+    let mut out = Vec::new();
+    match ctx.data_set("news") {
+        Some(dir) => out.push(Setting {
+            name: "news (3,441 docs, V = 5,000), K = 50, S = 256, 3 passes".into(),
+            train: load_uci_dir(&dir)?.train,
+            population: 3441,
+            topics: 50,
+            batch_size: 256.0,
+            passes: 3.0,
+            args: format!(
+                "--corpus {} --vocab-public --population 3441 --topics 50 --batch-size 256 --passes 3",
+                dir.display()
+            ),
+        }),
+        None => notes.push("The news corpus is absent: its row was not run.".to_string()),
+    }
+    let (docs, vocab, length, topics) = (40_000, 8_000, 500, 50);
+    out.push(Setting {
+        name: format!(
+            "synthetic ({docs} docs, V = {vocab}, length {length}, K = {topics}), S = 2,000, 3 passes"
+        ),
+        train: synthetic(docs, vocab, length, topics)?,
+        population: docs,
+        topics,
+        batch_size: 2000.0,
+        passes: 3.0,
+        args: format!(
+            "--synthetic --synthetic-docs {docs} --synthetic-vocab {vocab} \
+             --synthetic-length {length} --topics {topics} --batch-size 2000 --passes 3"
+        ),
+    });
+    Ok((out, notes))
+}
+
+/// One private fit in a pool of `threads`: its wall-clock seconds, documents per second and the
+/// fitted topics' `lambda` (to check the thread counts agree).
+fn timed_fit(s: &Setting, threads: usize) -> anyhow::Result<(f64, f64, Vec<f64>)> {
+    let preparation = Preparation {
+        resample_seed: Some(SEED),
+        ..Preparation::default()
+    };
+    let prepared = preparation.prepare(s.topics, &s.train, true)?;
+    let svi = SviConfig::builder()
+        .expected_batch_size(s.batch_size)
+        .step(StepSize::robbins_monro(TAU0, KAPPA)?)
+        .stop(Stop::Passes { passes: s.passes })
+        .privacy(Privacy::Target {
+            epsilon: EPSILON,
+            delta: DELTA,
+        })
+        .noise_seed(Some(SEED))
+        .init_seed(SEED)
+        .population(Some(s.population))
+        .build()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
+    let started = Instant::now();
+    let fitted = pool.install(|| fit(&prepared.model, prepared.records, &svi, |_, _| {}))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let docs = fitted.diagnostics.expected_records_processed;
+    Ok((
+        seconds,
+        docs / seconds,
+        fitted.result.global.lambda().to_vec(),
+    ))
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// Amdahl's law fitted to a 2-thread speedup `r`: the serial fraction `s` with
+/// `r = 1 / (s + (1 - s) / 2)`, clamped to `[0, 1]`.
+fn serial_fraction(r: f64) -> f64 {
+    (2.0 / r - 1.0).clamp(0.0, 1.0)
+}
+
+/// The speedup Amdahl's law predicts at `p` threads for serial fraction `s`.
+fn amdahl(s: f64, p: usize) -> f64 {
+    1.0 / (s + (1.0 - s) / p as f64)
+}
+
+/// Runs the scaling measurement.
+pub fn run(ctx: &Context) -> anyhow::Result<Section> {
+    let rounds = if ctx.quick { ROUNDS_QUICK } else { ROUNDS_FULL };
+    let load_before = load_average();
+    let (settings, mut notes) = settings(ctx)?;
+    let mut rows = Vec::new();
+    let mut curves = Vec::new();
+    let mut figures = Vec::new();
+    let mut commands = Vec::new();
+    for s in &settings {
+        let (mut one, mut two, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            let (t1, r1, lambda1) = timed_fit(s, 1)?;
+            let (t2, r2, lambda2) = timed_fit(s, 2)?;
+            anyhow::ensure!(
+                lambda1 == lambda2,
+                "{}: the 1-thread and 2-thread fits differ (they must agree bit for bit)",
+                s.name
+            );
+            one.push(r1);
+            two.push(r2);
+            ratios.push(t1 / t2);
+        }
+        let (m1, m2) = (median(&mut one), median(&mut two));
+        let mut sorted = ratios.clone();
+        let mr = median(&mut sorted);
+        let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
+        let serial = serial_fraction(mr);
+        rows.push(vec![
+            s.name.clone(),
+            format!("{m1:.0}"),
+            format!("{m2:.0}"),
+            format!("{lo:.2} / **{mr:.2}** / {hi:.2}"),
+            format!("{serial:.3}"),
+        ]);
+        curves.push(vec![
+            s.name.clone(),
+            CURVE_THREADS
+                .iter()
+                .map(|&p| format!("{p}: {:.2}", amdahl(serial, p)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ]);
+        commands.push(format!(
+            "cargo run --release -p vips-models --example lda -- {} --tau0 {TAU0} --kappa {KAPPA} \
+             --epsilon {EPSILON} --delta {DELTA} --noise-seed {SEED} --resample-seed {SEED} \
+             --json --diagnostics --threads T",
+            s.args
+        ));
+        figures.push(json!({
+            "setting": s.name,
+            "docs_per_second_1_thread": one,
+            "docs_per_second_2_threads": two,
+            "ratios": ratios,
+            "serial_fraction": serial,
+        }));
+    }
+    let load_after = load_average();
+    notes.push(format!(
+        "Load average (1 min) {load_before} before and {load_after} after: the ratio means \
+         something only on an otherwise idle machine."
+    ));
+    let mut section = Section::new(
+        "lda_threads",
+        "LDA thread scaling: 1 against 2 threads (issue 21)",
+        if ctx.quick {
+            "cargo xtask bench --quick --only lda_threads --no-criterion"
+        } else {
+            "cargo xtask bench --only lda_threads --no-criterion"
+        },
+    );
+    section.seed = format!("{SEED} (batches, noise, resampling, initialisation)");
+    section.data = settings
+        .iter()
+        .map(|s| s.name.clone())
+        .collect::<Vec<_>>()
+        .join("; ");
+    section.body = format!(
+        "The same private fit (eps = {EPSILON}, delta = {DELTA}, same seeds) in a rayon pool of 1 \
+         and of 2 threads, alternately, {rounds} pairs per setting; documents per second of the \
+         fit itself (preparation and evaluation excluded), medians; the ratio is 1-thread over \
+         2-thread wall clock, pair by pair (min / median / max). Both fits of every pair gave the \
+         same topics bit for bit (checked). Issue 21's goal: at least 1.8.\n\n{}\n\nAmdahl's law \
+         with the serial fraction s that the median ratio implies (`r = 1 / (s + (1 - s) / 2)`): \
+         the speedup the code would reach at p threads if nothing but that serial part stopped it \
+         (an upper bound: memory bandwidth and the E-step's imbalance are not in it).\n\n{}\n\n{}\n\n\
+         Equivalent example runs:\n\n{}",
+        markdown_table(
+            &[
+                "setting",
+                "docs/s, 1 thread",
+                "docs/s, 2 threads",
+                "ratio (min / median / max)",
+                "serial fraction s",
+            ],
+            &rows
+        ),
+        markdown_table(&["setting", "predicted speedup at p threads"], &curves),
+        notes.join(" "),
+        commands
+            .iter()
+            .map(|c| format!("    {c}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    section.figures =
+        json!({ "settings": figures, "load_before": load_before, "load_after": load_after });
+    Ok(section)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amdahl_inverts_the_two_thread_ratio() {
+        for r in [1.0, 1.25, 1.5, 1.8, 2.0] {
+            let s = serial_fraction(r);
+            assert!((amdahl(s, 2) - r).abs() < 1e-12, "r = {r}");
+            assert!((amdahl(s, 1) - 1.0).abs() < 1e-12);
+        }
+        assert_eq!(serial_fraction(0.5), 1.0);
+        assert_eq!(serial_fraction(2.5), 0.0);
+        assert!((amdahl(0.1, 16) - 6.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn median_of_even_and_odd() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+}
