@@ -27,8 +27,10 @@ pub struct Recommended {
     pub clipping: Clipping,
 }
 
-/// The settings `--epsilon` alone uses for PBP at epsilon below 2 (chosen at epsilon 1; see the
-/// module documentation). [`private_pbp`] picks the band for any epsilon. Innovation clipping
+/// The settings `--epsilon` alone uses for PBP at epsilon below 2 on fewer than
+/// [`POPULATION_BAND_EDGE`] records (chosen at epsilon 1; see the module documentation; larger
+/// populations use [`PRIVATE_PBP_LARGE`]). [`private_pbp_for`] picks the band for any epsilon and
+/// population. Innovation clipping
 /// (issue 19) replaced value clipping here because it scored better on the same synthetic sets
 /// at the same `S`, `P`, `C` (mean relative RMSE 0.348 vs 0.364, worst 0.434 vs 0.523); at
 /// epsilon 4 and 16 the two tied or split, so those bands keep value clipping.
