@@ -8,7 +8,8 @@
 //! The run itself is the library's: the flags become a `dp_sep::pbp::uci::UciPbpRequest`, run by
 //! `run_uci_pbp` (as `cargo xtask bench` and `dp-bayes fit pbp` do), printed by `UciPbpRun::to_json`.
 //! A private run uses minibatch DP-SEP with the recommended batch size, damping and clip
-//! (`dp_sep::recommended::private_pbp`, chosen once on synthetic data per budget band) unless the flags say
+//! (`dp_sep::recommended::private_pbp_for`, chosen once on synthetic data per budget and
+//! population band; the population is `--population`) unless the flags say
 //! otherwise; `--one-record` runs 002's one-record-per-step algorithm.
 //!
 //! Private runs scale features and target with declared public ranges, never with statistics of
@@ -61,7 +62,8 @@ struct Args {
     #[arg(long)]
     delta: Option<f64>,
     /// Clip norm C of the factor's natural parameters. Default with --epsilon: the recommended
-    /// C for the run's epsilon (`dp_sep::recommended::private_pbp`, chosen on synthetic data);
+    /// C for the run's epsilon and population (`dp_sep::recommended::private_pbp_for`, chosen on
+    /// synthetic data);
     /// none without.
     #[arg(long)]
     clip: Option<f64>,

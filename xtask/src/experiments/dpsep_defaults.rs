@@ -34,11 +34,18 @@ pub(super) const SEED: u64 = 19;
 /// Epochs of every grid run (the UCI folders' `n_epochs` is 40 for all but protein).
 pub(super) const EPOCHS: usize = 40;
 
-/// One synthetic set: name, rows, features.
+/// One synthetic set: name, rows, features, and the student network's width and epochs (the
+/// folder's `n_hidden.txt` and `n_epochs.txt`, as the UCI folder it imitates says).
 pub(super) struct Shape {
     pub(super) name: &'static str,
     pub(super) rows: usize,
     pub(super) features: usize,
+    /// Hidden units of the student network (`n_hidden.txt`).
+    pub(super) hidden: usize,
+    /// Epochs (`n_epochs.txt`).
+    pub(super) epochs: usize,
+    /// Trailing feature columns that are constant (0): naval has two constant columns.
+    pub(super) constant_features: usize,
 }
 
 pub(super) const SHAPES: [Shape; 3] = [
@@ -46,16 +53,47 @@ pub(super) const SHAPES: [Shape; 3] = [
         name: "synthetic-1600x11",
         rows: 1600,
         features: 11,
+        hidden: 50,
+        epochs: EPOCHS,
+        constant_features: 0,
     },
     Shape {
         name: "synthetic-8000x8",
         rows: 8000,
         features: 8,
+        hidden: 50,
+        epochs: EPOCHS,
+        constant_features: 0,
     },
     Shape {
         name: "synthetic-10000x4",
         rows: 10_000,
         features: 4,
+        hidden: 50,
+        epochs: EPOCHS,
+        constant_features: 0,
+    },
+];
+
+/// The large-population shapes of the population bands (issue 19, session 9): naval-shaped
+/// (11,934 x 16, two constant columns, 10,740 training rows) and protein-shaped (45,730 x 9,
+/// 41,157 training rows, 100 hidden units and 20 epochs as the protein folder says).
+pub(super) const LARGE_SHAPES: [Shape; 2] = [
+    Shape {
+        name: "synthetic-11934x16",
+        rows: 11_934,
+        features: 16,
+        hidden: 50,
+        epochs: EPOCHS,
+        constant_features: 2,
+    },
+    Shape {
+        name: "synthetic-45730x9",
+        rows: 45_730,
+        features: 9,
+        hidden: 100,
+        epochs: 20,
+        constant_features: 0,
     },
 ];
 
@@ -69,6 +107,7 @@ pub(super) fn write_teacher_set(
     std::fs::create_dir_all(dir)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let d = shape.features;
+    let varying = d - shape.constant_features.min(d);
     let hidden = 10;
     // Approximately standard normal (Irwin-Hall: sum of 12 uniforms minus 6), as dpsep.rs draws it.
     let normal =
@@ -85,7 +124,15 @@ pub(super) fn write_teacher_set(
     let bound = w2.iter().map(|w| w.abs()).sum::<f64>() + 4.0 * noise_sd;
     let mut data = String::new();
     for _ in 0..shape.rows {
-        let x: Vec<f64> = (0..d).map(|_| rng.random::<f64>() * 2.0 - 1.0).collect();
+        let x: Vec<f64> = (0..d)
+            .map(|j| {
+                if j < varying {
+                    rng.random::<f64>() * 2.0 - 1.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
         let mut y = 0.0;
         for h in 0..hidden {
             let a: f64 = b1[h] + (0..d).map(|j| w1[h * d + j] * x[j]).sum::<f64>();
@@ -102,8 +149,8 @@ pub(super) fn write_teacher_set(
     std::fs::write(dir.join("index_features.txt"), features)?;
     std::fs::write(dir.join("index_target.txt"), format!("{d}\n"))?;
     std::fs::write(dir.join("n_splits.txt"), "1\n")?;
-    std::fs::write(dir.join("n_hidden.txt"), "50\n")?;
-    std::fs::write(dir.join("n_epochs.txt"), format!("{EPOCHS}\n"))?;
+    std::fs::write(dir.join("n_hidden.txt"), format!("{}\n", shape.hidden))?;
+    std::fs::write(dir.join("n_epochs.txt"), format!("{}\n", shape.epochs))?;
     let mut idx: Vec<usize> = (0..shape.rows).collect();
     for i in (1..shape.rows).rev() {
         idx.swap(i, rng.random_range(0..=i));
@@ -216,8 +263,12 @@ fn grid(quick: bool) -> Vec<Setting> {
     out
 }
 
-/// Runs the grid and writes the section.
+/// Runs the grid and writes the section. With `DPSEP_DEFAULTS_STAGE` set to `population-mid`,
+/// `population-large` or `naval-ranges` only that stage runs (see [`population_stage`]).
 pub fn run(ctx: &Context) -> anyhow::Result<Section> {
+    if let Ok(stage) = std::env::var("DPSEP_DEFAULTS_STAGE") {
+        return population_stage(ctx, &stage);
+    }
     let shapes: &[Shape] = if ctx.quick { &SHAPES[..1] } else { &SHAPES };
     let noise_seeds: &[u64] = if ctx.quick { &[1] } else { &[1, 2] };
     let settings = grid(ctx.quick);
@@ -543,4 +594,325 @@ pub(super) fn mean_predictor_rmse(dir: &Path) -> anyhow::Result<f64> {
     let mean = train.iter().map(|&i| y[i]).sum::<f64>() / train.len() as f64;
     let mse = test.iter().map(|&i| (y[i] - mean).powi(2)).sum::<f64>() / test.len() as f64;
     Ok(mse.sqrt())
+}
+
+/// A grid point of the population bands (innovation clipping, epsilon 1 unless noted).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct BandSetting {
+    batch: usize,
+    refreshes: f64,
+    clip: f64,
+}
+
+impl BandSetting {
+    fn label(&self) -> String {
+        format!(
+            "S = {}, P = {}, C = {}",
+            self.batch, self.refreshes, self.clip
+        )
+    }
+}
+
+/// The population-band grid at epsilon 1 (innovation clipping): `S` in 256, 1024 x `(P, C)` in
+/// `pairs`.
+fn band_grid(pairs: &[(f64, f64)]) -> Vec<BandSetting> {
+    let mut out = Vec::new();
+    for batch in [256, 1024] {
+        for &(refreshes, clip) in pairs {
+            out.push(BandSetting {
+                batch,
+                refreshes,
+                clip,
+            });
+        }
+    }
+    out
+}
+
+/// A stage's sets, its `(setting, noise seeds)` at epsilon 1 and its noise-free references.
+type StagePlan<'a, 's> = (
+    Vec<Written<'a>>,
+    Vec<(BandSetting, &'s [u64])>,
+    Vec<BandSetting>,
+);
+
+/// One synthetic set written and ready: directory, declared target bound, training rows and
+/// the mean predictor's test RMSE.
+struct Written<'a> {
+    shape: &'a Shape,
+    dir: std::path::PathBuf,
+    bound: f64,
+    n_train: usize,
+    mean_rmse: f64,
+}
+
+fn write_set<'a>(ctx: &Context, shape: &'a Shape, seed: u64) -> anyhow::Result<Written<'a>> {
+    let dir = ctx.output(&format!("dpsep_defaults/{}", shape.name));
+    let (bound, n_train) = write_teacher_set(&dir, shape, seed)?;
+    let mean_rmse = mean_predictor_rmse(&dir)?;
+    Ok(Written {
+        shape,
+        dir,
+        bound,
+        n_train,
+        mean_rmse,
+    })
+}
+
+/// The `pbp` request of `s` on `set` at `epsilon` (delta 1e-5), innovation clipping, the feature
+/// range declared as `feature` (exact: `[-1, 1]`), the folder's width and epochs.
+fn band_request(
+    set: &Written,
+    s: &BandSetting,
+    feature: PublicRange,
+    epsilon: f64,
+    noise_seed: u64,
+) -> anyhow::Result<UciPbpRequest> {
+    let n = set.n_train;
+    let mut r = UciPbpRequest::new(&set.dir);
+    r.epochs = Some(set.shape.epochs);
+    r.seed = SEED;
+    r.clip = Some(s.clip);
+    r.ranges = RangeDeclaration::Uniform {
+        feature,
+        target: PublicRange::new(-set.bound, set.bound)?,
+    };
+    r.epsilon = Some(epsilon);
+    r.delta = Some(1e-5);
+    r.population = Some(n);
+    r.batch_size = Some(s.batch.min(n / 2));
+    r.gamma = Some(s.refreshes * n as f64 / set.shape.epochs as f64);
+    r.noise_seed = Some(noise_seed);
+    r.clipping = Some(dp_sep::Clipping::Innovation);
+    Ok(r)
+}
+
+/// Issue 19, session 9: the population bands of `dp_sep::recommended::private_pbp_for` and the
+/// naval range check. Stages (`DPSEP_DEFAULTS_STAGE`):
+///
+/// * `population-mid`: the kin8nm-, power- and naval-shaped sets (7,200 to 10,740 training rows),
+///   `S` in 256, 1024 x `(P, C)` in (1, 0.25), (1, 0.5), (2, 0.25), (2, 0.5), (4, 0.25), (1, 1),
+///   noise seeds 1 and 2;
+/// * `population-large`: the protein-shaped set (41,157 training rows, 100 hidden units, 20
+///   epochs), `S` in 256, 1024 x `(P, C)` in (1, 0.25), (2, 0.25), (2, 0.5), (4, 0.5), (4, 1),
+///   noise seeds 1 and 2;
+/// * `naval-ranges`: the naval-shaped set at `S = 1024, P = 1, C = 0.25` with the feature range
+///   declared exactly (`[-1, 1]`) or 10 and 100 times too wide (centred, or with the data in the
+///   bottom tenth), at epsilon 1 and `1e6` (noise-free), noise seed 1.
+///
+/// All at epsilon 1, delta 1e-5, innovation clipping, scored as the main grid (test RMSE over
+/// the mean predictor's; mean and worst over sets and seeds).
+fn population_stage(ctx: &Context, stage: &str) -> anyhow::Result<Section> {
+    let exact = PublicRange::new(-1.0, 1.0)?;
+    let mut runs: Vec<(String, String, f64, f64)> = Vec::new(); // set, label, rmse, relative
+    let mut commands = Vec::new();
+    let mut run_one = |set: &Written,
+                       label: String,
+                       request: UciPbpRequest|
+     -> anyhow::Result<f64> {
+        let rmse = pbp_rmse(&request)?;
+        eprintln!(
+            "dpsep_defaults[{stage}]: {} {label}: RMSE {rmse:.5} relative {:.4} (mean predictor {:.5})",
+            set.shape.name,
+            rmse / set.mean_rmse,
+            set.mean_rmse
+        );
+        commands.push(command(&request));
+        runs.push((set.shape.name.into(), label, rmse, rmse / set.mean_rmse));
+        Ok(rmse / set.mean_rmse)
+    };
+    let both: &[u64] = &[1, 2];
+    let first: &[u64] = &[1];
+    // (setting, noise seeds) at epsilon 1, and noise-free references (epsilon 1e6, seed 1).
+    let (sets, settings, noise_free): StagePlan = match stage {
+        "population-mid" => (
+            vec![
+                write_set(ctx, &SHAPES[1], SEED + 1)?,
+                write_set(ctx, &SHAPES[2], SEED + 2)?,
+                write_set(ctx, &LARGE_SHAPES[0], SEED + 3)?,
+            ],
+            band_grid(&[(1.0, 0.25), (2.0, 0.25), (1.0, 0.5), (4.0, 0.25)])
+                .into_iter()
+                .map(|s| (s, both))
+                .collect(),
+            Vec::new(),
+        ),
+        "population-large" => {
+            // Seed 1 over the grid, then seed 2 for the leaders: a protein-size run takes
+            // 1-3 minutes on the shared 2 cores.
+            let mut settings: Vec<(BandSetting, &[u64])> =
+                band_grid(&[(1.0, 0.25), (2.0, 0.5), (4.0, 0.5), (4.0, 1.0)])
+                    .into_iter()
+                    .map(|s| (s, if s.refreshes == 1.0 { both } else { first }))
+                    .collect();
+            for (batch, refreshes, clip) in [(256, 1.0, 0.1), (256, 0.5, 0.25), (128, 1.0, 0.25)] {
+                let s = BandSetting {
+                    batch,
+                    refreshes,
+                    clip,
+                };
+                settings.push((s, both));
+            }
+            let noise_free = [(256, 1.0, 0.25), (1024, 1.0, 0.25), (1024, 2.0, 0.5)]
+                .into_iter()
+                .map(|(batch, refreshes, clip)| BandSetting {
+                    batch,
+                    refreshes,
+                    clip,
+                })
+                .collect();
+            let set = write_set(ctx, &LARGE_SHAPES[1], SEED + 4)?;
+            check_large_band_default(&set)?;
+            (vec![set], settings, noise_free)
+        }
+        "naval-ranges" => {
+            let set = write_set(ctx, &LARGE_SHAPES[0], SEED + 3)?;
+            let s = BandSetting {
+                batch: 1024,
+                refreshes: 1.0,
+                clip: 0.25,
+            };
+            for (lo, hi) in [(-1.0, 1.0), (-10.0, 10.0), (-1.0, 19.0), (-100.0, 100.0)] {
+                for epsilon in [1.0, 1e6] {
+                    let label = format!("features declared [{lo}, {hi}], eps {epsilon}");
+                    let request = band_request(&set, &s, PublicRange::new(lo, hi)?, epsilon, 1)?;
+                    run_one(&set, label, request)?;
+                }
+            }
+            (Vec::new(), Vec::new(), Vec::new())
+        }
+        other => anyhow::bail!(
+            "DPSEP_DEFAULTS_STAGE={other:?}: expected population-mid, population-large or naval-ranges"
+        ),
+    };
+    // `DPSEP_DEFAULTS_ONLY=S:P:C,...` and `DPSEP_DEFAULTS_SEEDS=1,2` restrict a stage to part of
+    // its grid (to spread it over processes).
+    let only: Option<Vec<(usize, f64, f64)>> = std::env::var("DPSEP_DEFAULTS_ONLY").ok().map(|v| {
+        v.split(',')
+            .filter_map(|t| {
+                let mut it = t.split(':');
+                Some((
+                    it.next()?.trim().parse().ok()?,
+                    it.next()?.trim().parse().ok()?,
+                    it.next()?.trim().parse().ok()?,
+                ))
+            })
+            .collect()
+    });
+    let seeds: Option<Vec<u64>> = std::env::var("DPSEP_DEFAULTS_SEEDS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|t| t.trim().parse().ok()).collect());
+    let wanted = |s: &BandSetting| {
+        only.as_ref()
+            .is_none_or(|o| o.contains(&(s.batch, s.refreshes, s.clip)))
+    };
+    let settings: Vec<(BandSetting, &[u64])> =
+        settings.into_iter().filter(|(s, _)| wanted(s)).collect();
+    for set in &sets {
+        eprintln!(
+            "dpsep_defaults[{stage}]: {} training rows {}, target bound {}, mean predictor {}",
+            set.shape.name, set.n_train, set.bound, set.mean_rmse
+        );
+    }
+    for (s, setting_seeds) in &settings {
+        for set in &sets {
+            for &noise_seed in setting_seeds.iter() {
+                if seeds.as_ref().is_some_and(|v| !v.contains(&noise_seed)) {
+                    continue;
+                }
+                let request = band_request(set, s, exact, 1.0, noise_seed)?;
+                run_one(set, format!("{} seed {noise_seed}", s.label()), request)?;
+            }
+        }
+    }
+    for s in noise_free.iter().filter(|s| wanted(s)) {
+        for set in &sets {
+            let request = band_request(set, s, exact, 1e6, 1)?;
+            run_one(set, format!("{} noise-free (eps 1e6)", s.label()), request)?;
+        }
+    }
+    let settings: Vec<BandSetting> = settings.into_iter().map(|(s, _)| s).collect();
+    let mut rows: Vec<(f64, Vec<String>)> = settings
+        .iter()
+        .map(|s| {
+            let prefix = format!("{} seed", s.label());
+            let v: Vec<f64> = runs
+                .iter()
+                .filter(|r| r.1.starts_with(&prefix))
+                .map(|r| r.3)
+                .collect();
+            let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+            let worst = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (
+                mean,
+                vec![s.label(), format!("{mean:.3}"), format!("{worst:.3}")],
+            )
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let run_rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|(set, label, rmse, rel)| {
+            vec![
+                set.clone(),
+                label.clone(),
+                format!("{rmse:.5}"),
+                format!("{rel:.4}"),
+            ]
+        })
+        .collect();
+    let mut section = Section::new(
+        "dpsep_defaults",
+        &format!("DP-SEP population bands on synthetic data, stage {stage} (issue 19)"),
+        &format!("DPSEP_DEFAULTS_STAGE={stage} cargo xtask bench --only dpsep_defaults"),
+    );
+    section.seed = format!("{SEED} + k (teacher, rows, split, init); noise seeds 1, 2");
+    section.data =
+        "synthetic teacher-network regression sets written by xtask (no real data)".into();
+    section.body = format!(
+        "{}\nRuns:\n\n{}\nCommands:\n\n{}\n",
+        markdown_table(
+            &["setting", "mean relative RMSE", "worst relative RMSE"],
+            &rows.into_iter().map(|r| r.1).collect::<Vec<_>>()
+        ),
+        markdown_table(&["set", "run", "test RMSE", "relative RMSE"], &run_rows),
+        crate::report::command_list(&commands)
+    );
+    Ok(section)
+}
+
+/// The setting chosen for the largest population band (`dp_sep::recommended::PRIVATE_PBP_LARGE`).
+const LARGE_CHOSEN: BandSetting = BandSetting {
+    batch: 128,
+    refreshes: 1.0,
+    clip: 0.25,
+};
+
+/// Checks that `--epsilon 1` alone on the protein-shaped set resolves to [`LARGE_CHOSEN`] with
+/// innovation clipping: the `pbp` example's recommendation for its population and this stage must
+/// agree.
+fn check_large_band_default(set: &Written) -> anyhow::Result<()> {
+    let mut request = UciPbpRequest::new(&set.dir);
+    request.epsilon = Some(1.0);
+    request.population = Some(set.n_train);
+    let epochs = set.shape.epochs;
+    let r = request
+        .private_settings(epochs)?
+        .context("a request with epsilon and population resolves private settings")?;
+    let want_gamma = LARGE_CHOSEN.refreshes * set.n_train as f64 / epochs as f64;
+    anyhow::ensure!(
+        r.batching.expected_batch_size() == LARGE_CHOSEN.batch
+            && (r.gamma - want_gamma).abs() <= 1e-9 * want_gamma
+            && r.clip == LARGE_CHOSEN.clip
+            && r.clipping == dp_sep::Clipping::Innovation,
+        "the pbp example's private defaults for N = {} ({:?}, gamma {}, clip {}, {}) are not the \
+         chosen large-band setting {}: update dp_sep::recommended::PRIVATE_PBP_LARGE or LARGE_CHOSEN",
+        set.n_train,
+        r.batching,
+        r.gamma,
+        r.clip,
+        r.clipping.name(),
+        LARGE_CHOSEN.label()
+    );
+    Ok(())
 }

@@ -27,7 +27,7 @@ use crate::data::split_folder::SplitFolder;
 use crate::data::{Dataset, PublicRange, PublicRanges};
 use crate::dpsep::{Batching, Clipping};
 use crate::error::SepError;
-use crate::recommended::{Overrides, Resolved, private_pbp};
+use crate::recommended::{Overrides, Resolved, private_pbp_for};
 
 /// `delta` of a private run when the request leaves it unset (the example's `--delta` default).
 pub const DEFAULT_DELTA: f64 = 1e-5;
@@ -136,8 +136,8 @@ impl UciPbpRequest {
     }
 
     /// The effective private settings for a run of `epochs` epochs (`None` when non-private):
-    /// the request's where given, the recommendation for its epsilon
-    /// ([`crate::recommended::private_pbp`]) otherwise.
+    /// the request's where given, the recommendation for its epsilon and declared population
+    /// ([`crate::recommended::private_pbp_for`]) otherwise.
     ///
     /// # Errors
     /// [`SepError::InvalidParameter`] for a batch size above the population or other settings
@@ -152,7 +152,7 @@ impl UciPbpRequest {
             clip: self.clip,
             one_record: self.one_record,
         };
-        private_pbp(epsilon)
+        private_pbp_for(epsilon, n)
             .resolve(n, epochs, &overrides)
             .map(|r| Some(r.with_clipping(self.clipping)))
     }
@@ -449,7 +449,7 @@ impl UciPbpRun {
             json["accountant"] = report.accountant.name().into();
             json["noise_rng"] = p.noise_rng().describe().into();
             if let Some(settings) = self.resolved {
-                json["recommended_settings"] = settings.note("private_pbp").into();
+                json["recommended_settings"] = settings.note("private_pbp_for").into();
             }
         }
         json
