@@ -18,7 +18,7 @@ use dp_sep::mog::{
     Family, GibbsConfig, MogModel, Moments, compare, gibbs_posterior, public_start, try_generate,
 };
 use dp_sep::pbp::{Method, PbpConfig, PbpPrivacy, Scaling, run_pbp};
-use dp_sep::recommended::{Overrides, PRIVATE_MOG, private_pbp};
+use dp_sep::recommended::{Overrides, PRIVATE_MOG, private_pbp_for};
 use dp_sep::sep::run_sep;
 use dp_sep::{
     Batching, Clipping, DpSepConfig, FactorWall, SamplingScheme, SepConfig, SepError, SepModel,
@@ -174,14 +174,14 @@ struct PbpOutcome {
 
 /// One PBP run as the `pbp` example runs it (split 0, [`PBP_EPOCHS`], seed [`SEED`]): SEP with
 /// clip C = 1 when non-private; private runs with the recommendation for `eps`
-/// (`dp_sep::recommended::private_pbp`), 002's one record per step with C = 1 for
+/// (`dp_sep::recommended::private_pbp_for`), 002's one record per step with C = 1 for
 /// [`Pbp::OneRecord`], the noise seeded on purpose with [`SEED`].
 fn fit_pbp(d: &PbpData, eps: Option<f64>, kind: Pbp) -> anyhow::Result<PbpOutcome> {
     let one_record = kind == Pbp::OneRecord;
     let clip_flag = one_record.then_some(1.0);
     let private = eps
         .map(|e| {
-            private_pbp(e).resolve(
+            private_pbp_for(e, d.population).resolve(
                 d.population,
                 PBP_EPOCHS,
                 &Overrides {

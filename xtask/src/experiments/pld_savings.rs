@@ -28,7 +28,7 @@ use dp_sep::data::split_folder::SplitFolder;
 use dp_sep::data::{PublicRange, PublicRanges};
 use dp_sep::mog::{Family, MogModel, Moments, compare, public_start, try_generate};
 use dp_sep::pbp::{Method, PbpConfig, PbpPrivacy, Scaling, evaluate, prepare, run_pbp};
-use dp_sep::recommended::{PRIVATE_MOG, private_pbp};
+use dp_sep::recommended::{PRIVATE_MOG, private_pbp_for};
 use dp_sep::sep::run_sep_observed;
 use dp_sep::{FactorWall, SamplingScheme, SepConfig, SepModel, SepState, WallPlan, run_dp_sep};
 use nalgebra::{DMatrix, DVector};
@@ -730,7 +730,7 @@ fn pbp_comparison(ctx: &Context, seeds: u64) -> anyhow::Result<(Comparison, Stri
         PublicRange::new(-bound, bound)?,
     );
     let epochs = super::dpsep_defaults::EPOCHS;
-    let recommended = private_pbp(DPSEP_EPSILON);
+    let recommended = private_pbp_for(DPSEP_EPSILON, n);
     let dp = recommended.config(n, epochs)?;
     let base = || {
         PbpConfig::builder()

@@ -117,9 +117,12 @@ impl Folder {
         {
             // As `args`: spelled out when the recommendation is innovation clipping (the same
             // setting; the output's `recommended_settings` then names clipping as given).
-            let clipping = dp_sep::recommended::private_pbp(e).clipping;
-            if clipping == dp_sep::Clipping::Innovation {
-                r.clipping = Some(clipping);
+            let rec = dp_sep::recommended::private_pbp_for(e, d.train_rows[split]);
+            if rec.clipping == dp_sep::Clipping::Innovation {
+                r.clipping = Some(rec.clipping);
+            }
+            if rec.batch_size != dp_sep::recommended::PRIVATE_PBP.batch_size {
+                r.batch_size = Some(rec.batch_size);
             }
         }
         r

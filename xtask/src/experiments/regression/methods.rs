@@ -176,9 +176,14 @@ pub(super) fn args(d: &DataSet, method: Method, split: usize, eps: Option<f64>) 
         // Spelled out when the recommendation is innovation clipping (below eps 2), so that
         // cells run before it became the default (value clipping, same flags) are not reused.
         if let Some(e) = eps {
-            let clipping = dp_sep::recommended::private_pbp(e).clipping;
-            if clipping == dp_sep::Clipping::Innovation {
-                a.extend(["--clipping".into(), clipping.name().into()]);
+            let rec = dp_sep::recommended::private_pbp_for(e, d.train_rows[split]);
+            if rec.clipping == dp_sep::Clipping::Innovation {
+                a.extend(["--clipping".into(), rec.clipping.name().into()]);
+            }
+            // Spelled out where the population band changed the recommended batch size (S = 128
+            // from N = 20,000 below eps 2), so that cells run at the earlier S are not reused.
+            if rec.batch_size != dp_sep::recommended::PRIVATE_PBP.batch_size {
+                a.extend(["--batch-size".into(), rec.batch_size.to_string()]);
             }
         }
     }
