@@ -510,3 +510,50 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         "fits_missing": missing.len(), "fitted_seconds": fitted_seconds}});
     Ok(section)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_grid_is_the_papers_and_cheapest_first() {
+        let g = grid(2);
+        // 2 K x 3 S x (non-private + 2 eps x 2 accountants), per seed
+        assert_eq!(g.len(), 2 * 2 * 3 * 5);
+        assert_eq!(g[0], (1, 50, 200.0, NONPRIVATE, None));
+        assert_eq!(g[29].0, 1);
+        assert_eq!((g[29].1, g[29].2), (100, 50.0));
+        assert_eq!(g[30].0, 2);
+    }
+
+    #[test]
+    fn finished_fits_are_reused_only_for_the_same_setting() {
+        let dir = std::env::temp_dir().join(format!("fig8-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(FITS_FILE);
+        let fit = |setting: &str, eps| Fit {
+            setting: setting.into(),
+            seed: 1,
+            hidden: 50,
+            batch: 200.0,
+            method: ACCOUNTANTS[0].1.into(),
+            epsilon_target: eps,
+            epsilon: eps,
+            noise_multiplier: Some(3.0),
+            iterations: 40,
+            accuracy: 0.9,
+            seconds: 1.0,
+        };
+        let lines = [
+            serde_json::to_string(&fit("a", Some(0.5))).unwrap(),
+            serde_json::to_string(&fit("b", Some(1.0))).unwrap(),
+            "not json".to_string(),
+        ];
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let fits = load_fits(&path, "a");
+        assert_eq!(fits.len(), 1);
+        assert!(fits.contains_key(&key_of(1, 50, 200.0, ACCOUNTANTS[0].1, Some(0.5))));
+        assert!(!fits.contains_key(&key_of(1, 50, 200.0, ACCOUNTANTS[0].1, Some(1.0))));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
