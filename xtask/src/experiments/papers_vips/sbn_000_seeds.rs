@@ -217,12 +217,14 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         BTreeMap::new()
     };
     let start = Instant::now();
-    let mut reused = 0usize;
+    let reused = grid(seeds)
+        .iter()
+        .filter(|(s, h, b, m, e)| fits.contains_key(&key_of(*s, *h, *b, m, *e)))
+        .count();
     let mut stopped_by_budget = false;
     for (seed, hidden, batch, method, eps) in grid(seeds) {
         let k = key_of(seed, hidden, batch, method, eps);
         if fits.contains_key(&k) {
-            reused += 1;
             continue;
         }
         if budget.is_some_and(|b| start.elapsed().as_secs_f64() >= b) {
@@ -344,6 +346,8 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
                     .collect();
                 drow.push(if d.is_empty() {
                     "not run".into()
+                } else if d.len() == 1 {
+                    format!("{:+.4} (1 seed)", d[0])
                 } else {
                     let wins = d.iter().filter(|x| **x > 0.0).count();
                     format!(
