@@ -41,7 +41,7 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Run only the named experiments (comma-separated; see `cargo xtask list`). Without it
-        /// every experiment runs except those only run on request (papers_vips_fig7).
+        /// every experiment runs except those only run on request (papers_vips_fig7, papers_vips_fig8).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Skip the criterion benchmarks.

@@ -28,7 +28,7 @@ pub struct Experiment {
 }
 
 /// Experiments left out of a run without `--only` (quick and full): they take hours.
-pub const ON_REQUEST: &[&str] = &["papers_vips_fig7"];
+pub const ON_REQUEST: &[&str] = &["papers_vips_fig7", "papers_vips_fig8"];
 
 /// Every experiment, in report order.
 pub fn all() -> Vec<Experiment> {
@@ -67,6 +67,11 @@ pub fn all() -> Vec<Experiment> {
             name: "papers_vips_fig7",
             about: "issue 22: 003 Fig. 7 (SBN) at every S over 10 seeds; hours on mnist10k, only with --only",
             run: papers_vips::sbn_003_seeds::run,
+        },
+        Experiment {
+            name: "papers_vips_fig8",
+            about: "issue 22: 000 Fig. 8 (SBN) on mnist10k at the paper's grid over 10 seeds; hours, only with --only",
+            run: papers_vips::sbn_000_seeds::run,
         },
         Experiment {
             name: "papers_sep",

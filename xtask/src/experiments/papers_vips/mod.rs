@@ -9,6 +9,7 @@ mod blr_003;
 pub(crate) mod blr_setting;
 mod erm;
 mod sbn_000;
+pub(crate) mod sbn_000_seeds;
 mod sbn_003;
 pub(crate) mod sbn_003_seeds;
 pub(crate) mod sbn_setting;

@@ -14,14 +14,14 @@ use crate::plot::{LinePlot, Scale, Series, line_plot};
 use crate::report::markdown_table;
 
 /// 000 Sec. 7.1: S in {50, 100, 200}, eps in {0.5, 1}, 10 seeds.
-const BATCHES: [f64; 3] = [50.0, 100.0, 200.0];
-const EPSILONS: [f64; 2] = [0.5, 1.0];
-const FULL_SEEDS: u64 = 10;
+pub(super) const BATCHES: [f64; 3] = [50.0, 100.0, 200.0];
+pub(super) const EPSILONS: [f64; 2] = [0.5, 1.0];
+pub(super) const FULL_SEEDS: u64 = 10;
 const QUICK_SEEDS: u64 = 2;
 /// 000 prints no delta for its SBN runs; its LDA and BLR use 1e-4.
-const DELTA: f64 = 1e-4;
+pub(super) const DELTA: f64 = 1e-4;
 
-const ACCOUNTANTS: [(AccountantKind, &str); 2] = [
+pub(super) const ACCOUNTANTS: [(AccountantKind, &str); 2] = [
     (AccountantKind::Zcdp, "zCDP + amplification"),
     (AccountantKind::Advanced, "advanced composition"),
 ];

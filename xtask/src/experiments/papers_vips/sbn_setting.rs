@@ -40,26 +40,29 @@ impl SbnSetting {
     /// mnist10k in full mode when present, otherwise the synthetic SBN images.
     pub fn for_context(ctx: &Context) -> anyhow::Result<Self> {
         match ctx.data_set("mnist10k") {
-            Some(dir) => {
-                let (train, test) = load_mnist_dir(&dir, 128)?;
-                let baseline = baseline_pixel_accuracy(&train, &test);
-                Ok(Self {
-                    train,
-                    test,
-                    population: MNIST10K_TRAIN,
-                    side: 28,
-                    hidden_003: 100,
-                    real: true,
-                    baseline,
-                    description: format!(
-                        "mnist10k at {} (8,000 training / 2,000 test MNIST digits binarised at \
-                         128); the papers used all 60,000 training images, not available here",
-                        dir.display()
-                    ),
-                })
-            }
+            Some(dir) => Self::mnist10k(&dir),
             None => Ok(Self::synthetic()),
         }
+    }
+
+    /// mnist10k from `dir` (binarised at 128), K = 100 for 003's runs.
+    pub fn mnist10k(dir: &std::path::Path) -> anyhow::Result<Self> {
+        let (train, test) = load_mnist_dir(dir, 128)?;
+        let baseline = baseline_pixel_accuracy(&train, &test);
+        Ok(Self {
+            train,
+            test,
+            population: MNIST10K_TRAIN,
+            side: 28,
+            hidden_003: 100,
+            real: true,
+            baseline,
+            description: format!(
+                "mnist10k at {} (8,000 training / 2,000 test MNIST digits binarised at \
+                 128); the papers used all 60,000 training images, not available here",
+                dir.display()
+            ),
+        })
     }
 
     /// The library's synthetic SBN images (the quick stand-in; 000 Fig. 8 in both modes).
