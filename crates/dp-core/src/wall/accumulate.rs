@@ -220,11 +220,15 @@ impl SumScratch {
         }
     }
 
+    /// Stored entries of the spec's blocks together.
+    fn entries(&self) -> usize {
+        self.shapes.iter().map(|s| s.stored_len()).sum()
+    }
+
     /// Frees the workers (and the chunks' run stores) of a large spec ([`LARGE_SPEC_ENTRIES`]);
     /// they are rebuilt, zeroed, by the next release.
     fn release_workers_if_large(&mut self) {
-        let entries: usize = self.shapes.iter().map(|s| s.stored_len()).sum();
-        if entries >= LARGE_SPEC_ENTRIES {
+        if self.entries() >= LARGE_SPEC_ENTRIES {
             self.workers = Vec::new();
             self.chunk_runs = Vec::new();
         }
@@ -234,8 +238,7 @@ impl SumScratch {
     /// read them: at BLR's `d = 4,146` the packed `s2` is 69 MB that the projection and the
     /// M-step need. The next release allocates them again, zeroed; does not affect the result.
     pub(crate) fn free_sums_if_large(&mut self) {
-        let entries: usize = self.shapes.iter().map(|s| s.stored_len()).sum();
-        if entries >= LARGE_SPEC_ENTRIES {
+        if self.entries() >= LARGE_SPEC_ENTRIES {
             self.totals.sums.iter_mut().for_each(|s| *s = Vec::new());
             self.runs.sums.iter_mut().for_each(|s| *s = Vec::new());
         }
@@ -399,23 +402,30 @@ impl<'s> Summation<'s> {
         R: Sync,
         F: Fn(&R, &mut ContributionBuffer) + Sync,
     {
-        let aligned = self.added.is_multiple_of(SLICE_RECORDS)
-            && (self.added == 0 || self.total > CHUNK)
-            && self.added + indices.len() <= self.total;
-        if !aligned {
-            return Err(CoreError::InvalidParameter {
-                name: "release slice",
-                value: indices.len() as f64,
-                reason: "a release's records were added in slices that do not keep its chunks",
-            });
-        }
-        self.added += indices.len();
+        self.advance(indices.len())?;
         if self.sequential {
             let mut statistic = |r: &R, b: &mut ContributionBuffer| statistic(r, b);
             self.add_sequential(records, indices, spec, &mut statistic, replace_invalid)
         } else {
             self.add_parallel(records, indices, spec, statistic, replace_invalid)
         }
+    }
+
+    /// Counts the next `n` records of the batch as added, if they keep its chunks (see
+    /// [`Self::add`]).
+    fn advance(&mut self, n: usize) -> Result<(), CoreError> {
+        let aligned = self.added.is_multiple_of(SLICE_RECORDS)
+            && (self.added == 0 || self.total > CHUNK)
+            && self.added + n <= self.total;
+        if !aligned {
+            return Err(CoreError::InvalidParameter {
+                name: "release slice",
+                value: n as f64,
+                reason: "a release's records were added in slices that do not keep its chunks",
+            });
+        }
+        self.added += n;
+        Ok(())
     }
 
     /// Puts the sums in place ([`SumScratch::sums`]) and returns the diagnostics.
@@ -431,7 +441,7 @@ impl<'s> Summation<'s> {
         records: &[R],
         indices: &[usize],
         spec: &ReleaseSpec,
-        mut statistic: &mut F,
+        statistic: &mut F,
         replace_invalid: bool,
     ) -> Result<(), CoreError>
     where
@@ -459,7 +469,7 @@ impl<'s> Summation<'s> {
                 records,
                 indices,
                 spec,
-                &mut statistic,
+                statistic,
                 replace_invalid,
                 Some(runs),
             );
@@ -476,7 +486,7 @@ impl<'s> Summation<'s> {
                     records,
                     chunk,
                     spec,
-                    &mut statistic,
+                    statistic,
                     replace_invalid,
                     Some(&mut scratch.runs),
                 )?;
@@ -511,8 +521,7 @@ impl<'s> Summation<'s> {
                 .iter_mut()
                 .flatten()
                 .for_each(RunStore::clear);
-            let entries: usize = scratch.shapes.iter().map(|s| s.stored_len()).sum();
-            let per_wave = if entries <= WIDE_WAVE_ENTRIES {
+            let per_wave = if scratch.entries() <= WIDE_WAVE_ENTRIES {
                 threads * CHUNKS_PER_THREAD_PER_WAVE
             } else {
                 threads
@@ -585,7 +594,7 @@ where
     F: FnMut(&R, &mut ContributionBuffer),
 {
     let mut sum = Summation::begin(spec, scratch, indices.len(), true);
-    sum.added = indices.len();
+    sum.advance(indices.len())?;
     sum.add_sequential(records, indices, spec, &mut statistic, replace_invalid)?;
     Ok(sum.finish())
 }
