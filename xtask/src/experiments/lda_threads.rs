@@ -14,6 +14,8 @@ use serde_json::json;
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit};
 use vips_models::lda::corpus::{Corpus, Preparation, SyntheticConfig, load_uci_dir};
 
+use super::papers_vips::blr_setting::median;
+use super::regression::load_average;
 use crate::context::Context;
 use crate::report::{Section, markdown_table};
 
@@ -143,23 +145,6 @@ fn timed_fit(s: &Setting, threads: usize) -> anyhow::Result<(f64, f64, Vec<f64>)
     ))
 }
 
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "unknown".into())
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
-}
-
 /// Amdahl's law fitted to a 2-thread speedup `r`: the serial fraction `s` with
 /// `r = 1 / (s + (1 - s) / 2)`, clamped to `[0, 1]`.
 fn serial_fraction(r: f64) -> f64 {
@@ -194,10 +179,11 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
             two.push(r2);
             ratios.push(t1 / t2);
         }
-        let (m1, m2) = (median(&mut one), median(&mut two));
-        let mut sorted = ratios.clone();
-        let mr = median(&mut sorted);
-        let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
+        let (m1, m2) = (median(&one), median(&two));
+        let mr = median(&ratios);
+        let (lo, hi) = ratios
+            .iter()
+            .fold((f64::INFINITY, 0.0_f64), |(a, b), &r| (a.min(r), b.max(r)));
         let serial = serial_fraction(mr);
         rows.push(vec![
             s.name.clone(),
@@ -230,7 +216,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
     }
     let load_after = load_average();
     notes.push(format!(
-        "Load average (1 min) {load_before} before and {load_after} after: the ratio means \
+        "Load average (/proc/loadavg) {load_before} before and {load_after} after: the ratio means \
          something only on an otherwise idle machine."
     ));
     let mut section = Section::new(
@@ -295,11 +281,5 @@ mod tests {
         assert_eq!(serial_fraction(0.5), 1.0);
         assert_eq!(serial_fraction(2.5), 0.0);
         assert!((amdahl(0.1, 16) - 6.4).abs() < 1e-12);
-    }
-
-    #[test]
-    fn median_of_even_and_odd() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
     }
 }

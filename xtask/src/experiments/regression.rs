@@ -131,7 +131,8 @@ fn budget(eps: Option<f64>) -> String {
     eps.map_or_else(|| "non-private".into(), |e| format!("eps {e}"))
 }
 
-fn load() -> String {
+/// `/proc/loadavg` as it reads (or "unknown").
+pub(super) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map_or_else(|_| "unknown".into(), |s| s.trim().to_string())
 }
@@ -222,7 +223,7 @@ fn run_cells(
                             command: &command,
                             output: &output,
                             commit: &commit(&ctx.root),
-                            load: &load(),
+                            load: &load_average(),
                         })?;
                         output
                     }
@@ -245,7 +246,7 @@ fn run_cells(
 
 /// Runs the comparison and writes its section.
 pub fn run(ctx: &Context) -> anyhow::Result<Section> {
-    let started_load = load();
+    let started_load = load_average();
     let commit = commit(&ctx.root);
     let cached_only = std::env::var("XTASK_REGRESSION_CACHED_ONLY").is_ok_and(|v| v == "1");
     let filter = RunFilter::from_env();
@@ -365,7 +366,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
     let _ = writeln!(
         body,
         "\nLoad at the start: `{started_load}`; at the end: `{}`.",
-        load()
+        load_average()
     );
     let mut section = Section::new(
         "regression",
