@@ -118,8 +118,9 @@ pub fn run(ctx: &Context, setting: &SbnSetting, quick: bool) -> anyhow::Result<P
          non-private). Here: {}, K = {hidden}, one epoch, delta = {DELTA:e} (000 prints none \
          for the SBN), {seeds} seeds (initial parameters, batches and noise seeded on purpose), \
          mean ± sd over seeds (noise multiplier of the run). Run on the synthetic images in both \
-         modes: on mnist10k S = 50 is 160 iterations of a J = 784, K = 100 model (minutes per \
-         fit, 150 fits), far over the full run's budget; one K only.\n\n{}",
+         modes, one K only: on mnist10k one seed of the paper's grid is about 1.5 CPU-hours, \
+         far over the full run's budget; the paper's grid on mnist10k is the on-request section \
+         `papers_vips_fig8` (`cargo xtask bench --only papers_vips_fig8`, resumable).\n\n{}",
         if setting.real {
             "mnist10k"
         } else {
