@@ -387,17 +387,19 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
             merge(&mut settings, args.model.settings(&fitted.global));
             settings
         },
-        diagnostics: json!({
-            "n_train": realised,
-            "n_test": test.len(),
-            "rows": loaded.report.rows,
-            "rows_clipped_to_unit_ball": loaded.report.clipped,
-            "realised_population": diag.realised_population,
-            "wall_clipped_records": diag.records_clipped,
-            "wall_replaced_records": diag.records_replaced,
-            "fit_seconds": num(diag.seconds),
-            "seconds": num(start.elapsed().as_secs_f64()),
-        }),
+        diagnostics: super::with_timings(
+            json!({
+                "n_train": realised,
+                "n_test": test.len(),
+                "rows": loaded.report.rows,
+                "rows_clipped_to_unit_ball": loaded.report.clipped,
+                "realised_population": diag.realised_population,
+                "wall_clipped_records": diag.records_clipped,
+                "wall_replaced_records": diag.records_replaced,
+            }),
+            &diag,
+            start,
+        ),
         privacy: fitted.privacy,
     })
 }

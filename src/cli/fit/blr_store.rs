@@ -17,7 +17,6 @@ use super::blr::{ModelArgs, merge};
 use super::{Common, Fitted};
 use crate::cli::convert::{SchemaModel, StoreSchema};
 use crate::cli::error::{CliError, usage};
-use crate::cli::io::num;
 
 /// Arguments of `fit blr-store`.
 #[derive(clap::Args, Debug)]
@@ -100,14 +99,16 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         dim,
         heldout: json!({"note": "no held-out rows (a store holds training rows only)"}),
         settings,
-        diagnostics: json!({
-            "n_train": realised,
-            "realised_population": diag.realised_population,
-            "wall_clipped_records": diag.records_clipped,
-            "wall_replaced_records": diag.records_replaced,
-            "fit_seconds": num(diag.seconds),
-            "seconds": num(start.elapsed().as_secs_f64()),
-        }),
+        diagnostics: super::with_timings(
+            json!({
+                "n_train": realised,
+                "realised_population": diag.realised_population,
+                "wall_clipped_records": diag.records_clipped,
+                "wall_replaced_records": diag.records_replaced,
+            }),
+            &diag,
+            start,
+        ),
         privacy: result.privacy,
     })
 }

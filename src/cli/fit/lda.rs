@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use dp_core::RngPolicy;
 use serde_json::json;
-use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, fit as engine_fit};
+use vips_models::engine::{Privacy, fit as engine_fit};
 use vips_models::lda::corpus::{CorpusError, Prepared, load_uci_dir};
 use vips_models::lda::text::{TextLimits, Tokenizer, bag_of_words, read_text};
 use vips_models::lda::vocabulary::{PartitionSelection, VocabularyReport, select_vocabulary};
@@ -279,27 +279,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     } = preparation.prepare(k, &train, private)?;
     let cfg = model.config().clone();
     let cap = population.unwrap_or(records.len()) as f64;
-    let svi = args
-        .batching
-        .apply(
-            SviConfig::builder(),
-            private,
-            args.batch_size,
-            cap,
-            "--batch-size",
-        )?
-        .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
-        .stop(Stop::Passes {
-            passes: args.passes,
-        })
-        .privacy(fit_privacy)
-        .accountant(c.accountant.unwrap_or_default())
-        .noise_seed(c.noise_seed)
-        .init_seed(args.seed)
-        .progress_bar(true)
-        .cancel(cancel)
-        .population(population)
-        .build()?;
+    let svi = args.svi(c, private, fit_privacy, population, cap, cancel)?;
     let fitted = engine_fit(&model, records, &svi, |_, _| {})?;
     let (result, diag) = (fitted.result, fitted.diagnostics);
     let mut privacy = result.privacy.clone();
@@ -430,14 +410,16 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         }
         None => settings["doc_length"] = json!("none (no resampling, no clipping)"),
     }
-    let mut diagnostics = json!({
-        "train_docs": train.len(),
-        "train_tokens": train.num_tokens(),
-        "realised_population": diag.realised_population,
-        "records_clipped": diag.records_clipped,
-        "fit_seconds": num(diag.seconds),
-        "seconds": num(start.elapsed().as_secs_f64()),
-    });
+    let mut diagnostics = super::with_timings(
+        json!({
+            "train_docs": train.len(),
+            "train_tokens": train.num_tokens(),
+            "realised_population": diag.realised_population,
+            "records_clipped": diag.records_clipped,
+        }),
+        &diag,
+        start,
+    );
     if let (Some(d), Some(t)) = (diagnostics.as_object_mut(), text_diag.as_object()) {
         d.extend(t.clone());
     }

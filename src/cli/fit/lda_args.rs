@@ -2,9 +2,10 @@
 //! checks: topics, batches, step size, passes, and the corpus preparation (document length,
 //! clipping, priors, resampling).
 
+use vips_models::engine::{CancelToken, Privacy, StepSize, Stop, SviConfig};
 use vips_models::lda::corpus::Preparation;
 
-use super::{count, positive};
+use super::{Common, count, positive};
 use crate::cli::error::{CliError, usage};
 
 /// The shared LDA flags (flattened into `fit lda` and `fit lda-store`; both commands' structs
@@ -79,5 +80,45 @@ impl LdaArgs {
             .check(private)
             .map_err(|e| super::lda::no_effect(e, "(--doc-length N)"))?;
         Ok(preparation)
+    }
+
+    /// The SVI settings of a fit with these flags: batches (`--batch-size` against `cap`, the
+    /// declared population or else the record count), the Robbins-Monro step, `--passes`, the
+    /// privacy, accountant and noise seed of `common`, the initial topics' `--seed`, and the
+    /// declared `population`; the progress bar on and `cancel` (Ctrl-C) wired in.
+    ///
+    /// # Errors
+    /// A usage error naming `--batch-size` (see [`super::SamplingArg::apply`]) or `--tau0` /
+    /// `--kappa`, or the engine's configuration error.
+    pub fn svi(
+        &self,
+        common: &Common,
+        private: bool,
+        privacy: Privacy,
+        population: Option<usize>,
+        cap: f64,
+        cancel: CancelToken,
+    ) -> Result<SviConfig, CliError> {
+        Ok(self
+            .batching
+            .apply(
+                SviConfig::builder(),
+                private,
+                self.batch_size,
+                cap,
+                "--batch-size",
+            )?
+            .step(StepSize::robbins_monro(self.tau0, self.kappa)?)
+            .stop(Stop::Passes {
+                passes: self.passes,
+            })
+            .privacy(privacy)
+            .accountant(common.accountant.unwrap_or_default())
+            .noise_seed(common.noise_seed)
+            .init_seed(self.seed)
+            .progress_bar(true)
+            .cancel(cancel)
+            .population(population)
+            .build()?)
     }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::json;
-use vips_models::engine::{StepSize, Stop, SviConfig, fit_source};
+use vips_models::engine::fit_source;
 use vips_models::lda::{LdaError, Provenance, SavedLda, Vocabulary};
 use vips_models::store::RecordStore;
 
@@ -72,27 +72,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let key_text = key.describe();
     let source = model.store_source(store, key)?;
     let cap = population.unwrap_or_else(|| dp_core::RecordSource::len(&source)) as f64;
-    let svi = args
-        .batching
-        .apply(
-            SviConfig::builder(),
-            private,
-            args.batch_size,
-            cap,
-            "--batch-size",
-        )?
-        .step(StepSize::robbins_monro(args.tau0, args.kappa)?)
-        .stop(Stop::Passes {
-            passes: args.passes,
-        })
-        .privacy(privacy)
-        .accountant(c.accountant.unwrap_or_default())
-        .noise_seed(c.noise_seed)
-        .init_seed(args.seed)
-        .progress_bar(true)
-        .cancel(cancel)
-        .population(population)
-        .build()?;
+    let svi = args.svi(c, private, privacy, population, cap, cancel)?;
     let fitted = fit_source(&model, source, &svi, |_, _| {})?;
     let (result, diag) = (fitted.result, fitted.diagnostics);
     let cfg = model.config().clone();
@@ -129,14 +109,16 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         }
         None => settings["doc_length"] = json!("none (no resampling, no clipping)"),
     }
-    let diagnostics = json!({
-        "realised_population": diag.realised_population,
-        "records_processed": diag.records_processed,
-        "records_clipped": diag.records_clipped,
-        "records_replaced": diag.records_replaced,
-        "fit_seconds": num(diag.seconds),
-        "seconds": num(start.elapsed().as_secs_f64()),
-    });
+    let diagnostics = super::with_timings(
+        json!({
+            "realised_population": diag.realised_population,
+            "records_processed": diag.records_processed,
+            "records_clipped": diag.records_clipped,
+            "records_replaced": diag.records_replaced,
+        }),
+        &diag,
+        start,
+    );
     Ok(Fitted {
         sampling: Some(result.sampling.name()),
         model: "lda",

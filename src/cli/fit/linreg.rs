@@ -365,18 +365,20 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
             "eigenvalue_floor": num(fitted.global.eigenvalue_floor()),
             "eigenvalues_raised": fitted.global.eigenvalues_raised(),
         }),
-        diagnostics: json!({
-            "n_train": realised,
-            "n_test": test.as_ref().map_or(0, Dataset::len),
-            "realised_population": diag.realised_population,
-            "records_with_clipped_features": box_clips.records_with_clipped_features,
-            "records_with_clipped_target": box_clips.records_with_clipped_target,
-            "rows_clamped_or_rescaled": rescaled,
-            "wall_clipped_records": diag.records_clipped,
-            "wall_replaced_records": diag.records_replaced,
-            "fit_seconds": num(diag.seconds),
-            "seconds": num(start.elapsed().as_secs_f64()),
-        }),
+        diagnostics: super::with_timings(
+            json!({
+                "n_train": realised,
+                "n_test": test.as_ref().map_or(0, Dataset::len),
+                "realised_population": diag.realised_population,
+                "records_with_clipped_features": box_clips.records_with_clipped_features,
+                "records_with_clipped_target": box_clips.records_with_clipped_target,
+                "rows_clamped_or_rescaled": rescaled,
+                "wall_clipped_records": diag.records_clipped,
+                "wall_replaced_records": diag.records_replaced,
+            }),
+            &diag,
+            start,
+        ),
         privacy: fitted.privacy,
     })
 }

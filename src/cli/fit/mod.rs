@@ -388,6 +388,25 @@ pub fn finish(f: &Fitted, common: &Common) -> Result<(), CliError> {
     emit(&shown, common.json)
 }
 
+/// `diagnostics` (a JSON object) with the run's timings added: `fit_seconds` (the fit loop's
+/// wall clock), `cpu_seconds` (its process CPU time, where the platform reports it) and
+/// `seconds` (the whole command since `start`). Timings depend on the data, so they belong to the
+/// non-private diagnostics only, as every command places them.
+pub fn with_timings(
+    mut diagnostics: Value,
+    fit: &vips_models::engine::FitDiagnostics,
+    start: std::time::Instant,
+) -> Value {
+    if let Some(map) = diagnostics.as_object_mut() {
+        map.insert("fit_seconds".into(), num(fit.seconds));
+        if let Some(cpu) = fit.cpu_seconds {
+            map.insert("cpu_seconds".into(), num(cpu));
+        }
+        map.insert("seconds".into(), num(start.elapsed().as_secs_f64()));
+    }
+    diagnostics
+}
+
 /// Parses a finite number `> 0` (clap value parser).
 ///
 /// # Errors

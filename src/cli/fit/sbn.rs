@@ -388,17 +388,16 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         }
         None => json!({"note": "no held-out images (give --test-idx FILE)"}),
     };
-    let mut diagnostics = json!({
-        "train_images": realised,
-        "realised_population": diag.realised_population,
-        "records_clipped": diag.records_clipped,
-        "baseline_pixel_accuracy": baseline,
-        "fit_seconds": num(diag.seconds),
-        "seconds": num(start.elapsed().as_secs_f64()),
-    });
-    if let Some(cpu) = diag.cpu_seconds {
-        diagnostics["cpu_seconds"] = num(cpu);
-    }
+    let diagnostics = super::with_timings(
+        json!({
+            "train_images": realised,
+            "realised_population": diag.realised_population,
+            "records_clipped": diag.records_clipped,
+            "baseline_pixel_accuracy": baseline,
+        }),
+        &diag,
+        start,
+    );
     Ok(Fitted {
         sampling: Some(result.sampling.name()),
         model: "sbn",

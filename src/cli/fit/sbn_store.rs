@@ -17,7 +17,6 @@ use super::sbn::{ModelArgs, sbn_dim};
 use super::{Common, Fitted};
 use crate::cli::convert::{SchemaModel, StoreSchema};
 use crate::cli::error::{CliError, usage};
-use crate::cli::io::num;
 
 /// Arguments of `fit sbn-store`.
 #[derive(clap::Args, Debug)]
@@ -85,17 +84,16 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         &mut settings,
         args.model.settings(&model, threshold, &result.privacy),
     );
-    let mut diagnostics = json!({
-        "train_images": realised,
-        "realised_population": diag.realised_population,
-        "records_clipped": diag.records_clipped,
-        "records_replaced": diag.records_replaced,
-        "fit_seconds": num(diag.seconds),
-        "seconds": num(start.elapsed().as_secs_f64()),
-    });
-    if let Some(cpu) = diag.cpu_seconds {
-        diagnostics["cpu_seconds"] = num(cpu);
-    }
+    let diagnostics = super::with_timings(
+        json!({
+            "train_images": realised,
+            "realised_population": diag.realised_population,
+            "records_clipped": diag.records_clipped,
+            "records_replaced": diag.records_replaced,
+        }),
+        &diag,
+        start,
+    );
     Ok(Fitted {
         sampling: Some(result.sampling.name()),
         model: "sbn",
