@@ -21,6 +21,12 @@
 //! or large order, or underflows for large `x`. The cost is a few dozen to a few hundred
 //! exponentials (more only for `x` below about `1e-100`).
 //!
+//! **Order zero at `x <= 2`** (the only case [`Gig`](crate::Gig) meets in the SBN's shrinkage
+//! prior, tens of thousands of times per iteration) uses the power series of `K_0` and `K_1`
+//! instead (Abramowitz & Stegun 9.6.13 and 9.6.11 with `n = 1`: about 20 terms of products
+//! instead of hundreds of exponentials), with `d/dnu ln K_0 = 0` and `K_{-1} = K_1`. Tested
+//! against the quadrature and against mpmath's table.
+//!
 //! Crate-private since issue 18 (its only user is [`Gig`](crate::Gig); the public `bessel_k`,
 //! `bessel_k_scaled`, `ln_bessel_k`, `bessel_k_ratio` and `bessel_k_values`, which no other crate
 //! used, were removed or hidden).
@@ -43,6 +49,12 @@ const H_PEAK: f64 = 0.5;
 const MIN_X: f64 = 1e-300;
 /// Hard bound on grid points (not reached for `x >= 1e-300`, `|nu| <= 1e8`).
 const MAX_TERMS: usize = 4_000_000;
+/// Order zero at `x <= SERIES_MAX_X` takes the power series ([`order_zero_series`]).
+const SERIES_MAX_X: f64 = 2.0;
+/// Terms of the power series: at `x = 2` the `k`-th is below `1 / (k!)^2`, under `1e-36` at 20.
+const SERIES_TERMS: u32 = 24;
+/// Euler's constant `gamma`.
+const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
 
 /// `K_nu(x)` and its companions from one quadrature.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,6 +122,50 @@ pub(crate) fn bessel_k_values(nu: f64, x: f64) -> Result<BesselKValues> {
             requirement: ">= 1e-300 (the supported range)",
         });
     }
+    if nu == 0.0 && x <= SERIES_MAX_X {
+        return Ok(order_zero_series(x));
+    }
+    quadrature(nu, x)
+}
+
+/// [`BesselKValues`] of order zero at `x` in `[1e-300, 2]` from the power series
+///
+/// `K_0(x) = -(ln(x/2) + gamma) I_0(x) + sum_{k>=1} H_k y^k / (k!)^2` (A&S 9.6.13),
+/// `K_1(x) = 1/x + ln(x/2) I_1(x) - (x/4) sum_{k>=0} (psi(k+1) + psi(k+2)) y^k / (k! (k+1)!)`
+/// (A&S 9.6.11, `n = 1`),
+///
+/// with `y = x^2 / 4`, `H_k` the harmonic numbers and `psi(k+1) = H_k - gamma`. Every term is
+/// positive except `-(ln(x/2) + gamma) I_0`, which at `x = 2` cancels about one digit.
+fn order_zero_series(x: f64) -> BesselKValues {
+    let y = 0.25 * x * x;
+    let ln_half = (0.5 * x).ln();
+    // t = y^k / (k!)^2, u = y^k / (k! (k+1)!), h = H_k, h_next = H_{k+1}.
+    let (mut t, mut u, mut h, mut h_next) = (1.0_f64, 1.0_f64, 0.0_f64, 1.0_f64);
+    let (mut i0, mut s0, mut i1, mut s1) = (0.0_f64, 0.0_f64, 0.0_f64, 0.0_f64);
+    for k in 1..=SERIES_TERMS {
+        i0 += t;
+        s0 += h * t;
+        i1 += u;
+        s1 += (h + h_next - 2.0 * EULER_GAMMA) * u;
+        let kf = f64::from(k);
+        t *= y / (kf * kf);
+        u *= y / (kf * (kf + 1.0));
+        h = h_next;
+        h_next += 1.0 / (kf + 1.0);
+    }
+    let k0 = -(ln_half + EULER_GAMMA) * i0 + s0;
+    let k1 = 1.0 / x + ln_half * 0.5 * x * i1 - 0.25 * x * s1;
+    let ratio = k1 / k0;
+    BesselKValues {
+        ln_scaled: x + k0.ln(),
+        ratio_up: ratio,
+        ratio_down: ratio,
+        d_ln_dnu: 0.0,
+    }
+}
+
+/// [`BesselKValues`] by the trapezoidal rule (the module's method), for checked `nu` and `x`.
+fn quadrature(nu: f64, x: f64) -> Result<BesselKValues> {
     let sign = if nu < 0.0 { -1.0 } else { 1.0 };
     let nu = nu.abs();
     let nu_up = nu + 1.0;
@@ -235,6 +291,40 @@ mod tests {
     #[test]
     fn order_zero_derivative_vanishes() {
         assert_eq!(bessel_k_values(0.0, 3.0).unwrap().d_ln_dnu, 0.0);
+        assert_eq!(bessel_k_values(0.0, 0.5).unwrap().d_ln_dnu, 0.0);
+    }
+
+    /// The order-zero series against the quadrature on a log grid of `x` from `1e-300` to the
+    /// switch at 2 (and just above it, where the quadrature takes over): relative error of the
+    /// ratio and absolute error of `ln(e^x K_0)` below `1e-13` times `max(1, |ln K_0|)`.
+    #[test]
+    fn order_zero_series_agrees_with_the_quadrature() {
+        let mut x = 1e-300_f64;
+        let mut checked = 0;
+        while x <= 2.0 {
+            let s = order_zero_series(x);
+            let q = quadrature(0.0, x).unwrap();
+            let tol = 1e-13 * q.ln_scaled.abs().max(1.0);
+            assert!((s.ln_scaled - q.ln_scaled).abs() <= tol, "x={x:e}: ln K");
+            assert!(
+                ((s.ratio_up - q.ratio_up) / q.ratio_up).abs() <= 1e-13,
+                "x={x:e}: ratio {} vs {}",
+                s.ratio_up,
+                q.ratio_up
+            );
+            assert_eq!(s.ratio_up, s.ratio_down);
+            checked += 1;
+            x *= 1.37;
+        }
+        assert!(checked > 2000);
+        // The switch itself: both sides within the same tolerance.
+        let (s, q) = (order_zero_series(2.0), quadrature(0.0, 2.0).unwrap());
+        assert!(((s.ratio_up - q.ratio_up) / q.ratio_up).abs() <= 1e-13);
+        assert!((s.ln_scaled - q.ln_scaled).abs() <= 1e-13);
+        // K_1(1) / K_0(1) and K_0(1) from A&S Table 9.8 (e^x K_0(1) = 1.1444630798).
+        let v = bessel_k_values(0.0, 1.0).unwrap();
+        assert!((v.ln_scaled.exp() - 1.144_463_079_8).abs() < 1e-10);
+        assert!((v.ratio_up - 0.601_907_230_197_234_6 / 0.421_024_438_240_708_3).abs() < 1e-12);
     }
 
     #[test]

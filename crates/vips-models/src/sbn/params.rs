@@ -4,6 +4,7 @@
 
 use expfam::{ExponentialFamily, GaussianNatural, MvGaussian};
 use nalgebra::{DMatrix, DVector};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::tpbn::Tpbn;
@@ -62,16 +63,22 @@ pub struct SbnNatural {
 }
 
 impl SbnNatural {
-    /// The moments of `global` (one Cholesky factorisation per visible unit).
+    /// The moments of `global` (one Cholesky factorisation per visible unit, the units in
+    /// parallel on rayon; each unit's arithmetic is its own, so the result does not depend on
+    /// the thread count).
     pub fn from_global(global: &SbnGlobal) -> Self {
         let j_dim = global.w_precision.len();
         let k_dim = global.b_shift.len();
         let mut mu_w = vec![0.0; j_dim * k_dim];
         let mut w2 = vec![0.0; j_dim * k_dim];
+        let moments: Vec<(DVector<f64>, DMatrix<f64>)> = global
+            .w_precision
+            .par_iter()
+            .enumerate()
+            .map(|(j, precision)| gaussian_moments(precision, &global.w_shift.row(j).transpose()))
+            .collect();
         let mut cov = Vec::with_capacity(j_dim);
-        for j in 0..j_dim {
-            let (mean, sigma) =
-                gaussian_moments(&global.w_precision[j], &global.w_shift.row(j).transpose());
+        for (j, (mean, sigma)) in moments.into_iter().enumerate() {
             for k in 0..k_dim {
                 mu_w[j * k_dim + k] = mean[k];
                 w2[j * k_dim + k] = mean[k] * mean[k] + sigma[(k, k)];
