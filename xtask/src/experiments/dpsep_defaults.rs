@@ -97,6 +97,17 @@ pub(super) const LARGE_SHAPES: [Shape; 2] = [
     },
 ];
 
+/// The shape of the kin-like arm sets ([`write_arm_set`]): 8,192 x 8, 50 hidden units, 40 epochs
+/// (as the kin8nm folder says).
+pub(super) const ARM_SHAPE: Shape = Shape {
+    name: "kin-arm",
+    rows: ARM_ROWS,
+    features: 8,
+    hidden: 50,
+    epochs: EPOCHS,
+    constant_features: 0,
+};
+
 /// Writes `shape` in the UCI layout under `dir` (one 90/10 split) and returns the declared target
 /// bound `B` (targets lie in `[-B, B]` by construction) and the training row count.
 pub(super) fn write_teacher_set(
@@ -160,6 +171,108 @@ pub(super) fn write_teacher_set(
     std::fs::write(dir.join("index_train_0.txt"), list(&idx[..cut]))?;
     std::fs::write(dir.join("index_test_0.txt"), list(&idx[cut..]))?;
     Ok((bound, cut))
+}
+
+/// Rows of the kin-like arm sets (the DELVE kin-8 data sets have 8,192).
+pub(super) const ARM_ROWS: usize = 8192;
+
+/// Writes a kin-like robot-arm regression set in the UCI layout under `dir` (one 90/10 split)
+/// and returns the training row count (issue 19, session 10).
+///
+/// A stand-in for Kin8nm built from its public description only (DELVE's kin family: the forward
+/// kinematics of an 8-link all-revolute arm; inputs the 8 joint angles, target the distance of
+/// the end effector from a target point; "n" non-linear, "m" medium noise). The description gives
+/// no link parameters, angle ranges, target point or noise model, so those are guessed here and
+/// the set is **kin-like, not a faithful copy** of DELVE's generator: Denavit-Hartenberg links
+/// with length `a ~ U[0.04, 0.10]`, offset `d ~ U[0, 0.06]` and twist `alpha ~ U[-pi, pi]`
+/// (reach below 0.94), a target point uniform in the ball of radius 0.5 about the base, joint
+/// angles uniform on `[-h, h]`, and Gaussian noise on the distance with sd 0.3 times the
+/// noiseless distances' sd (clamped at 4 sd), the target then clamped into `[0, 2]`, the
+/// committed kin8nm ranges file's declared target range (its feature range is `[-pi, pi]`).
+/// `h = pi` fills the declared feature range; `h = pi / 2` fills its central half.
+pub(super) fn write_arm_set(dir: &Path, half_range: f64, seed: u64) -> anyhow::Result<usize> {
+    std::fs::create_dir_all(dir)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let links = 8;
+    let normal =
+        |rng: &mut ChaCha8Rng| -> f64 { (0..12).map(|_| rng.random::<f64>()).sum::<f64>() - 6.0 };
+    let dh: Vec<(f64, f64, f64)> = (0..links)
+        .map(|_| {
+            let a = 0.04 + 0.06 * rng.random::<f64>();
+            let d = 0.06 * rng.random::<f64>();
+            let alpha = std::f64::consts::PI * (2.0 * rng.random::<f64>() - 1.0);
+            (a, d, alpha)
+        })
+        .collect();
+    let target = {
+        let v = [normal(&mut rng), normal(&mut rng), normal(&mut rng)];
+        let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
+        let r = 0.5 * rng.random::<f64>().cbrt();
+        [r * v[0] / norm, r * v[1] / norm, r * v[2] / norm]
+    };
+    let mut angles = Vec::with_capacity(ARM_ROWS);
+    let mut distance = Vec::with_capacity(ARM_ROWS);
+    for _ in 0..ARM_ROWS {
+        let theta: Vec<f64> = (0..links)
+            .map(|_| half_range * (2.0 * rng.random::<f64>() - 1.0))
+            .collect();
+        // Forward kinematics: frame i+1 = frame i * Rz(theta) Tz(d) Tx(a) Rx(alpha).
+        let mut r = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+        let mut p = [0.0f64; 3];
+        for (&t, &(a, d, alpha)) in theta.iter().zip(&dh) {
+            let (st, ct) = t.sin_cos();
+            let (sa, ca) = alpha.sin_cos();
+            let local = [a * ct, a * st, d];
+            for (i, pi) in p.iter_mut().enumerate() {
+                *pi += (0..3).map(|k| r[i][k] * local[k]).sum::<f64>();
+            }
+            let a_rot = [
+                [ct, -st * ca, st * sa],
+                [st, ct * ca, -ct * sa],
+                [0.0, sa, ca],
+            ];
+            let mut next = [[0.0; 3]; 3];
+            for (i, row) in next.iter_mut().enumerate() {
+                for (j, v) in row.iter_mut().enumerate() {
+                    *v = (0..3).map(|k| r[i][k] * a_rot[k][j]).sum();
+                }
+            }
+            r = next;
+        }
+        let dist = (0..3)
+            .map(|i| (p[i] - target[i]).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        angles.push(theta);
+        distance.push(dist);
+    }
+    let mean = distance.iter().sum::<f64>() / ARM_ROWS as f64;
+    let sd = (distance.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / ARM_ROWS as f64).sqrt();
+    let noise_sd = 0.3 * sd;
+    let mut data = String::new();
+    for (theta, dist) in angles.iter().zip(&distance) {
+        let y = (dist + noise_sd * normal(&mut rng).clamp(-4.0, 4.0)).clamp(0.0, 2.0);
+        for v in theta {
+            let _ = write!(data, "{v} ");
+        }
+        let _ = writeln!(data, "{y}");
+    }
+    std::fs::write(dir.join("data.txt"), data)?;
+    let features: String = (0..links).map(|j| format!("{j}\n")).collect();
+    std::fs::write(dir.join("index_features.txt"), features)?;
+    std::fs::write(dir.join("index_target.txt"), format!("{links}\n"))?;
+    std::fs::write(dir.join("n_splits.txt"), "1\n")?;
+    std::fs::write(dir.join("n_hidden.txt"), "50\n")?;
+    std::fs::write(dir.join("n_epochs.txt"), format!("{EPOCHS}\n"))?;
+    let mut idx: Vec<usize> = (0..ARM_ROWS).collect();
+    for i in (1..ARM_ROWS).rev() {
+        idx.swap(i, rng.random_range(0..=i));
+    }
+    let cut = ARM_ROWS * 9 / 10;
+    let list = |v: &[usize]| v.iter().map(|i| format!("{i}\n")).collect::<String>();
+    std::fs::write(dir.join("index_train_0.txt"), list(&idx[..cut]))?;
+    std::fs::write(dir.join("index_test_0.txt"), list(&idx[cut..]))?;
+    Ok(cut)
 }
 
 /// One grid point.
@@ -699,6 +812,9 @@ fn band_request(
 /// * `naval-ranges`: the naval-shaped set at `S = 1024, P = 1, C = 0.25` with the feature range
 ///   declared exactly (`[-1, 1]`) or 10 and 100 times too wide (centred, or with the data in the
 ///   bottom tenth), at epsilon 1 and `1e6` (noise-free), noise seed 1.
+/// * `kin-arm` (issue 19, session 10): writes the kin-like arm sets of [`write_arm_set`] (joint
+///   angles on `[-pi, pi]` and on `[-pi/2, pi/2]`) and runs their references and the
+///   recommendation at epsilon 1, noise seeds 1-3, with kin8nm's declared ranges.
 ///
 /// All at epsilon 1, delta 1e-5, innovation clipping, scored as the main grid (test RMSE over
 /// the mean predictor's; mean and worst over sets and seeds).
@@ -781,8 +897,70 @@ fn population_stage(ctx: &Context, stage: &str) -> anyhow::Result<Section> {
             }
             (Vec::new(), Vec::new(), Vec::new())
         }
+        "kin-arm" => {
+            // The kin-like arm sets (issue 19, session 10): write them, then the references
+            // (training mean; non-private SEP unclipped and clipped at C = 1, gamma = N, at the
+            // folder's settings) and the recommendation (`--epsilon 1` with the population
+            // alone) at noise seeds 1-3, with kin8nm's declared ranges. The grid on these sets
+            // was run with the `pbp` example on the written folders (docs/dp-sep.md).
+            let pi = std::f64::consts::PI;
+            for (k, (name, half)) in [("kin-arm-full", pi), ("kin-arm-half", pi / 2.0)]
+                .into_iter()
+                .enumerate()
+            {
+                let dir = ctx.output(&format!("dpsep_defaults/{name}"));
+                let n_train = write_arm_set(&dir, half, SEED + 10 + k as u64)?;
+                let mean_rmse = mean_predictor_rmse(&dir)?;
+                let set = Written {
+                    shape: &ARM_SHAPE,
+                    dir: dir.clone(),
+                    bound: 2.0,
+                    n_train,
+                    mean_rmse,
+                };
+                eprintln!(
+                    "dpsep_defaults[{stage}]: {name} (angles on [-{half}, {half}]) training rows \
+                     {n_train}, mean predictor {mean_rmse}, written to {}",
+                    dir.display()
+                );
+                let base = |clip: Option<f64>| -> anyhow::Result<UciPbpRequest> {
+                    let mut r = UciPbpRequest::new(&dir);
+                    r.seed = SEED;
+                    r.clip = clip;
+                    r.ranges = RangeDeclaration::Uniform {
+                        feature: PublicRange::new(-pi, pi)?,
+                        target: PublicRange::new(0.0, 2.0)?,
+                    };
+                    Ok(r)
+                };
+                run_one(
+                    &set,
+                    format!("{name} SEP unclipped (non-private)"),
+                    base(None)?,
+                )?;
+                run_one(
+                    &set,
+                    format!("{name} SEP C = 1 (non-private)"),
+                    base(Some(1.0))?,
+                )?;
+                for noise_seed in [1, 2, 3] {
+                    let mut r = base(None)?;
+                    r.epsilon = Some(1.0);
+                    r.delta = Some(1e-5);
+                    r.population = Some(n_train);
+                    r.noise_seed = Some(noise_seed);
+                    run_one(
+                        &set,
+                        format!("{name} recommended eps 1 seed {noise_seed}"),
+                        r,
+                    )?;
+                }
+            }
+            (Vec::new(), Vec::new(), Vec::new())
+        }
         other => anyhow::bail!(
-            "DPSEP_DEFAULTS_STAGE={other:?}: expected population-mid, population-large or naval-ranges"
+            "DPSEP_DEFAULTS_STAGE={other:?}: expected population-mid, population-large, \
+             naval-ranges or kin-arm"
         ),
     };
     // `DPSEP_DEFAULTS_ONLY=S:P:C,...` and `DPSEP_DEFAULTS_SEEDS=1,2` restrict a stage to part of
@@ -915,4 +1093,39 @@ fn check_large_band_default(set: &Written) -> anyhow::Result<()> {
         LARGE_CHOSEN.label()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kin-like arm set: 8,192 rows of 8 angles in `[-h, h]` and a target in the declared
+    /// `[0, 2]`, a 90/10 split, and the same bytes from the same seed.
+    #[test]
+    fn arm_set_is_in_its_declared_ranges_and_reproducible() {
+        let root = std::env::temp_dir().join(format!("xtask-arm-{}", std::process::id()));
+        let half = std::f64::consts::FRAC_PI_2;
+        let n_train = write_arm_set(&root.join("a"), half, 7).unwrap();
+        write_arm_set(&root.join("b"), half, 7).unwrap();
+        let a = std::fs::read_to_string(root.join("a/data.txt")).unwrap();
+        let b = std::fs::read_to_string(root.join("b/data.txt")).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(n_train, ARM_ROWS * 9 / 10);
+        let rows: Vec<Vec<f64>> = a
+            .lines()
+            .map(|l| l.split_whitespace().map(|v| v.parse().unwrap()).collect())
+            .collect();
+        assert_eq!(rows.len(), ARM_ROWS);
+        for row in &rows {
+            assert_eq!(row.len(), 9);
+            assert!(row[..8].iter().all(|t| t.abs() <= half));
+            assert!((0.0..=2.0).contains(&row[8]));
+        }
+        // Not a constant target: the arm moves the end effector.
+        let ys: Vec<f64> = rows.iter().map(|r| r[8]).collect();
+        let mean = ys.iter().sum::<f64>() / ys.len() as f64;
+        let var = ys.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / ys.len() as f64;
+        assert!(var > 1e-3, "target variance {var}");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }
