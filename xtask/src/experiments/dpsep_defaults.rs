@@ -177,7 +177,7 @@ pub(super) fn write_teacher_set(
 pub(super) const ARM_ROWS: usize = 8192;
 
 /// Writes a kin-like robot-arm regression set in the UCI layout under `dir` (one 90/10 split)
-/// and returns the training row count (issue 19, session 10).
+/// and returns the training row count (issue 19, session 12).
 ///
 /// A stand-in for Kin8nm built from its public description only (DELVE's kin family: the forward
 /// kinematics of an 8-link all-revolute arm; inputs the 8 joint angles, target the distance of
@@ -812,7 +812,7 @@ fn band_request(
 /// * `naval-ranges`: the naval-shaped set at `S = 1024, P = 1, C = 0.25` with the feature range
 ///   declared exactly (`[-1, 1]`) or 10 and 100 times too wide (centred, or with the data in the
 ///   bottom tenth), at epsilon 1 and `1e6` (noise-free), noise seed 1.
-/// * `kin-arm` (issue 19, session 10): writes the kin-like arm sets of [`write_arm_set`] (joint
+/// * `kin-arm` (issue 19, session 12): writes the kin-like arm sets of [`write_arm_set`] (joint
 ///   angles on `[-pi, pi]` and on `[-pi/2, pi/2]`) and runs their references and the
 ///   recommendation at epsilon 1, noise seeds 1-3, with kin8nm's declared ranges.
 ///
@@ -898,7 +898,7 @@ fn population_stage(ctx: &Context, stage: &str) -> anyhow::Result<Section> {
             (Vec::new(), Vec::new(), Vec::new())
         }
         "kin-arm" => {
-            // The kin-like arm sets (issue 19, session 10): write them, then the references
+            // The kin-like arm sets (issue 19, session 12): write them, then the references
             // (training mean; non-private SEP unclipped and clipped at C = 1, gamma = N, at the
             // folder's settings) and the recommendation (`--epsilon 1` with the population
             // alone) at noise seeds 1-3, with kin8nm's declared ranges. The grid on these sets
