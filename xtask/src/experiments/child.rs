@@ -1,7 +1,8 @@
 //! Issue 21's scale sections run the examples as child processes, so that the peak memory they
-//! report is the fit's own and not xtask's: build and locate an example binary, run it with a
-//! wall clock and read its JSON line, remove temporary files on every exit path, and describe
-//! the machine and the free disk space.
+//! report is the fit's own and not xtask's (every other experiment calls the libraries in xtask's
+//! process, issue 20; a peak resident set is per process): build and locate an example binary,
+//! run it with a wall clock and read its JSON line, remove temporary files on every exit path,
+//! and describe the machine and the free disk space.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

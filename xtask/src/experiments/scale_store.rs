@@ -196,9 +196,9 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
                 let (f, raw) = fit(&bin, &store, s, false)?;
                 runs.push(vec![
                     format!(
-                        "**private fit from the {}-document store** ({:.0} documents drawn)",
+                        "**private fit from the {}-document store** ({} documents drawn)",
                         thousands(docs),
-                        f.docs
+                        thousands(f.docs as usize)
                     ),
                     gb(bytes),
                     format!("{:.1} s", f.wall),
@@ -208,11 +208,11 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
                 ]);
                 let met = f.peak_kib * 1024.0 < GOAL_PEAK_BYTES;
                 notes.push(format!(
-                    "Goal, peak under 2 GB at {} documents: {} ({} = {}).",
+                    "Goal, peak under 2 GB at {} documents: {} ({} = {:.1} MB).",
                     thousands(docs),
                     if met { "met" } else { "**not met**" },
                     mib(f.peak_kib),
-                    gb(f.peak_kib * 1024.0)
+                    f.peak_kib * 1.024e-3
                 ));
                 figures["big"] = json!({ "docs": docs, "generate": g.json, "generate_wall": g.wall, "fit": raw });
             }
@@ -261,17 +261,17 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
                 pairs.push(vec![
                     pair.to_string(),
                     format!(
-                        "{:.1} s / {:.1} s / {:.0} / {}",
+                        "{:.1} s / {:.1} s / {} / {}",
                         a.wall,
                         a.cpu,
-                        a.docs,
+                        thousands(a.docs as usize),
                         mib(a.peak_kib)
                     ),
                     format!(
-                        "{:.1} s / {:.1} s / {:.0} / {} (load and prepare {:.1} s)",
+                        "{:.1} s / {:.1} s / {} / {} (load and prepare {:.1} s)",
                         b.wall,
                         b.cpu,
-                        b.docs,
+                        thousands(b.docs as usize),
                         mib(b.peak_kib),
                         b.load.unwrap_or(f64::NAN)
                     ),
