@@ -87,10 +87,7 @@ fn noisy_symmetric(d: usize, seed: u64) -> DMatrix<f64> {
 }
 
 fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
+    vips_models::engine::process_peak_rss_kib().map(|kib| kib as f64 / 1024.0)
 }
 
 /// One timed run of each at the stroke scale (criterion's sample minimum would take an hour).

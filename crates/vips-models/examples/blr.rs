@@ -14,7 +14,8 @@
 //! printed), and for a LIBSVM file the public dimension `--dim`. Wrong-dimension rows are refused
 //! when the file is loaded, naming the file and line. Data-dependent numbers that are not noised
 //! (timings, clip counts, the realised record counts) are printed only with `--diagnostics`, in a
-//! `"diagnostics": {"private": false, ...}` object.
+//! `"diagnostics": {"private": false, ...}` object (with the process's CPU seconds so far and its
+//! peak resident memory, `VmHWM` in KiB, on Linux).
 //!
 //! A `--ranges` file is matched to the CSV header by name and must cover every feature column
 //! (a missing or unknown name is an error naming it). Flags that would have no effect are
@@ -35,7 +36,9 @@ use vips_models::blr::{
     self, Blr, BlrConfig, BlrError, CsvOptions, FeatureMap, Hyperprior, LibsvmOptions, Loaded,
     evaluate, stratified_split,
 };
-use vips_models::engine::{EngineError, Privacy, StepSize, Stop, SviConfig};
+use vips_models::engine::{
+    EngineError, Privacy, StepSize, Stop, SviConfig, process_cpu_seconds, process_peak_rss_kib,
+};
 
 mod common;
 use common::{CliError, count, emit, finish, open_unit, positive, usage};
@@ -394,6 +397,8 @@ fn run(args: &Args) -> Result<(), CliError> {
             "wall_clipped_records": diagnostics.records_clipped,
             "n_train": realised_train,
             "realised_population": diagnostics.realised_population,
+            "process_cpu_seconds": process_cpu_seconds(),
+            "peak_rss_kib": process_peak_rss_kib(),
         });
     }
     emit(&out, args.json)

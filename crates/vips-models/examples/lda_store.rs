@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use serde_json::json;
-use vips_models::engine::{Privacy, Stop, SviConfig, fit, fit_source};
+use vips_models::engine::{Privacy, Stop, SviConfig, fit, fit_source, process_peak_rss_kib};
 use vips_models::lda::corpus::{Corpus, ResamplingKey, SyntheticConfig};
 use vips_models::lda::{Lda, LdaConfig};
 use vips_models::store::{RecordStore, decode_document, write_synthetic};
@@ -127,7 +127,7 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 "{}",
                 json!({
                     "store": out, "documents": written, "bytes": bytes,
-                    "seconds": start.elapsed().as_secs_f64(), "peak_rss_kib": peak_rss_kib(),
+                    "seconds": start.elapsed().as_secs_f64(), "peak_rss_kib": process_peak_rss_kib(),
                 })
             );
         }
@@ -193,18 +193,11 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                         "fit_cpu_seconds": d.cpu_seconds,
                         "documents_per_second": d.records_processed as f64 / d.seconds,
                         "load_and_prepare_seconds": load_seconds,
-                        "peak_rss_kib": peak_rss_kib(),
+                        "peak_rss_kib": process_peak_rss_kib(),
                     },
                 })
             );
         }
     }
     Ok(())
-}
-
-/// The process's peak resident set (`VmHWM` of /proc/self/status), Linux only.
-fn peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }

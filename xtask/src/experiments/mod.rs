@@ -2,6 +2,7 @@
 
 pub mod accountant;
 pub mod blr;
+mod child;
 pub mod dpsep;
 pub mod dpsep_defaults;
 pub mod lda;
@@ -13,6 +14,8 @@ pub mod pld_savings;
 pub mod regression;
 pub mod sampler;
 pub mod sbn;
+pub mod scale_blr;
+pub mod scale_store;
 
 use crate::context::Context;
 use crate::report::Section;
@@ -52,6 +55,16 @@ pub fn all() -> Vec<Experiment> {
             name: "lda_threads",
             about: "issue 21: LDA thread scaling, 1 against 2 threads, and the Amdahl curve",
             run: lda_threads::run,
+        },
+        Experiment {
+            name: "scale_blr",
+            about: "issue 21: one private BLR iteration at d = 4,146 (wall, peak memory) and numpy's eigh",
+            run: scale_blr::run,
+        },
+        Experiment {
+            name: "scale_store",
+            about: "issue 21: LDA from a record store (10 M documents in full mode) against in memory",
+            run: scale_store::run,
         },
         Experiment {
             name: "papers_lda",

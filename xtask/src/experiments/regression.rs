@@ -68,7 +68,7 @@ struct Run {
 
 /// The commit the cells are computed at: `HEAD`, plus a fingerprint (FNV-1a of `git diff HEAD`
 /// and `git status` under `crates/`) when other work in the shared checkout is uncommitted.
-fn commit(root: &Path) -> String {
+pub(super) fn commit(root: &Path) -> String {
     let git = |args: &[&str]| {
         std::process::Command::new("git")
             .current_dir(root)

@@ -24,6 +24,6 @@ pub use error::{EngineError, ModelFailure};
 pub use model::{RecordError, VipsModel};
 pub use result::{
     Fit, FitDiagnostics, FitResult, IterationDiagnostics, IterationReport, PrivacySummary,
-    process_cpu_seconds,
+    process_cpu_seconds, process_peak_rss_kib,
 };
 pub use schedule::StepSize;

@@ -231,3 +231,10 @@ pub fn process_cpu_seconds() -> Option<f64> {
     // USER_HZ is 100 on every Linux configuration in practice.
     Some((utime + stime) / 100.0)
 }
+
+/// Peak resident set of this process in KiB (`VmHWM` of `/proc/self/status`, Linux).
+pub fn process_peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
