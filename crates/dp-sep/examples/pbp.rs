@@ -107,6 +107,11 @@ struct Args {
     /// --epsilon; not with --one-record. Default: the recommendation's.
     #[arg(long)]
     clipping: Option<String>,
+    /// Iterate averaging: report the average of DP-SEP's shared factor over the last fraction
+    /// F of the steps (0 < F <= 1) instead of the last iterate. Post-processing of the
+    /// releases: no privacy cost. Only with --epsilon. Default: none (the last iterate).
+    #[arg(long, value_name = "F")]
+    average_tail: Option<f64>,
     /// The accountant that calibrates the noise and accounts the run: rdp (default), pld (the
     /// least noise; Poisson batches and shuffled epochs only, refused with --one-record's
     /// uniform draws), moments, zcdp, advanced or linear (docs/accountant.md, section 11). Only
@@ -200,6 +205,7 @@ fn check(args: &Args) -> Result<(), ExampleError> {
             needs(args.batch_size.is_some(), "--batch-size", "--epsilon")?;
             needs(args.one_record, "--one-record", "--epsilon")?;
             needs(args.clipping.is_some(), "--clipping", "--epsilon")?;
+            needs(args.average_tail.is_some(), "--average-tail", "--epsilon")?;
             needs(args.accountant.is_some(), "--accountant", "--epsilon")?;
             needs(args.delta.is_some(), "--delta", "--epsilon")?;
             needs(args.noise_seed.is_some(), "--noise-seed", "--epsilon")?;
@@ -345,6 +351,7 @@ fn request(args: &Args) -> Result<UciPbpRequest, ExampleError> {
         batch_size: args.batch_size,
         one_record: args.one_record,
         clipping: args.clipping.as_deref().map(parse_clipping).transpose()?,
+        average_tail: args.average_tail,
         accountant: args
             .accountant
             .as_deref()

@@ -152,6 +152,84 @@ impl std::str::FromStr for Clipping {
     }
 }
 
+/// Post-processing of the released iterates: what a DP-SEP run leaves as its final shared factor.
+///
+/// - [`Averaging::None`] (the default): the last iterate, as 002.
+/// - [`Averaging::Tail`] (issue 19): the plain (Polyak-Ruppert) average of the shared factor
+///   `theta_f` after each of the last `ceil(fraction x T)` of the run's `T` steps, so the final
+///   posterior is `theta_0 + N mean(theta_f)` (`theta_0` the prior after the last epoch's
+///   refinement, which is then recomputed from the averaged posterior). The run itself is
+///   unchanged: every step's cavity is computed from the last iterate, as without averaging;
+///   only the factor left in the state at the end is replaced by the average.
+///
+/// # Privacy
+/// Free: each iterate `theta_f` is a function of the wall's releases and public settings only
+/// (the step's affine map of the released vector, the refresh and the repair are
+/// post-processing; see the module documentation), so any function of the iterates, their
+/// average included, is post-processing of releases. Nothing more is released and the
+/// accountant charges exactly the same steps (the ledger is identical with and without
+/// averaging; `tests` in this module check it).
+///
+/// # Example
+/// ```
+/// use dp_sep::{Averaging, DpSepConfig};
+/// let config = DpSepConfig::builder().averaging(Averaging::tail(0.5)?).build()?;
+/// assert_eq!(config.averaging(), Averaging::Tail { fraction: 0.5 });
+/// // The last ceil(0.5 x 320) = 160 of 320 steps are averaged; the default averages nothing.
+/// assert_eq!(config.averaging().tail_steps(320), 160);
+/// assert_eq!(DpSepConfig::builder().build()?.averaging(), Averaging::None);
+/// assert!(Averaging::tail(0.0).is_err() && Averaging::tail(1.5).is_err());
+/// # Ok::<(), dp_sep::SepError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Averaging {
+    /// The last iterate (002's, the default).
+    #[default]
+    None,
+    /// The average of the factor over the last `fraction` of the steps, `0 < fraction <= 1`.
+    Tail {
+        /// The share of the run's steps whose iterates are averaged.
+        fraction: f64,
+    },
+}
+
+impl Averaging {
+    /// [`Averaging::Tail`] over the last `fraction` of the steps.
+    ///
+    /// # Errors
+    /// [`SepError::InvalidParameter`] (`average_tail`) unless `0 < fraction <= 1`.
+    pub fn tail(fraction: f64) -> Result<Self, SepError> {
+        let a = Averaging::Tail { fraction };
+        a.check()?;
+        Ok(a)
+    }
+
+    fn check(self) -> Result<(), SepError> {
+        match self {
+            Averaging::Tail { fraction } if !(fraction > 0.0 && fraction <= 1.0) => {
+                Err(SepError::InvalidParameter {
+                    name: "average_tail",
+                    value: fraction,
+                    reason: "must be in (0, 1]",
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// How many of a run's `steps` are averaged: `0` for [`Averaging::None`],
+    /// `ceil(fraction x steps)` (at least 1, at most `steps`) for [`Averaging::Tail`].
+    pub fn tail_steps(self, steps: u64) -> u64 {
+        match self {
+            Averaging::None => 0,
+            Averaging::Tail { fraction } => {
+                ((fraction * steps as f64).ceil() as u64).clamp(1, steps.max(1))
+            }
+        }
+    }
+}
+
 /// `batching`'s wall sampler over the declared population `n`, with dp-sep's errors
 /// ([`Batching::sampling_for`]).
 ///
@@ -204,6 +282,7 @@ pub struct DpSepConfig {
     epochs: usize,
     batching: Batching,
     clipping: Clipping,
+    averaging: Averaging,
 }
 
 /// Unchecked [`DpSepConfig`].
@@ -236,6 +315,7 @@ impl DpSepConfig {
                 epochs: 1,
                 batching: Batching::OneRecord,
                 clipping: Clipping::Value,
+                averaging: Averaging::None,
             },
         }
     }
@@ -265,6 +345,12 @@ impl DpSepConfig {
     pub fn clipping(&self) -> Clipping {
         self.clipping
     }
+
+    /// What the run leaves as its final factor: the last iterate (the default) or an average
+    /// of the last iterates ([`Averaging`], post-processing).
+    pub fn averaging(&self) -> Averaging {
+        self.averaging
+    }
 }
 
 impl DpSepConfigBuilder {
@@ -293,13 +379,21 @@ impl DpSepConfigBuilder {
         self
     }
 
+    /// Iterate averaging of the final factor (default [`Averaging::None`]; post-processing,
+    /// no privacy cost).
+    pub fn averaging(mut self, averaging: Averaging) -> Self {
+        self.cfg.averaging = averaging;
+        self
+    }
+
     /// Validates the settings (`S gamma <= N^2` and `S <= N` are checked by the run, which knows
     /// `N`).
     ///
     /// # Errors
-    /// [`SepError::InvalidParameter`] for a `gamma` that is not finite and `> 0`, zero epochs or
-    /// a zero expected batch size.
+    /// [`SepError::InvalidParameter`] for a `gamma` that is not finite and `> 0`, zero epochs,
+    /// a zero expected batch size or a tail fraction outside `(0, 1]` (`average_tail`).
     pub fn build(self) -> Result<DpSepConfig, SepError> {
+        self.cfg.averaging.check()?;
         if let Err(dp_core::CoreError::InvalidParameter { value, reason, .. }) = self
             .cfg
             .batching
@@ -521,9 +615,25 @@ where
     let s = wall.expected_batch_size();
     crate::sep::check_gamma(gamma * s, n)?;
     let mut counts = StepCounts::default();
+    // Iterate averaging (post-processing of the releases): the sum of the factor after each of
+    // the last `tail` steps, put in place of the last iterate before the last epoch's refinement.
+    let total = config.epochs as u64 * steps_per_epoch as u64;
+    let tail = config.averaging.tail_steps(total);
+    let mut sum = vec![0.0; state.factor().len()];
+    let mut step = 0u64;
     for epoch in 0..config.epochs {
         for _ in 0..steps_per_epoch {
             dp_sep_step(&*model, state, wall, config, &mut counts)?;
+            step += 1;
+            if step + tail > total {
+                sum.iter_mut()
+                    .zip(state.factor())
+                    .for_each(|(s, f)| *s += f);
+            }
+        }
+        if tail > 0 && epoch + 1 == config.epochs {
+            let k = tail as f64;
+            *state.factor_mut() = sum.iter().map(|s| s / k).collect();
         }
         end_of_epoch(model, state);
         if !observer(epoch + 1, config.epochs) {
@@ -686,5 +796,136 @@ mod tests {
         let value = run(half, &target, 1.0, Clipping::Value, 200);
         assert!(dist(&innovation, &target) < 1e-3, "{innovation:?}");
         assert!(dist(&value, &target) > 0.15, "{value:?}");
+    }
+
+    /// A noised Poisson-batch wall (`S = 10` of `N = 100`, `steps` releases, noise seed 5) over
+    /// records that alternate between having and lacking tilted moments, so the factor moves.
+    fn noised_wall(steps: u64) -> FactorWall<bool> {
+        let n = 100;
+        let plan = WallPlan::builder()
+            .population(n)
+            .dim(2)
+            .budget(1.0, 1e-5)
+            .clip(1.0)
+            .steps(steps)
+            .sampling(Batching::poisson(10).unwrap().sampling_for(n).unwrap())
+            .rng(RngPolicy::Seeded { seed: 5 })
+            .build()
+            .unwrap();
+        FactorWall::new((0..n).map(|i| i % 3 != 0).collect(), &plan).unwrap()
+    }
+
+    fn averaging_config(averaging: Averaging) -> DpSepConfig {
+        DpSepConfig::builder()
+            .gamma(300.0)
+            .epochs(2)
+            .batching(Batching::poisson(10).unwrap())
+            .clipping(Clipping::Innovation)
+            .averaging(averaging)
+            .build()
+            .unwrap()
+    }
+
+    fn averaging_state() -> SepState {
+        SepState::new(vec![0.0, 0.0], vec![0.0, 0.0], 100).unwrap()
+    }
+
+    /// Tail averaging over the last `ceil(0.3 x 20) = 6` of 20 noised steps leaves exactly the
+    /// mean of the factors after steps 15-20 (recorded by hand from a twin run with the same
+    /// noise seed), and changes nothing else: the trajectory is the last-iterate run's.
+    #[test]
+    fn tail_averaging_leaves_the_hand_computed_average() {
+        let model = Constant {
+            target: vec![0.8, -0.6],
+        };
+        let steps = 20;
+        // By hand: the same steps, recording the factor after each.
+        let mut wall = noised_wall(steps);
+        let mut state = averaging_state();
+        let config = averaging_config(Averaging::None);
+        let mut counts = StepCounts::default();
+        let mut iterates = Vec::new();
+        for _ in 0..steps {
+            dp_sep_step(&model, &mut state, &mut wall, &config, &mut counts).unwrap();
+            iterates.push(state.factor().to_vec());
+        }
+        let tail = &iterates[14..];
+        assert_eq!(Averaging::tail(0.3).unwrap().tail_steps(steps), 6);
+        let by_hand: Vec<f64> = (0..2)
+            .map(|j| tail.iter().map(|f| f[j]).sum::<f64>() / 6.0)
+            .collect();
+        // The iterates differ (the noise moves them), so the average is not the last iterate.
+        assert!(dist(&by_hand, &iterates[19]) > 1e-6, "{iterates:?}");
+
+        let mut model = model;
+        let mut averaged = averaging_state();
+        let config = averaging_config(Averaging::tail(0.3).unwrap());
+        run_dp_sep(&mut model, &mut averaged, &mut noised_wall(steps), &config).unwrap();
+        assert!(
+            dist(averaged.factor(), &by_hand) < 1e-12,
+            "{averaged:?} vs {by_hand:?}"
+        );
+
+        let mut last = averaging_state();
+        let config = averaging_config(Averaging::None);
+        run_dp_sep(&mut model, &mut last, &mut noised_wall(steps), &config).unwrap();
+        assert_eq!(last.factor(), iterates[19].as_slice());
+    }
+
+    /// Averaging is post-processing: the ledger (every release's event) and the report are
+    /// identical with and without it.
+    #[test]
+    fn averaging_leaves_the_privacy_ledger_unchanged() {
+        let mut model = Constant {
+            target: vec![0.8, -0.6],
+        };
+        let mut ledgers = Vec::new();
+        let mut reports = Vec::new();
+        for averaging in [
+            Averaging::None,
+            Averaging::tail(0.5).unwrap(),
+            Averaging::tail(1.0).unwrap(),
+        ] {
+            let mut wall = noised_wall(20);
+            let mut state = averaging_state();
+            let (report, _) = run_dp_sep(
+                &mut model,
+                &mut state,
+                &mut wall,
+                &averaging_config(averaging),
+            )
+            .unwrap();
+            ledgers.push(wall.core().ledger().clone());
+            reports.push(report);
+        }
+        assert_eq!(ledgers[0].entries().len(), 20);
+        assert!(ledgers.iter().all(|l| *l == ledgers[0]));
+        assert!(reports.iter().all(|r| *r == reports[0]));
+    }
+
+    #[test]
+    fn a_tail_fraction_outside_zero_one_is_a_typed_error() {
+        for bad in [0.0, -0.1, 1.01, f64::NAN, f64::INFINITY] {
+            for result in [
+                Averaging::tail(bad).map(|_| ()),
+                DpSepConfig::builder()
+                    .averaging(Averaging::Tail { fraction: bad })
+                    .build()
+                    .map(|_| ()),
+            ] {
+                assert!(
+                    matches!(
+                        result,
+                        Err(SepError::InvalidParameter {
+                            name: "average_tail",
+                            ..
+                        })
+                    ),
+                    "{bad}: {result:?}"
+                );
+            }
+        }
+        assert_eq!(Averaging::tail(1e-9).unwrap().tail_steps(320), 1);
+        assert_eq!(Averaging::tail(1.0).unwrap().tail_steps(320), 320);
     }
 }

@@ -66,7 +66,7 @@ pub mod sep;
 /// [`SamplingScheme::UniformSingle`] and [`SamplingScheme::ShuffledEpoch`].
 pub use dp_core::SamplingScheme;
 pub use dpsep::{
-    Batching, Clipping, DpSepConfig, DpSepConfigBuilder, DpSepDiagnostics, DpSepReport,
+    Averaging, Batching, Clipping, DpSepConfig, DpSepConfigBuilder, DpSepDiagnostics, DpSepReport,
     planned_steps, run_dp_sep, run_dp_sep_observed, sampling_for,
 };
 pub use error::SepError;

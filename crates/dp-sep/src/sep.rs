@@ -107,6 +107,11 @@ impl SepState {
     pub(crate) fn prior_mut(&mut self) -> &mut Vec<f64> {
         &mut self.prior
     }
+
+    /// The shared factor, for post-processing of released iterates (DP-SEP's averaging).
+    pub(crate) fn factor_mut(&mut self) -> &mut Vec<f64> {
+        &mut self.factor
+    }
 }
 
 /// Step size and clipping of non-private (clipped) SEP; build with [`SepConfig::builder`].

@@ -361,6 +361,11 @@ fn examples_refuse_bad_flags_with_status_2_naming_the_flag() {
         ),
         (
             "pbp",
+            &["--uci", "/x", "--average-tail", "0.5"],
+            "--average-tail",
+        ),
+        (
+            "pbp",
             &[
                 "--uci",
                 "/x",

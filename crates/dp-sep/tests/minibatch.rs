@@ -413,3 +413,55 @@ fn pbp_privacy_builder_refuses_bad_or_missing_settings() {
     assert_eq!((ok.epsilon(), ok.delta(), ok.population()), (2.0, 1e-6, 10));
     assert_eq!(ok.noise_rng(), RngPolicy::OsEntropy);
 }
+
+/// Iterate averaging is DP-SEP's post-processing: a non-private `PbpConfig` refuses it, a
+/// private one keeps it, and a tail fraction outside `(0, 1]` is a typed error.
+#[test]
+fn averaging_is_refused_without_privacy_and_bad_fractions_are_typed() {
+    use dp_sep::Averaging;
+    use dp_sep::pbp::{PbpConfig, PbpPrivacy};
+    let e = PbpConfig::builder()
+        .averaging(Averaging::tail(0.5).unwrap())
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SepError::InvalidParameter {
+                name: "average_tail",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let privacy = PbpPrivacy::builder()
+        .budget(1.0, 1e-5)
+        .population(8)
+        .build()
+        .unwrap();
+    let private = || {
+        PbpConfig::builder()
+            .clip(1.0)
+            .privacy(privacy)
+            .batching(Batching::poisson(4).unwrap())
+    };
+    let ok = private()
+        .averaging(Averaging::tail(0.5).unwrap())
+        .build()
+        .unwrap();
+    assert_eq!(ok.averaging(), Averaging::Tail { fraction: 0.5 });
+    let e = private()
+        .averaging(Averaging::Tail { fraction: 2.0 })
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SepError::InvalidParameter {
+                name: "average_tail",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}

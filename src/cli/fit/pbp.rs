@@ -185,6 +185,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         batch_size: args.batch_size,
         one_record: args.one_record,
         clipping: args.clipping,
+        average_tail: None,
         accountant: c.accountant,
         population,
         ranges: ranges

@@ -815,6 +815,12 @@ fn band_request(
 /// * `kin-arm` (issue 19, session 12): writes the kin-like arm sets of [`write_arm_set`] (joint
 ///   angles on `[-pi, pi]` and on `[-pi/2, pi/2]`) and runs their references and the
 ///   recommendation at epsilon 1, noise seeds 1-3, with kin8nm's declared ranges.
+/// * `averaging` (issue 19, session 13): the kin-like arm set (`h = pi/2`) and the wine-,
+///   kin8nm- and power-shaped teacher sets, `S = 1024` at `(P, C)` in (1, 0.25), (4, 0.5), each
+///   with the last iterate and with iterate averaging over the last half of the steps
+///   (`--average-tail 0.5`), at epsilon 1 (noise seeds `DPSEP_DEFAULTS_SEEDS`, default 1-3) and
+///   noise-free (epsilon `1e6`, seed 1); `DPSEP_AVERAGING_TAILS=none,0.5` (the default) sets
+///   the tail fractions.
 ///
 /// All at epsilon 1, delta 1e-5, innovation clipping, scored as the main grid (test RMSE over
 /// the mean predictor's; mean and worst over sets and seeds).
@@ -958,9 +964,80 @@ fn population_stage(ctx: &Context, stage: &str) -> anyhow::Result<Section> {
             }
             (Vec::new(), Vec::new(), Vec::new())
         }
+        "averaging" => {
+            // Issue 19, session 13: iterate (tail) averaging of the shared factor, a
+            // post-processing of the releases. The kin-like arm set (angles on [-pi/2, pi/2],
+            // kin8nm's declared ranges) and the wine-, kin8nm- and power-shaped teacher sets;
+            // the recommendation and a setting that converges without noise (P = 4, C = 0.5),
+            // each with the last iterate and with the average over the last half of the steps,
+            // at epsilon 1 and noise-free (epsilon 1e6, seed 1). `DPSEP_DEFAULTS_SEEDS` sets the
+            // epsilon-1 noise seeds (default 1, 2, 3).
+            let pi = std::f64::consts::PI;
+            let dir = ctx.output("dpsep_defaults/kin-arm-half");
+            let n_train = write_arm_set(&dir, pi / 2.0, SEED + 11)?;
+            let arm = Written {
+                shape: &ARM_SHAPE,
+                mean_rmse: mean_predictor_rmse(&dir)?,
+                dir,
+                bound: 2.0,
+                n_train,
+            };
+            let sets = vec![
+                arm,
+                write_set(ctx, &SHAPES[0], SEED)?,
+                write_set(ctx, &SHAPES[1], SEED + 1)?,
+                write_set(ctx, &SHAPES[2], SEED + 2)?,
+            ];
+            let seeds: Vec<u64> = std::env::var("DPSEP_DEFAULTS_SEEDS")
+                .ok()
+                .map(|v| v.split(',').filter_map(|t| t.trim().parse().ok()).collect())
+                .unwrap_or_else(|| vec![1, 2, 3]);
+            // `DPSEP_AVERAGING_TAILS=none,0.5` (the default): the tail fractions to run.
+            let tails: Vec<Option<f64>> = std::env::var("DPSEP_AVERAGING_TAILS")
+                .unwrap_or_else(|_| "none,0.5".into())
+                .split(',')
+                .map(|t| match t.trim() {
+                    "none" => Ok(None),
+                    t => t.parse().map(Some),
+                })
+                .collect::<Result<_, _>>()?;
+            let settings = [(1.0, 0.25), (4.0, 0.5)].map(|(refreshes, clip)| BandSetting {
+                batch: 1024,
+                refreshes,
+                clip,
+            });
+            for set in &sets {
+                let is_arm = set.shape.name == ARM_SHAPE.name;
+                for s in &settings {
+                    let runs_here = seeds
+                        .iter()
+                        .map(|&k| (1.0, k))
+                        .chain(std::iter::once((1e6, 1)));
+                    for (epsilon, noise_seed) in runs_here {
+                        for &tail in &tails {
+                            let mut r = band_request(set, s, exact, epsilon, noise_seed)?;
+                            if is_arm {
+                                r.ranges = RangeDeclaration::Uniform {
+                                    feature: PublicRange::new(-pi, pi)?,
+                                    target: PublicRange::new(0.0, 2.0)?,
+                                };
+                            }
+                            r.average_tail = tail;
+                            let label = format!(
+                                "{} eps {epsilon} seed {noise_seed} tail {}",
+                                s.label(),
+                                tail.map_or("none".to_string(), |t| t.to_string())
+                            );
+                            run_one(set, label, r)?;
+                        }
+                    }
+                }
+            }
+            (Vec::new(), Vec::new(), Vec::new())
+        }
         other => anyhow::bail!(
             "DPSEP_DEFAULTS_STAGE={other:?}: expected population-mid, population-large, \
-             naval-ranges or kin-arm"
+             naval-ranges, kin-arm or averaging"
         ),
     };
     // `DPSEP_DEFAULTS_ONLY=S:P:C,...` and `DPSEP_DEFAULTS_SEEDS=1,2` restrict a stage to part of

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::evaluate::{Metrics, evaluate};
 use super::model::{Labelled, PbpModel, records};
 use crate::data::{BoxClipCounts, Dataset, PublicRanges, Standardizer};
-use crate::dpsep::{Batching, Clipping, DpSepConfig, DpSepReport, run_dp_sep_observed};
+use crate::dpsep::{Averaging, Batching, Clipping, DpSepConfig, DpSepReport, run_dp_sep_observed};
 use crate::ep::{EpState, run_adf, run_ep};
 use crate::error::{SepError, check_positive};
 use crate::factor::{FactorWall, WallPlan};
@@ -46,6 +46,7 @@ pub struct PbpConfig {
     scaling: Scaling,
     batching: Batching,
     clipping: Clipping,
+    averaging: Averaging,
 }
 
 /// Unchecked [`PbpConfig`].
@@ -250,6 +251,7 @@ impl PbpConfig {
                 scaling: Scaling::FitOnTraining,
                 batching: Batching::OneRecord,
                 clipping: Clipping::Value,
+                averaging: Averaging::None,
             },
         }
     }
@@ -300,6 +302,10 @@ impl PbpConfig {
     /// against the shared factor ([`Clipping`]).
     pub fn clipping(&self) -> Clipping {
         self.clipping
+    }
+    /// DP-SEP's iterate averaging of the final factor ([`Averaging`]; default none).
+    pub fn averaging(&self) -> Averaging {
+        self.averaging
     }
 }
 
@@ -361,6 +367,12 @@ impl PbpConfigBuilder {
         self.cfg.clipping = clipping;
         self
     }
+    /// DP-SEP's iterate averaging of the final factor (default [`Averaging::None`]; only for a
+    /// private run; post-processing, no privacy cost).
+    pub fn averaging(mut self, averaging: Averaging) -> Self {
+        self.cfg.averaging = averaging;
+        self
+    }
 
     /// Validates the settings (those that need the data, such as the width of declared ranges
     /// and the network's size, are checked by [`prepare`]).
@@ -369,7 +381,8 @@ impl PbpConfigBuilder {
     /// [`SepError::InvalidParameter`] for zero epochs, a `gamma` or `clip` not finite and
     /// `> 0`, a private run with a method other than SEP or without a clip norm (the privacy
     /// settings themselves are checked by [`PbpPrivacyBuilder::build`]), a Poisson or fixed-size batch for a non-private run or of (expected) size `0` or above the
-    /// declared population, innovation clipping for a non-private run;
+    /// declared population, innovation clipping or iterate averaging for a non-private run, a tail fraction outside
+    /// `(0, 1]`;
     /// [`SepError::UnsupportedSampling`] for a batch scheme as the visiting order;
     /// [`SepError::AccountantUnsupported`] for a private run whose accountant cannot account its
     /// sampler (PLD with one record drawn per step or a fixed-size batch).
@@ -395,6 +408,18 @@ impl PbpConfigBuilder {
                 value: f64::NAN,
                 reason: "innovation clipping is only available for a private run (DP-SEP)",
             });
+        }
+        if c.averaging != Averaging::None {
+            if c.privacy.is_none() {
+                return Err(SepError::InvalidParameter {
+                    name: "average_tail",
+                    value: f64::NAN,
+                    reason: "iterate averaging is only available for a private run (DP-SEP)",
+                });
+            }
+            crate::dpsep::DpSepConfig::builder()
+                .averaging(c.averaging)
+                .build()?;
         }
         if c.epochs == 0 {
             return Err(SepError::InvalidParameter {
@@ -625,6 +650,7 @@ pub fn run_pbp_accounted(
                 .epochs(config.epochs)
                 .batching(config.batching)
                 .clipping(config.clipping)
+                .averaging(config.averaging)
                 .build()?;
             let sampling = match config.batching {
                 Batching::OneRecord => config.sampling,

@@ -99,6 +99,9 @@ pub struct UciPbpRequest {
     pub clipping: Option<Clipping>,
     /// The accountant (`--accountant`; default RDP).
     pub accountant: Option<AccountantKind>,
+    /// Iterate averaging of DP-SEP's final factor over the last fraction of the steps
+    /// (`--average-tail F`; default none: the last iterate). Post-processing, no privacy cost.
+    pub average_tail: Option<f64>,
     /// Declared public population N of the training split (`--population`; required when
     /// private).
     pub population: Option<usize>,
@@ -129,6 +132,7 @@ impl UciPbpRequest {
             one_record: false,
             clipping: None,
             accountant: None,
+            average_tail: None,
             population: None,
             ranges: RangeDeclaration::CommittedIn(committed_ranges_dir()),
             allow_long_run: false,
@@ -357,6 +361,9 @@ pub fn run_uci_pbp_on(
     builder = builder
         .batching(batching)
         .clipping(private.map_or(Clipping::Value, |p| p.clipping));
+    if let Some(fraction) = request.average_tail {
+        builder = builder.averaging(crate::dpsep::Averaging::tail(fraction)?);
+    }
     if let Some(privacy) = privacy {
         builder = builder.privacy(privacy);
     }
@@ -408,7 +415,7 @@ pub fn scheme_name(scheme: SamplingScheme) -> Value {
 impl UciPbpRun {
     /// The publishable JSON object the `pbp` example prints (its documented keys: `dataset`,
     /// `split`, `method`, `epsilon`, `clip`, `gamma`, `epochs`, `hidden`, `test_rmse`,
-    /// `test_log_likelihood`, `sampling`, `batch_size`, `clipping`, `scaling`; private runs add
+    /// `test_log_likelihood`, `sampling`, `batch_size`, `clipping`, `scaling`; `average_tail` when averaging; private runs add
     /// `delta`, `population`, `noise_multiplier`, `theta_noise_std`, `epsilon_accounted`,
     /// `accountant`, `noise_rng`, `recommended_settings`). A non-finite number is written as a
     /// string, never `null`.
@@ -440,6 +447,9 @@ impl UciPbpRun {
                 |s| format!("declared public ranges: {s}"),
             ),
         });
+        if let crate::dpsep::Averaging::Tail { fraction } = config.averaging() {
+            json["average_tail"] = fraction.into();
+        }
         if let (Some(p), Some(report)) = (config.privacy(), self.outcome.privacy.as_ref()) {
             json["delta"] = p.delta().into();
             json["population"] = report.population.into();
