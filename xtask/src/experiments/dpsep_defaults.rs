@@ -815,7 +815,7 @@ fn band_request(
 /// * `kin-arm` (issue 19, session 12): writes the kin-like arm sets of [`write_arm_set`] (joint
 ///   angles on `[-pi, pi]` and on `[-pi/2, pi/2]`) and runs their references and the
 ///   recommendation at epsilon 1, noise seeds 1-3, with kin8nm's declared ranges.
-/// * `averaging` (issue 19, session 13): the kin-like arm set (`h = pi/2`) and the wine-,
+/// * `averaging` (issue 19, session 12): the kin-like arm set (`h = pi/2`) and the wine-,
 ///   kin8nm- and power-shaped teacher sets, `S = 1024` at `(P, C)` in (1, 0.25), (4, 0.5), each
 ///   with the last iterate and with iterate averaging over the last half of the steps
 ///   (`--average-tail 0.5`), at epsilon 1 (noise seeds `DPSEP_DEFAULTS_SEEDS`, default 1-3) and
@@ -965,7 +965,7 @@ fn population_stage(ctx: &Context, stage: &str) -> anyhow::Result<Section> {
             (Vec::new(), Vec::new(), Vec::new())
         }
         "averaging" => {
-            // Issue 19, session 13: iterate (tail) averaging of the shared factor, a
+            // Issue 19, session 12: iterate (tail) averaging of the shared factor, a
             // post-processing of the releases. The kin-like arm set (angles on [-pi/2, pi/2],
             // kin8nm's declared ranges) and the wine-, kin8nm- and power-shaped teacher sets;
             // the recommendation and a setting that converges without noise (P = 4, C = 0.5),
