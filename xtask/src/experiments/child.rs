@@ -99,6 +99,17 @@ impl Drop for Cleanup {
     }
 }
 
+/// The number at `key` of a child's JSON object `json`.
+///
+/// # Errors
+/// When `key` is missing or not a number (the example's output changed): the report never shows
+/// a NaN for it.
+pub fn number(json: &serde_json::Value, key: &str) -> anyhow::Result<f64> {
+    json[key]
+        .as_f64()
+        .ok_or_else(|| anyhow::anyhow!("the example's JSON has no number `{key}`"))
+}
+
 /// Bytes free for an unprivileged writer at `dir` (`df -B1 --output=avail`), if `df` answers.
 pub fn free_bytes(dir: &Path) -> Option<u64> {
     let out = Command::new("df")

@@ -76,13 +76,12 @@ fn fit_args(store: &Path, s: Setting, in_memory: bool) -> Vec<String> {
 fn fit(bin: &Path, store: &Path, s: Setting, in_memory: bool) -> anyhow::Result<(Fit, Value)> {
     let out = child::run(bin, &fit_args(store, s, in_memory))?;
     let d = &out.json["diagnostics"];
-    let num = |k: &str| d[k].as_f64().unwrap_or(f64::NAN);
     let f = Fit {
         wall: out.wall,
-        cpu: num("fit_cpu_seconds"),
-        docs: num("documents_processed"),
-        docs_per_second: num("documents_per_second"),
-        peak_kib: num("peak_rss_kib"),
+        cpu: child::number(d, "fit_cpu_seconds")?,
+        docs: child::number(d, "documents_processed")?,
+        docs_per_second: child::number(d, "documents_per_second")?,
+        peak_kib: child::number(d, "peak_rss_kib")?,
         load: d["load_and_prepare_seconds"].as_f64(),
     };
     Ok((f, json!({ "wall_seconds": out.wall, "output": out.json })))
@@ -184,14 +183,14 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         match generate(&bin, &store, docs)? {
             Err(why) => notes.push(format!("**The big store was not written**: {why}.")),
             Ok(g) => {
-                let bytes = g.json["bytes"].as_f64().unwrap_or(f64::NAN);
+                let bytes = child::number(&g.json, "bytes")?;
                 runs.push(vec![
                     format!("`generate`, {} documents", thousands(docs)),
                     gb(bytes),
                     format!("{:.1} s", g.wall),
                     "-".into(),
                     "-".into(),
-                    mib(g.json["peak_rss_kib"].as_f64().unwrap_or(f64::NAN)),
+                    mib(child::number(&g.json, "peak_rss_kib")?),
                 ]);
                 let (f, raw) = fit(&bin, &store, s, false)?;
                 runs.push(vec![
@@ -240,14 +239,14 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
             "**The side-by-side store was not written**: {why}."
         )),
         Ok(g) => {
-            let bytes = g.json["bytes"].as_f64().unwrap_or(f64::NAN);
+            let bytes = child::number(&g.json, "bytes")?;
             runs.push(vec![
                 format!("`generate`, {} documents", thousands(side.docs)),
                 gb(bytes),
                 format!("{:.1} s", g.wall),
                 "-".into(),
                 "-".into(),
-                mib(g.json["peak_rss_kib"].as_f64().unwrap_or(f64::NAN)),
+                mib(child::number(&g.json, "peak_rss_kib")?),
             ]);
             for pair in 0..=PAIRS {
                 let (a, ra) = fit(&bin, &store, side, false)?;
@@ -273,7 +272,9 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
                         b.cpu,
                         thousands(b.docs as usize),
                         mib(b.peak_kib),
-                        b.load.unwrap_or(f64::NAN)
+                        b.load.ok_or_else(|| anyhow::anyhow!(
+                            "the in-memory fit's JSON has no number `load_and_prepare_seconds`"
+                        ))?
                     ),
                     format!("{:.0} / {:.0}", a.docs_per_second, b.docs_per_second),
                     format!("{cr:.3}"),
