@@ -205,7 +205,8 @@ impl Averaging {
         Ok(a)
     }
 
-    fn check(self) -> Result<(), SepError> {
+    /// `Ok` unless a tail fraction is outside `(0, 1]` (`average_tail`).
+    pub(crate) fn check(self) -> Result<(), SepError> {
         match self {
             Averaging::Tail { fraction } if !(fraction > 0.0 && fraction <= 1.0) => {
                 Err(SepError::InvalidParameter {
@@ -633,7 +634,11 @@ where
         }
         if tail > 0 && epoch + 1 == config.epochs {
             let k = tail as f64;
-            *state.factor_mut() = sum.iter().map(|s| s / k).collect();
+            state
+                .factor_mut()
+                .iter_mut()
+                .zip(&sum)
+                .for_each(|(f, s)| *f = s / k);
         }
         end_of_epoch(model, state);
         if !observer(epoch + 1, config.epochs) {

@@ -109,7 +109,7 @@ impl SepState {
     }
 
     /// The shared factor, for post-processing of released iterates (DP-SEP's averaging).
-    pub(crate) fn factor_mut(&mut self) -> &mut Vec<f64> {
+    pub(crate) fn factor_mut(&mut self) -> &mut [f64] {
         &mut self.factor
     }
 }

@@ -104,7 +104,7 @@ impl Drop for Cleanup {
 /// # Errors
 /// When `key` is missing or not a number (the example's output changed): the report never shows
 /// a NaN for it.
-pub fn number(json: &serde_json::Value, key: &str) -> anyhow::Result<f64> {
+pub fn number(json: &Value, key: &str) -> anyhow::Result<f64> {
     json[key]
         .as_f64()
         .ok_or_else(|| anyhow::anyhow!("the example's JSON has no number `{key}`"))

@@ -417,9 +417,7 @@ impl PbpConfigBuilder {
                     reason: "iterate averaging is only available for a private run (DP-SEP)",
                 });
             }
-            crate::dpsep::DpSepConfig::builder()
-                .averaging(c.averaging)
-                .build()?;
+            c.averaging.check()?;
         }
         if c.epochs == 0 {
             return Err(SepError::InvalidParameter {
