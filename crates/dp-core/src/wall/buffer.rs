@@ -316,7 +316,7 @@ impl EntrySums {
 ///   stored length; cost `O(block length)` per record); sparse and dense writes may be mixed;
 /// * **as runs** ([`Self::segment`], [`Self::push_segment`] on vector and matrix blocks):
 ///   disjoint runs of entries in increasing order of position, stored compactly and summed
-///   span by span in parallel (LDA's one run of `K` topic weights per distinct word). A block
+///   record by record in batch order (LDA's one run of `K` topic weights per distinct word). A block
 ///   takes either runs or entry writes from one record (not both); different blocks, and
 ///   different records, may use different kinds of writes.
 ///

@@ -51,9 +51,11 @@
 //!
 //! # Order of the additions
 //! Entry writes (sparse and dense) are summed per chunk of 64 records from zero and the chunk
-//! sums added in chunk order; runs ([`ContributionBuffer::segment`]) are kept clipped in place
-//! and added span by span of the block, record by record in batch order. Both orders are fixed
-//! by the batch alone, so a seeded release is bit-identical at any rayon thread count.
+//! sums added in chunk order; runs ([`ContributionBuffer::segment`]) are added record by record
+//! in batch order (on several threads: each record as soon as it and every record before it
+//! are clipped; for a large spec, span by span of the block after a group of records). Both
+//! orders are fixed by the batch alone, so a seeded release is bit-identical at any rayon
+//! thread count.
 
 mod accumulate;
 mod buffer;

@@ -1,8 +1,10 @@
 //! The clipped sums of a batch, for every release path: per-record clipping by group, then
-//! entry writes summed per chunk of records and runs summed span by span in record order, the
-//! result the same bit for bit at any number of threads.
+//! entry writes summed per chunk of records and runs summed record by record in batch order,
+//! the result the same bit for bit at any number of threads.
 
 use rayon::prelude::*;
+
+mod ordered;
 
 use super::ReleaseDiagnostics;
 use super::buffer::{ContributionBuffer, EntrySums, RunStore};
@@ -33,18 +35,13 @@ const ZERO_RUN: usize = 16;
 /// so this does not affect the result.
 const LARGE_SPEC_ENTRIES: usize = 1 << 22;
 
-/// Chunks per thread in one wave of a spec below [`WIDE_WAVE_ENTRIES`]: a wave ends with a
-/// barrier (its chunk sums are added in chunk order before the next wave starts), so with one
-/// chunk per thread every wave waits for its slowest chunk; with several, rayon balances them
-/// between the threads. Does not affect the result (the chunk sums are added in chunk order
-/// whatever the wave).
-const CHUNKS_PER_THREAD_PER_WAVE: usize = 4;
-
-/// Specs with at most this many stored entries (all blocks together) get waves of
-/// [`CHUNKS_PER_THREAD_PER_WAVE`] chunks per thread; larger ones one chunk per thread, since each
-/// chunk of a wave has its own worker (record scratch and entry sums, allocated on first use, up
-/// to the spec's size each). 2^19 entries is 4 MiB per array.
-const WIDE_WAVE_ENTRIES: usize = 1 << 19;
+/// Specs with at most this many stored entries (all blocks together; 2^19 entries is 4 MiB per
+/// array) are summed on several threads by [`ordered::add_group`]: each record added as soon as
+/// it and every record before it are sealed, so a record's runs are mostly added while still in
+/// cache. Larger specs (BLR's packed `d x d` statistic) run in waves of one chunk per thread
+/// whose runs are added span by span after the group: their chunk sums are too large to keep
+/// one per pending chunk. Does not affect the result.
+const ORDERED_SPEC_ENTRIES: usize = 1 << 19;
 
 /// One worker's reusable state: its buffer and the entry sums of its current chunk.
 #[derive(Debug)]
@@ -512,6 +509,18 @@ impl<'s> Summation<'s> {
         let scratch = &mut *self.scratch;
         let threads = rayon::current_num_threads().max(1);
         for group in indices.chunks(RECORDS_PER_GROUP) {
+            if scratch.entries() <= ORDERED_SPEC_ENTRIES {
+                ordered::add_group(
+                    scratch,
+                    records,
+                    group,
+                    spec,
+                    statistic,
+                    replace_invalid,
+                    &mut self.counts,
+                )?;
+                continue;
+            }
             let chunks: Vec<&[usize]> = group.chunks(CHUNK).collect();
             let blocks = spec.len();
             while scratch.chunk_runs.len() < chunks.len() {
@@ -521,12 +530,7 @@ impl<'s> Summation<'s> {
                 .iter_mut()
                 .flatten()
                 .for_each(RunStore::clear);
-            let per_wave = if scratch.entries() <= WIDE_WAVE_ENTRIES {
-                threads * CHUNKS_PER_THREAD_PER_WAVE
-            } else {
-                threads
-            }
-            .min(chunks.len());
+            let per_wave = threads.min(chunks.len());
             while scratch.workers.len() < per_wave {
                 scratch.workers.push(Worker::new(spec));
             }
@@ -609,17 +613,17 @@ pub(crate) fn runs_on_caller(records: usize) -> bool {
 /// (records clipped, and replaced by zero: malformed or non-finite, when `replace_invalid`;
 /// otherwise such a record is an error).
 ///
-/// Records are taken in chunks of [`CHUNK`], groups of [`RECORDS_PER_GROUP`]. Per group, waves
-/// of chunks (as many as threads, or [`CHUNKS_PER_THREAD_PER_WAVE`] times that for a small spec)
-/// are evaluated in parallel, one worker per chunk: each record is
-/// clipped, its entry writes added into the worker's chunk sum (from zero), its runs scaled
-/// and kept in the chunk's run stores; after each wave the chunk sums are added into the
-/// entry totals in chunk order. Then each block with runs is cut into spans and each span task
-/// adds, for every record in index order, the record's entries in that span. Every entry of
-/// every sum is therefore computed by the same additions in the same order whatever the number
-/// of threads (bit-for-bit reproducible from a seed); with one thread, runs are added right
-/// after each record (the same order, better cache use). A block that got both entry writes
-/// and runs is the entry total plus the run sum. [`Summation`] does the same slice by slice.
+/// Records are taken in chunks of [`CHUNK`], groups of [`RECORDS_PER_GROUP`]. Each record is
+/// clipped, its entry writes added into its chunk's sum (from zero), its runs scaled and sealed.
+/// The chunk sums are added into the entry totals in chunk order, and the runs into the run
+/// sums record by record in index order: on the calling thread right after each record; for a
+/// small spec ([`ORDERED_SPEC_ENTRIES`]) on several threads by [`ordered::add_group`], each
+/// record as soon as it and every record before it are sealed; for a large spec in waves of one
+/// chunk per thread, then span by span in parallel, every record's entries in that span in index
+/// order. Every entry of every sum is therefore computed by the same additions in the same order
+/// whatever the number of threads (bit-for-bit reproducible from a seed). A block that got both
+/// entry writes and runs is the entry total plus the run sum. [`Summation`] does the same slice
+/// by slice.
 ///
 /// # Privacy
 /// Each record's contribution is clipped group by group before anything of it is added, so
