@@ -246,6 +246,8 @@ fn run<M: VipsModel>(
     } else {
         None
     };
+    // Natural parameters the model computed in its last `after_blend_natural`, for this iteration.
+    let mut carried: Option<M::Natural> = None;
     for t in 0..max_iterations {
         if config.cancel.is_cancelled() {
             if let Some(bar) = &bar {
@@ -256,7 +258,10 @@ fn run<M: VipsModel>(
         if matches!(config.stop, Stop::Budget { .. }) && !wall.can_release()? {
             break;
         }
-        let natural = model.expected_natural(&global)?;
+        let natural = match carried.take() {
+            Some(natural) => natural,
+            None => model.expected_natural(&global)?,
+        };
         let release = wall.release(&spec, |record, buffer| {
             processed.fetch_add(1, Ordering::Relaxed);
             pool.with(
@@ -278,7 +283,7 @@ fn run<M: VipsModel>(
         let rho = config.step.rho(t);
         model.blend(&mut global, &target, rho);
         drop(target);
-        model.after_blend(&mut global)?;
+        carried = model.after_blend_natural(&mut global)?;
         clipped_total += release_diagnostics.clipped_records;
         replaced_total += release_diagnostics.replaced_records;
         let report = IterationReport {

@@ -221,4 +221,20 @@ pub trait VipsModel: Sync {
         let _ = global;
         Ok(())
     }
+
+    /// [`Self::after_blend`], and the natural parameters of the updated `global` if computing
+    /// them was part of the update: the engine then uses them for the next iteration instead of
+    /// calling [`Self::expected_natural`] on the same `global` (nothing changes it in between).
+    /// They must equal `expected_natural(global)` exactly. Default: [`Self::after_blend`] and
+    /// `None`.
+    ///
+    /// # Errors
+    /// As [`Self::after_blend`].
+    fn after_blend_natural(
+        &self,
+        global: &mut Self::Global,
+    ) -> Result<Option<Self::Natural>, EngineError> {
+        self.after_blend(global)?;
+        Ok(None)
+    }
 }

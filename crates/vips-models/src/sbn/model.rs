@@ -707,15 +707,43 @@ impl VipsModel for Sbn {
 
     /// TPBN hyper-posteriors from the blended `q(W)` (000 Appendix C; post-processing).
     fn after_blend(&self, global: &mut SbnGlobal) -> Result<(), EngineError> {
-        let nat = SbnNatural::from_global(global);
+        self.after_blend_natural(global).map(drop)
+    }
+
+    /// The TPBN update needs the moments of the blended `q(W)` (784 Cholesky inverses at MNIST's
+    /// size), which are also the next iteration's natural parameters: returned with the updated
+    /// prior precisions, equal to `expected_natural` of the updated `global` bit for bit.
+    fn after_blend_natural(
+        &self,
+        global: &mut SbnGlobal,
+    ) -> Result<Option<SbnNatural>, EngineError> {
+        let mut nat = SbnNatural::from_global(global);
         global.tpbn.update(&nat.w2);
-        Ok(())
+        nat.w_prior_precision.clone_from(&global.tpbn.zeta_inv);
+        Ok(Some(nat))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The natural parameters `after_blend_natural` hands the engine equal a fresh
+    /// `expected_natural` of the updated global bit for bit (the TPBN prior included).
+    #[test]
+    fn natural_after_blend_equals_a_fresh_computation() {
+        use rand::SeedableRng;
+        let model = Sbn::new(SbnConfig::builder(12, 3).build().unwrap()).unwrap();
+        let mut global = model
+            .init_global(&mut rand::rngs::ChaCha8Rng::seed_from_u64(5))
+            .unwrap();
+        for _ in 0..2 {
+            let before = global.tpbn.zeta_inv.clone();
+            let carried = model.after_blend_natural(&mut global).unwrap().unwrap();
+            assert_ne!(global.tpbn.zeta_inv, before, "the TPBN posterior moved");
+            assert_eq!(carried, model.expected_natural(&global).unwrap());
+        }
+    }
 
     #[test]
     fn denoised_shift_is_a_wiener_filter() {

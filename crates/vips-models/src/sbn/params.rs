@@ -32,7 +32,7 @@ pub struct SbnGlobal {
 }
 
 /// Posterior moments of the parameters: the expected natural parameters the E-step needs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SbnNatural {
     /// `J`.
     pub visible: usize,
