@@ -105,7 +105,10 @@ pub fn perplexity_bound(
                 Ok(score)
             },
         )
-        .try_reduce(|| 0.0, |a, b| Ok(a + b))?;
+        .collect::<Result<Vec<f64>, LdaError>>()?
+        // Added in document order, whatever the number of threads.
+        .iter()
+        .sum();
     // -sum_k KL(q(beta_k) || Dir(eta)): `lambda` is word-major, i.e. the K x V matrix in
     // column-major order.
     let lambda = nalgebra::DMatrix::from_column_slice(k, v, topics.lambda());
@@ -154,7 +157,10 @@ pub fn completion_perplexity(
                 (ll, held_out.len())
             },
         )
-        .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        .collect::<Vec<(f64, u64)>>()
+        // Added in document order, whatever the number of threads.
+        .iter()
+        .fold((0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     if tokens == 0 {
         return Err(LdaError::Empty("no test document has two tokens"));
     }
