@@ -135,6 +135,8 @@ pub(crate) struct SumScratch {
     shapes: Vec<BlockShape>,
     workers: Vec<Worker>,
     chunk_runs: Vec<Vec<RunStore>>,
+    /// Zeroed chunk entry sums kept for [`ordered::add_group`]'s pending chunks.
+    spare_entries: Vec<EntrySums>,
     /// Entry sums of the release (chunk sums added in chunk order).
     totals: EntrySums,
     /// Whether block `b`'s total was added to in this release.
@@ -166,6 +168,7 @@ impl SumScratch {
                 shapes: spec.blocks().iter().map(|b| b.shape()).collect(),
                 workers: Vec::new(),
                 chunk_runs: Vec::new(),
+                spare_entries: Vec::new(),
                 totals: EntrySums::new(spec),
                 totals_used: vec![false; spec.len()],
                 runs: RunSums {
@@ -214,6 +217,26 @@ impl SumScratch {
                 self.total(b);
             }
             self.from_runs[b] = runs;
+        }
+    }
+
+    /// Adds the chunk sums `parts` (in chunk order) into the entry totals, block by block, and
+    /// zeroes them ([`add_and_zero`]).
+    fn add_entry_sums(&mut self, parts: &mut [&mut EntrySums], parallel: bool) {
+        for b in 0..self.shapes.len() {
+            if !parts.iter().any(|p| p.touched[b]) {
+                continue;
+            }
+            self.total(b);
+            let sums = parts
+                .iter_mut()
+                .filter(|p| p.touched[b])
+                .map(|p| {
+                    p.touched[b] = false;
+                    &mut p.sums[b][..]
+                })
+                .collect();
+            add_and_zero(&mut self.totals.sums[b], sums, parallel);
         }
     }
 
@@ -315,29 +338,12 @@ fn add_and_zero(total: &mut [f64], parts: Vec<&mut [f64]>, parallel: bool) {
         });
 }
 
-/// Adds the entry sums of `workers` (chunk order) into the totals and zeroes them.
-fn reduce_entries(scratch_totals: &mut SumScratch, wave: usize, parallel: bool) {
-    for b in 0..scratch_totals.shapes.len() {
-        if !scratch_totals.workers[..wave]
-            .iter()
-            .any(|w| w.sums.touched[b])
-        {
-            continue;
-        }
-        scratch_totals.total(b);
-        let SumScratch {
-            workers, totals, ..
-        } = scratch_totals;
-        let parts = workers[..wave]
-            .iter_mut()
-            .filter(|w| w.sums.touched[b])
-            .map(|w| {
-                w.sums.touched[b] = false;
-                &mut w.sums.sums[b][..]
-            })
-            .collect();
-        add_and_zero(&mut totals.sums[b], parts, parallel);
-    }
+/// Adds the entry sums of `workers[..wave]` (chunk order) into the totals and zeroes them.
+fn reduce_entries(scratch: &mut SumScratch, wave: usize, parallel: bool) {
+    let mut workers = std::mem::take(&mut scratch.workers);
+    let mut parts: Vec<&mut EntrySums> = workers[..wave].iter_mut().map(|w| &mut w.sums).collect();
+    scratch.add_entry_sums(&mut parts, parallel);
+    scratch.workers = workers;
 }
 
 /// Records a source-backed release reads at once ([`Summation::add`] slices): a multiple of

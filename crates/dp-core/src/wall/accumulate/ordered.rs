@@ -18,7 +18,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use rayon::prelude::*;
 
-use super::{CHUNK, SumScratch, Worker, add_and_zero};
+use super::{CHUNK, SumScratch, Worker};
 use crate::error::CoreError;
 use crate::wall::ReleaseDiagnostics;
 use crate::wall::buffer::{ContributionBuffer, EntrySums, RunStore};
@@ -34,10 +34,10 @@ struct Handoff {
     spare_entries: Vec<EntrySums>,
 }
 
-/// The adding side: the release's sums and the position of the next record to add.
+/// The adding side: the release's sums. The position of the next record to add is the shared
+/// `next`, written only while this is locked.
 struct Committer<'s> {
     scratch: &'s mut SumScratch,
-    next: usize,
 }
 
 /// Locks `m`; a poisoned lock (a statistic panicked on another thread) is taken over, since the
@@ -47,10 +47,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Committer<'_> {
-    /// Adds every record that is ready, in order, from `self.next` on.
-    fn drain(&mut self, handoff: &Mutex<Handoff>, len: usize, shared_next: &AtomicUsize) {
-        while self.next < len {
-            let pos = self.next;
+    /// Adds every record that is ready, in order, from `next` on.
+    fn drain(&mut self, handoff: &Mutex<Handoff>, len: usize, next: &AtomicUsize) {
+        let mut pos = next.load(Ordering::Acquire);
+        while pos < len {
             let chunk = pos / CHUNK;
             let last_of_chunk = pos + 1 == ((chunk + 1) * CHUNK).min(len);
             let (mut stores, entries) = {
@@ -72,32 +72,15 @@ impl Committer<'_> {
                 }
             }
             let spare_entries = entries.map(|mut e| {
-                self.add_entries(&mut e);
+                self.scratch.add_entry_sums(&mut [&mut e], false);
                 e
             });
             let mut h = lock(handoff);
             h.spare_runs.push(stores);
             h.spare_entries.extend(spare_entries);
             drop(h);
-            self.next += 1;
-            shared_next.store(self.next, Ordering::Release);
-        }
-    }
-
-    /// Adds a chunk's entry sum into the totals and zeroes it (as `reduce_entries` does for one
-    /// chunk on the calling thread).
-    fn add_entries(&mut self, e: &mut EntrySums) {
-        for b in 0..e.sums.len() {
-            if !e.touched[b] {
-                continue;
-            }
-            e.touched[b] = false;
-            self.scratch.total(b);
-            add_and_zero(
-                &mut self.scratch.totals.sums[b],
-                vec![&mut e.sums[b][..]],
-                false,
-            );
+            pos += 1;
+            next.store(pos, Ordering::Release);
         }
     }
 }
@@ -160,9 +143,9 @@ where
         runs: (0..len).map(|_| None).collect(),
         entries: (0..chunks.len()).map(|_| None).collect(),
         spare_runs: std::mem::take(&mut scratch.chunk_runs),
-        spare_entries: Vec::new(),
+        spare_entries: std::mem::take(&mut scratch.spare_entries),
     });
-    let committer = Mutex::new(Committer { scratch, next: 0 });
+    let committer = Mutex::new(Committer { scratch });
     let next = AtomicUsize::new(0);
     let next_chunk = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
@@ -222,10 +205,11 @@ where
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     c.drain(&handoff, len, &next);
-    if c.next != len {
+    let added = next.load(Ordering::Acquire);
+    if added != len {
         return Err(CoreError::InvalidParameter {
             name: "ordered sums",
-            value: c.next as f64,
+            value: added as f64,
             reason: "a record of the batch was not added (a defect of the wall)",
         });
     }
@@ -241,6 +225,7 @@ where
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     scratch.chunk_runs = h.spare_runs;
+    scratch.spare_entries = h.spare_entries;
     Ok(())
 }
 
