@@ -263,6 +263,28 @@ fn check(args: &Args) -> Result<(), ExampleError> {
     if let Some(c) = args.clipping.as_deref() {
         parse_clipping(c)?;
     }
+    // --compare-sep's noise mapping assumes noise isotropic in the natural parameters; whitened
+    // clipping (given, or the recommendation for this budget and population) puts it in the
+    // posterior's metric instead. Refused before any record is read or any budget spent.
+    if let (true, Some(epsilon), Some(n), false) = (
+        args.compare_sep,
+        args.epsilon,
+        args.population,
+        args.one_record,
+    ) {
+        let clipping = match args.clipping.as_deref() {
+            Some(c) => parse_clipping(c)?,
+            None => dp_sep::recommended::private_pbp_for(epsilon, n).clipping,
+        };
+        if clipping == Clipping::Whitened {
+            return Err(ExampleError::usage(
+                "--compare-sep",
+                "its noise mapping assumes noise isotropic in the natural parameters; with \
+                 whitened clipping (given or recommended for this epsilon and --population) \
+                 pass --clipping innovation or value to compare",
+            ));
+        }
+    }
     if let Some(a) = args.accountant.as_deref() {
         parse_accountant(a)?;
     }
@@ -282,7 +304,7 @@ fn parse_clipping(text: &str) -> Result<Clipping, ExampleError> {
     text.parse::<Clipping>().map_err(|_| {
         ExampleError::usage(
             format!("--clipping {}", limits::excerpt(text)),
-            "must be value or innovation",
+            "must be value, innovation or whitened",
         )
     })
 }

@@ -96,10 +96,20 @@ pub(crate) fn poisson(s: usize) -> Result<Batching, SepError> {
 ///   clipped. At SEP's fixed point `E[theta_fn] = theta_f` the innovations are centred, so
 ///   clipping shrinks their spread instead of moving the fixed point towards zero (the DP-SGD
 ///   analogue: clip the gradient, not the parameter).
+/// - [`Clipping::Whitened`] (issue 19, session 14): the innovation measured in the model's
+///   metric at the step's public cavity, `w_n = N L^T d_n` ([`SepModel::whiten`], `L L^T` the
+///   Fisher information there), so `C` is a distance in units of the posterior's own spread
+///   (for a Gaussian weight: a mean change in posterior standard deviations, a precision
+///   change relative to the precision). The released average is mapped back,
+///   `d~ = L^-T m~ / N`, and added to the factor as with innovation clipping. The noise then
+///   falls on each coordinate in proportion to the posterior's uncertainty there: a precision
+///   gets noise relative to its size instead of the same absolute noise as every other
+///   coordinate. Only for models with a metric ([`SepModel::has_metric`]; PBP).
 ///
 /// # Privacy
-/// The same sensitivity either way: each record's clipped vector has norm `<= C` whatever the
-/// record, and `theta_f` and the cavity are fixed before the step's release (public), so the sum
+/// The same sensitivity every way: each record's clipped vector has norm `<= C` whatever the
+/// record, and `theta_f` and the cavity (hence the metric) are fixed before the step's release
+/// (public), so the sum
 /// over a batch moves by at most `C` under add/remove-one (Poisson) and `2C` under replace-one
 /// (one record, fixed-size batch); see docs/dp-sep.md, "Innovation clipping".
 ///
@@ -120,6 +130,9 @@ pub enum Clipping {
     Value,
     /// Clip each record's innovation `theta_fn - theta_f`; the factor is not clipped.
     Innovation,
+    /// Clip each record's innovation in the model's metric at the public cavity, scaled by
+    /// `N`; the factor is not clipped.
+    Whitened,
 }
 
 impl Clipping {
@@ -128,6 +141,7 @@ impl Clipping {
         match self {
             Clipping::Value => "value",
             Clipping::Innovation => "innovation",
+            Clipping::Whitened => "whitened",
         }
     }
 }
@@ -135,7 +149,7 @@ impl Clipping {
 impl std::str::FromStr for Clipping {
     type Err = SepError;
 
-    /// `value` or `innovation`.
+    /// `value`, `innovation` or `whitened`.
     ///
     /// # Errors
     /// [`SepError::InvalidParameter`] (`clipping`) for anything else.
@@ -143,10 +157,11 @@ impl std::str::FromStr for Clipping {
         match s {
             "value" => Ok(Clipping::Value),
             "innovation" => Ok(Clipping::Innovation),
+            "whitened" => Ok(Clipping::Whitened),
             _ => Err(SepError::InvalidParameter {
                 name: "clipping",
                 value: f64::NAN,
-                reason: "must be value or innovation",
+                reason: "must be value, innovation or whitened",
             }),
         }
     }
@@ -511,7 +526,7 @@ where
     // releases only.
     let origin: Vec<f64> = match config.clipping {
         Clipping::Value => cavity.clone(),
-        Clipping::Innovation => cavity
+        Clipping::Innovation | Clipping::Whitened => cavity
             .iter()
             .zip(state.factor())
             .map(|(c, f)| c + f)
@@ -523,10 +538,17 @@ where
     // the wall: either way it contributes zero, is counted in the release's
     // `replaced_records`, and the release goes ahead and was accounted; nothing about the
     // record leaves this closure but the block.
+    let whitened = config.clipping == Clipping::Whitened;
+    let n = state.n() as f64;
     let statistic = |record: &M::Record, buf: &mut ContributionBuffer| {
         let out = buf.dense(factor);
         if model.tilted(&cavity, record, out) {
             out.iter_mut().zip(&origin).for_each(|(t, o)| *t -= o);
+            if whitened {
+                // w = N L^T d: the record's innovation in the posterior's metric.
+                model.whiten(&cavity, out);
+                out.iter_mut().for_each(|v| *v *= n);
+            }
         } else {
             buf.reject_record("the tilted distribution's moments could not be computed");
         }
@@ -542,12 +564,19 @@ where
                 counts.clipped_factor += 1;
             }
         }
-        Clipping::Innovation => {
+        Clipping::Innovation | Clipping::Whitened => {
+            // Whitened: the released average maps back to an innovation, d~ = L^-T m~ / N
+            // (post-processing with the public cavity).
+            let mut innovation = noised.to_vec();
+            if whitened {
+                model.unwhiten(&cavity, &mut innovation);
+                innovation.iter_mut().for_each(|v| *v /= n);
+            }
             // The released average innovation plus the public factor estimates the batch's
             // average intermediate factor: Eq. 4 with it is theta_0 + N theta_f + (S gamma / N) m~,
             // i.e. theta_f <- theta_f + (S gamma / N^2) m~. The factor is not clipped (its norm
             // enters no sensitivity).
-            let estimate: Vec<f64> = noised
+            let estimate: Vec<f64> = innovation
                 .iter()
                 .zip(state.factor())
                 .map(|(m, f)| m + f)
@@ -613,6 +642,13 @@ where
     sampling_for(config.batching, n)?;
     let steps_per_epoch = n.div_ceil(config.batching.expected_batch_size());
     check_batching(config.batching, wall)?;
+    if config.clipping == Clipping::Whitened && !model.has_metric() {
+        return Err(SepError::InvalidParameter {
+            name: "clipping",
+            value: 0.0,
+            reason: "whitened clipping needs a model with a metric (SepModel::has_metric; PBP)",
+        });
+    }
     let s = wall.expected_batch_size();
     crate::sep::check_gamma(gamma * s, n)?;
     let mut counts = StepCounts::default();

@@ -25,6 +25,26 @@ pub trait SepModel {
     /// post-processing of already released parameters (a noised posterior can be improper).
     fn repair(&self, theta: &mut [f64]);
 
+    /// Whether the model supplies the metric [`SepModel::whiten`] uses, which
+    /// [`crate::Clipping::Whitened`] needs (default `false`: that clipping is refused).
+    fn has_metric(&self) -> bool {
+        false
+    }
+
+    /// Maps a change of natural parameters `v` into whitened coordinates at the valid point
+    /// `at`: `v <- L^T v`, where `L L^T` is the family's Fisher information at `at` (the
+    /// covariance of its sufficient statistics), so `||L^T v||^2 = v^T F v` is the local
+    /// squared distance the change moves `at` by (twice the KL divergence to second order).
+    /// Default: no change. `at` must be public under DP-SEP (it is the step's repaired cavity).
+    fn whiten(&self, at: &[f64], v: &mut [f64]) {
+        let _ = (at, v);
+    }
+
+    /// The inverse of [`SepModel::whiten`] at the same point: `v <- L^-T v`. Default: no change.
+    fn unwhiten(&self, at: &[f64], v: &mut [f64]) {
+        let _ = (at, v);
+    }
+
     /// Hook at the end of each epoch: may refine the prior's approximating factors `prior`
     /// given the current posterior `posterior` (e.g. PBP's EP refinement of the Gamma prior on
     /// the weight precision). Depends on the data only through `posterior`, so under DP-SEP it

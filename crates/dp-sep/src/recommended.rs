@@ -4,8 +4,9 @@
 //! Chosen once, on synthetic data only, by `cargo xtask bench --only dpsep_defaults` (teacher-network
 //! regression sets shaped like wine-quality-red, kin8nm, power-plant, naval and protein, minibatch
 //! DP-SEP at epsilon 1, 4 and 16, scored by test RMSE relative to the mean predictor; the grid and
-//! the scores are in docs/dp-sep.md, "Recommended settings" and "Population bands"). Below epsilon
-//! 2 the setting depends on the declared public population `N` ([`private_pbp_for`]). No UCI
+//! the scores are in docs/dp-sep.md, "Recommended settings", "Population bands" and "Whitened
+//! clipping"). From 1,200 declared records on, every budget uses whitened clipping with the clip
+//! taken from the budget ([`PRIVATE_PBP_WHITENED`], [`whitened_clip`]; [`private_pbp_for`]). No UCI
 //! split, test or training, was read to choose them. Tuning these on your own data is itself a use of that data: either spend privacy budget on
 //! it (a private selection) or choose on public or synthetic data as was done here.
 
@@ -28,11 +29,10 @@ pub struct Recommended {
 }
 
 /// The settings `--epsilon` alone uses for PBP at epsilon below 2 on fewer than
-/// [`POPULATION_BAND_EDGE`] records (chosen at epsilon 1; see the module documentation; larger
-/// populations use [`PRIVATE_PBP_LARGE`]). [`private_pbp_for`] picks the band for any epsilon and
-/// population. Innovation clipping
-/// (issue 19) replaced value clipping here because it scored better on the same synthetic sets
-/// at the same `S`, `P`, `C` (mean relative RMSE 0.348 vs 0.364, worst 0.434 vs 0.523); at
+/// [`WHITENED_FROM`] records ([`private_pbp_for`]; larger populations use
+/// [`PRIVATE_PBP_WHITENED`]), chosen at epsilon 1 (see the module documentation). Innovation
+/// clipping (issue 19) replaced value clipping here because it scored better on the same synthetic
+/// sets at the same `S`, `P`, `C` (mean relative RMSE 0.348 vs 0.364, worst 0.434 vs 0.523); at
 /// epsilon 4 and 16 the two tied or split, so those bands keep value clipping.
 pub const PRIVATE_PBP: Recommended = Recommended {
     batch_size: 1024,
@@ -87,55 +87,42 @@ pub fn private_pbp(epsilon: f64) -> Recommended {
         .map_or(PRIVATE_PBP_BANDS[2].1, |(_, r)| *r)
 }
 
-/// PBP settings below epsilon 2 by public population `N` (issue 19, session 9): `(upper end of
-/// the band, exclusive; settings)`. Chosen at epsilon 1 on synthetic teacher-network sets shaped
-/// like the UCI sets of each band: below [`POPULATION_BAND_EDGE`] the wine-, kin8nm-, power- and
-/// naval-shaped sets (1,440 to 10,740 training rows; [`PRIVATE_PBP`] scored best on the last three
-/// as on all of the first three), from it on the protein-shaped set (41,157 training rows, 100
-/// hidden units, 20 epochs; [`PRIVATE_PBP_LARGE`]). See docs/dp-sep.md, "Population bands". No UCI
-/// split was read to choose them.
-pub const PRIVATE_PBP_POPULATION_BANDS: [(usize, Recommended); 2] = [
-    (POPULATION_BAND_EDGE, PRIVATE_PBP),
-    (usize::MAX, PRIVATE_PBP_LARGE),
-];
+/// From this declared public population on, [`private_pbp_for`] recommends
+/// [`PRIVATE_PBP_WHITENED`] at every budget (issue 19, session 14). The smallest synthetic set
+/// it was chosen on has 1,440 training rows; below 1,200 the earlier budget bands apply (no set
+/// that small was tried).
+pub const WHITENED_FROM: usize = 1_200;
 
-/// Where the population bands of [`PRIVATE_PBP_POPULATION_BANDS`] split: about the geometric
-/// midpoint (21,000) of the synthetic sets' training sizes on either side, 10,740 and 41,157.
-pub const POPULATION_BAND_EDGE: usize = 20_000;
-
-/// The large-population setting (`N >= 20,000`, epsilon below 2): a smaller expected batch
-/// (`q = S / N` about 0.003 at 41,157 records) with [`PRIVATE_PBP`]'s refreshes, clip and
-/// innovation clipping. It scored best on the protein-shaped synthetic set (mean relative RMSE
-/// 0.489 over two noise seeds, against 0.498 for `S = 1024`): a margin below the seed-to-seed
-/// spread, so the evidence for it is weak; no setting tried there did markedly better.
-pub const PRIVATE_PBP_LARGE: Recommended = Recommended {
-    batch_size: 128,
-    refreshes: 1.0,
+/// Minibatch DP-SEP with whitened clipping ([`Clipping::Whitened`]): expected Poisson batch
+/// `S = 1024` (capped at `N / 2`), `P = 4` refreshes, and the clip chosen from the budget by
+/// [`whitened_clip`] at [`WHITENED_NOISE_TARGET`] (`clip` here is used only if the caller switches
+/// to innovation or value clipping). Chosen at epsilon 0.5, 1 and 4 on the kin-like arm set and
+/// the wine-, kin8nm-, power-, naval- and protein-shaped teacher sets, where it beat every earlier
+/// recommendation (docs/dp-sep.md, "Whitened clipping"). No UCI split was read to choose it.
+pub const PRIVATE_PBP_WHITENED: Recommended = Recommended {
+    batch_size: 1024,
+    refreshes: 4.0,
     clip: 0.25,
-    clipping: Clipping::Innovation,
+    clipping: Clipping::Whitened,
 };
 
 /// The recommended PBP settings for a run at `epsilon` on a declared public population of
-/// `population` records: below epsilon 2 the population's band in
-/// [`PRIVATE_PBP_POPULATION_BANDS`], otherwise the budget band of [`private_pbp`] (the larger
-/// budgets were chosen on the small and middle synthetic sets and are not banded by population).
-/// The population must be the public, declared `N` (never the realised count of private data).
+/// `population` records: [`PRIVATE_PBP_WHITENED`] from [`WHITENED_FROM`] records on, otherwise
+/// the budget band of [`private_pbp`]. The population must be the public, declared `N` (never
+/// the realised count of private data).
 ///
 /// # Example
 /// ```
-/// use dp_sep::recommended::{PRIVATE_PBP, PRIVATE_PBP_LARGE, private_pbp, private_pbp_for};
-/// assert_eq!(private_pbp_for(1.0, 7_373), PRIVATE_PBP);
-/// assert_eq!(private_pbp_for(1.0, 41_157), PRIVATE_PBP_LARGE);
-/// assert_eq!(private_pbp_for(1.0, 41_157).batch_size, 128);
-/// // Above epsilon 2 the budget bands apply whatever the population.
-/// assert_eq!(private_pbp_for(4.0, 41_157), private_pbp(4.0));
+/// use dp_sep::recommended::{PRIVATE_PBP, PRIVATE_PBP_WHITENED, private_pbp, private_pbp_for};
+/// assert_eq!(private_pbp_for(1.0, 7_373), PRIVATE_PBP_WHITENED);
+/// assert_eq!(private_pbp_for(4.0, 41_157), PRIVATE_PBP_WHITENED);
+/// // Small populations keep the budget bands.
+/// assert_eq!(private_pbp_for(1.0, 927), PRIVATE_PBP);
+/// assert_eq!(private_pbp_for(4.0, 927), private_pbp(4.0));
 /// ```
 pub fn private_pbp_for(epsilon: f64, population: usize) -> Recommended {
-    if epsilon < PRIVATE_PBP_BANDS[0].0 {
-        PRIVATE_PBP_POPULATION_BANDS
-            .iter()
-            .find(|(upper, _)| population < *upper)
-            .map_or(PRIVATE_PBP_LARGE, |(_, r)| *r)
+    if population >= WHITENED_FROM {
+        PRIVATE_PBP_WHITENED
     } else {
         private_pbp(epsilon)
     }
@@ -183,12 +170,19 @@ impl Resolved {
         if used.is_empty() {
             "none: every setting was given by the caller".into()
         } else {
+            let clip = if self.clipping == Clipping::Whitened && self.from_recommendation[2] {
+                format!(
+                    "C {} from the budget (whitened_clip, noise target {WHITENED_NOISE_TARGET})",
+                    self.clip
+                )
+            } else {
+                format!("C {}", self.recommended.clip)
+            };
             format!(
-                "{} from dp_sep::recommended::{name} (S {}, P {}, C {}, {} clipping; chosen on synthetic data, docs/dp-sep.md)",
+                "{} from dp_sep::recommended::{name} (S {}, P {}, {clip}, {} clipping; chosen on synthetic data, docs/dp-sep.md)",
                 used.join(", "),
                 self.recommended.batch_size,
                 self.recommended.refreshes,
-                self.recommended.clip,
                 self.recommended.clipping.name()
             )
         }
@@ -356,6 +350,132 @@ impl Resolved {
     }
 }
 
+/// The accumulated noise [`whitened_clip`] aims at: about this many posterior standard
+/// deviations on each whitened coordinate at the end of the run (issue 19, session 14; chosen on
+/// synthetic data: docs/dp-sep.md, "Whitened clipping").
+pub const WHITENED_NOISE_TARGET: f64 = 2.0;
+
+/// The clip `C` of a whitened run ([`Clipping::Whitened`]) from its public settings and budget:
+/// `C = kappa N^2 / (f gamma sigma sqrt(T))`, so that the random walk of the noise over the
+/// run's `T` steps, `sqrt(T) f gamma sigma C / N^2` per coordinate of the posterior in its own
+/// metric (posterior standard deviations), is `kappa` (`noise_target`). `sigma` is the noise
+/// multiplier the wall will calibrate for the run (the same accountant, budget, sampler and
+/// `T`), `f` = 1 for Poisson batches (add/remove-one) and 2 otherwise (replace-one).
+///
+/// A larger clip lets the posterior move further per step; a smaller one keeps the noise below
+/// the posterior's own spread. Tying `C` to the noise level makes the same `kappa` serve every
+/// population, budget, batch size and accountant.
+///
+/// # Privacy
+/// A function of public settings only (`N`, epochs, the sampler, `gamma`, the budget and the
+/// accountant); it reads no record.
+///
+/// # Errors
+/// [`SepError::InvalidParameter`] for `noise_target` or `gamma` not finite and positive, `n` or
+/// `epochs` zero; the calibration's errors ([`SepError::Wall`]).
+///
+/// # Example
+/// ```
+/// use dp_accountant::{AccountantKind, Budget};
+/// use dp_sep::Batching;
+/// use dp_sep::recommended::whitened_clip;
+/// let budget = Budget::new(1.0, 1e-5)?;
+/// let batching = Batching::poisson(1024)?;
+/// let c1 = whitened_clip(7_373, 40, batching, 7_373.0 * 4.0 / 40.0, &budget, AccountantKind::Rdp, 2.0)?;
+/// let c2 = whitened_clip(7_373, 40, batching, 7_373.0 * 4.0 / 40.0, &Budget::new(2.0, 1e-5)?, AccountantKind::Rdp, 2.0)?;
+/// assert!(c1 > 100.0 && c2 > c1); // a larger budget, less noise, a larger clip
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn whitened_clip(
+    n: usize,
+    epochs: usize,
+    batching: Batching,
+    gamma: f64,
+    budget: &dp_accountant::Budget,
+    accountant: dp_accountant::AccountantKind,
+    noise_target: f64,
+) -> Result<f64, SepError> {
+    let positive = |name: &'static str, v: f64| {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(SepError::InvalidParameter {
+                name,
+                value: v,
+                reason: "must be finite and > 0",
+            })
+        }
+    };
+    positive("noise_target", noise_target)?;
+    positive("gamma", gamma)?;
+    if n == 0 {
+        return Err(SepError::InvalidParameter {
+            name: "population",
+            value: 0.0,
+            reason: "must be >= 1",
+        });
+    }
+    let steps = crate::dpsep::planned_steps(batching, epochs, n, true)?;
+    let scheme = crate::dpsep::sampling_for(batching, n)?;
+    let config = dp_accountant::AccountantConfig::default().with_accountant(accountant);
+    let sigma = dp_core::calibrate_noise_multiplier(budget, &scheme, n, steps, &config)?;
+    let f = match batching {
+        Batching::Poisson { .. } => 1.0,
+        _ => 2.0,
+    };
+    let nf = n as f64;
+    positive(
+        "clip",
+        noise_target * nf * nf / (f * gamma * sigma * (steps as f64).sqrt()),
+    )
+}
+
+impl Recommended {
+    /// [`Recommended::resolve`] for a private run with `budget` and `accountant`, the caller's
+    /// clipping choice applied ([`Resolved::with_clipping`]); when the run clips whitened
+    /// innovations and no clip was given, the clip is [`whitened_clip`] at
+    /// [`WHITENED_NOISE_TARGET`] (the recommendation's `clip` is then unused).
+    ///
+    /// # Errors
+    /// As [`Recommended::resolve`] and [`whitened_clip`].
+    ///
+    /// # Example
+    /// ```
+    /// use dp_accountant::{AccountantKind, Budget};
+    /// use dp_sep::Clipping;
+    /// use dp_sep::recommended::{Overrides, PRIVATE_PBP};
+    /// let budget = Budget::new(1.0, 1e-5)?;
+    /// let r = PRIVATE_PBP.resolve_for_budget(8000, 40, &Overrides::default(),
+    ///     Some(Clipping::Whitened), &budget, AccountantKind::Rdp)?;
+    /// assert_eq!(r.clipping, Clipping::Whitened);
+    /// assert!(r.clip > 10.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn resolve_for_budget(
+        &self,
+        n: usize,
+        epochs: usize,
+        overrides: &Overrides,
+        clipping: Option<Clipping>,
+        budget: &dp_accountant::Budget,
+        accountant: dp_accountant::AccountantKind,
+    ) -> Result<Resolved, SepError> {
+        let mut r = self.resolve(n, epochs, overrides)?.with_clipping(clipping);
+        if r.clipping == Clipping::Whitened && overrides.clip.is_none() {
+            r.clip = whitened_clip(
+                n,
+                epochs,
+                r.batching,
+                r.gamma,
+                budget,
+                accountant,
+                WHITENED_NOISE_TARGET,
+            )?;
+        }
+        Ok(r)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,35 +496,22 @@ mod tests {
     }
 
     #[test]
-    fn population_bands_split_at_their_edge_and_differ() {
-        let edge = POPULATION_BAND_EDGE;
-        assert_eq!(private_pbp_for(1.0, 0), PRIVATE_PBP);
-        assert_eq!(private_pbp_for(1.0, 1), PRIVATE_PBP);
-        assert_eq!(private_pbp_for(1.0, edge - 1), PRIVATE_PBP);
-        assert_eq!(private_pbp_for(1.0, edge), PRIVATE_PBP_LARGE);
-        assert_eq!(private_pbp_for(1.0, usize::MAX), PRIVATE_PBP_LARGE);
-        // The training sizes the bands were modelled on fall where the docs say.
-        for n in [1_439, 7_373, 8_611, 10_741] {
-            assert_eq!(private_pbp_for(1.0, n), PRIVATE_PBP, "N = {n}");
-        }
-        assert_eq!(private_pbp_for(1.0, 41_157), PRIVATE_PBP_LARGE);
-        // A band equal to its neighbour would be no band (and the edge untestable).
-        assert_ne!(PRIVATE_PBP, PRIVATE_PBP_LARGE);
-        assert_eq!(PRIVATE_PBP_LARGE.batch_size, 128);
-        // The table is ordered by its upper ends and ends open.
-        assert!(
-            PRIVATE_PBP_POPULATION_BANDS
-                .windows(2)
-                .all(|w| w[0].0 < w[1].0)
-        );
-        assert_eq!(PRIVATE_PBP_POPULATION_BANDS[1].0, usize::MAX);
-    }
-
-    #[test]
-    fn population_bands_apply_below_epsilon_2_only() {
-        for n in [100, 7_373, 41_157] {
-            assert_eq!(private_pbp_for(1.999, n), private_pbp_for(0.1, n));
-            for epsilon in [2.0, 4.0, 8.0, 50.0, f64::INFINITY, f64::NAN] {
+    fn whitened_from_its_edge_at_every_budget_budget_bands_below() {
+        let edge = WHITENED_FROM;
+        for epsilon in [
+            0.1,
+            1.0,
+            1.999,
+            2.0,
+            4.0,
+            8.0,
+            50.0,
+            f64::INFINITY,
+            f64::NAN,
+        ] {
+            assert_eq!(private_pbp_for(epsilon, edge), PRIVATE_PBP_WHITENED);
+            assert_eq!(private_pbp_for(epsilon, usize::MAX), PRIVATE_PBP_WHITENED);
+            for n in [0, 1, 927, edge - 1] {
                 assert_eq!(
                     private_pbp_for(epsilon, n),
                     private_pbp(epsilon),
@@ -412,34 +519,98 @@ mod tests {
                 );
             }
         }
-        assert_eq!(private_pbp_for(1.999, 41_157), PRIVATE_PBP_LARGE);
-        assert_ne!(private_pbp_for(2.0, 41_157), PRIVATE_PBP_LARGE);
-        // private_pbp ignores the population: the smallest band's setting below epsilon 2.
-        assert_eq!(private_pbp(1.0), PRIVATE_PBP);
+        // The UCI training sizes fall where docs/dp-sep.md says: Concrete and smaller keep the
+        // budget bands, Wine (1,439) and larger are whitened.
+        for n in [1_439, 7_373, 8_611, 10_741, 41_157] {
+            assert_eq!(private_pbp_for(1.0, n), PRIVATE_PBP_WHITENED, "N = {n}");
+        }
+        assert_eq!(private_pbp_for(1.0, 927), PRIVATE_PBP);
+        assert_eq!(PRIVATE_PBP_WHITENED.clipping, Clipping::Whitened);
     }
 
     #[test]
-    fn population_bands_resolve_through_the_caps() {
-        let r = private_pbp_for(1.0, 41_157)
-            .resolve(41_157, 20, &Overrides::default())
-            .unwrap();
-        assert_eq!(
-            r.batching.expected_batch_size(),
-            PRIVATE_PBP_LARGE.batch_size.min(41_157 / 2)
-        );
-        assert_eq!(r.gamma, PRIVATE_PBP_LARGE.refreshes * 41_157.0 / 20.0);
-        assert_eq!(
-            (r.clip, r.clipping),
-            (PRIVATE_PBP_LARGE.clip, PRIVATE_PBP_LARGE.clipping)
-        );
-        assert_eq!(r.from_recommendation, [true; 4]);
-        assert_eq!(r.batching.expected_batch_size(), 128);
-        // Just below the edge: the smaller band's S = 1024 and gamma = P N / E.
-        let n = POPULATION_BAND_EDGE - 1;
-        let r = private_pbp_for(1.0, n)
-            .resolve(n, 40, &Overrides::default())
-            .unwrap();
+    fn whitened_recommendation_takes_its_clip_from_the_budget() {
+        use dp_accountant::{AccountantKind, Budget};
+        let n = 7_373;
+        let budget = |e| Budget::new(e, 1e-5).unwrap();
+        let resolve = |e, o: &Overrides, c| {
+            private_pbp_for(e, n)
+                .resolve_for_budget(n, 40, o, c, &budget(e), AccountantKind::Rdp)
+                .unwrap()
+        };
+        let r = resolve(1.0, &Overrides::default(), None);
+        assert_eq!(r.clipping, Clipping::Whitened);
         assert_eq!(r.batching.expected_batch_size(), 1024);
-        assert_eq!(r.gamma, n as f64 / 40.0);
+        assert_eq!(r.gamma, 4.0 * n as f64 / 40.0);
+        let c = whitened_clip(
+            n,
+            40,
+            r.batching,
+            r.gamma,
+            &budget(1.0),
+            AccountantKind::Rdp,
+            WHITENED_NOISE_TARGET,
+        )
+        .unwrap();
+        assert_eq!(r.clip, c);
+        assert_eq!(r.from_recommendation, [true; 4]);
+        // The noise the clip was chosen for: sqrt(T) gamma sigma C / N^2 = kappa.
+        let steps = crate::dpsep::planned_steps(r.batching, 40, n, true).unwrap();
+        let sigma = dp_core::calibrate_noise_multiplier(
+            &budget(1.0),
+            &r.batching.sampling_for(n).unwrap(),
+            n,
+            steps,
+            &dp_accountant::AccountantConfig::default(),
+        )
+        .unwrap();
+        let walked = (steps as f64).sqrt() * r.gamma * sigma * r.clip / (n as f64 * n as f64);
+        assert!((walked - WHITENED_NOISE_TARGET).abs() < 1e-9, "{walked}");
+        // More budget, less noise, a larger clip; twice the noise target, twice the clip.
+        assert!(resolve(4.0, &Overrides::default(), None).clip > r.clip);
+        let c2 = whitened_clip(
+            n,
+            40,
+            r.batching,
+            r.gamma,
+            &budget(1.0),
+            AccountantKind::Rdp,
+            4.0,
+        )
+        .unwrap();
+        assert!((c2 / c - 2.0).abs() < 1e-12);
+        // A given clip wins; innovation clipping asked for uses the recommendation's own clip.
+        let given = resolve(
+            1.0,
+            &Overrides {
+                clip: Some(3.0),
+                ..Overrides::default()
+            },
+            None,
+        );
+        assert_eq!(given.clip, 3.0);
+        let innovation = resolve(1.0, &Overrides::default(), Some(Clipping::Innovation));
+        assert_eq!(
+            (innovation.clip, innovation.clipping),
+            (PRIVATE_PBP_WHITENED.clip, Clipping::Innovation)
+        );
+        // Bad targets are typed errors.
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                whitened_clip(
+                    n,
+                    40,
+                    r.batching,
+                    r.gamma,
+                    &budget(1.0),
+                    AccountantKind::Rdp,
+                    bad
+                ),
+                Err(SepError::InvalidParameter {
+                    name: "noise_target",
+                    ..
+                })
+            ));
+        }
     }
 }

@@ -479,9 +479,10 @@ where
         if !model.is_valid(&cavity) {
             model.repair(&mut cavity);
         }
+        let whitened = config.clipping() == Clipping::Whitened;
         let origin: Vec<f64> = match config.clipping() {
             Clipping::Value => cavity.clone(),
-            Clipping::Innovation => cavity
+            Clipping::Innovation | Clipping::Whitened => cavity
                 .iter()
                 .zip(state.factor())
                 .map(|(c, f)| c + f)
@@ -495,6 +496,10 @@ where
                     let out = buf.dense(factor);
                     if model.tilted(&cavity, r, out) {
                         out.iter_mut().zip(&origin).for_each(|(t, o)| *t -= o);
+                        if whitened {
+                            model.whiten(&cavity, out);
+                            out.iter_mut().for_each(|v| *v *= n as f64);
+                        }
                     } else {
                         buf.reject_record("no tilted moments");
                     }
@@ -508,7 +513,21 @@ where
         let mut counts = StepCounts::default();
         dp_sep_step(model, &mut sa, &mut wall_a, config, &mut counts).unwrap();
         dp_sep_step(model, &mut sb, &mut wall_b, config, &mut counts).unwrap();
-        let moved = diff(&sa.posterior(), &sb.posterior());
+        // Whitened clipping bounds the move in the cavity's metric: the posterior moves by
+        // (S gamma / N) L^-T dm / N with ||dm|| <= C / S, so N ||L^T d theta|| <= gamma C / N
+        // (docs/dp-sep.md, "Whitened clipping").
+        let moved = if whitened {
+            let mut d: Vec<f64> = sa
+                .posterior()
+                .iter()
+                .zip(sb.posterior())
+                .map(|(x, y)| x - y)
+                .collect();
+            model.whiten(&cavity, &mut d);
+            d.iter().map(|v| v * v).sum::<f64>().sqrt() * n as f64
+        } else {
+            diff(&sa.posterior(), &sb.posterior())
+        };
         if hit.load(Ordering::Relaxed) {
             drawn += 1;
             largest = largest.max(release_moved);
@@ -569,6 +588,24 @@ fn pbp_batch_neighbours(tag: &str, extra: [f64; 4], clipping: Clipping) {
 #[test]
 fn pbp_batch_plus_one_huge_target_moves_each_release_within_c_over_s() {
     pbp_batch_neighbours("pbp_batch_target", [5.0, 5.0, 5.0, 1e3], Clipping::Value);
+}
+
+#[test]
+fn pbp_batch_whitened_plus_one_huge_target_moves_each_release_within_c_over_s() {
+    pbp_batch_neighbours(
+        "pbp_batch_whitened_target",
+        [5.0, 5.0, 5.0, 1e3],
+        Clipping::Whitened,
+    );
+}
+
+#[test]
+fn pbp_batch_whitened_plus_one_huge_feature_row_moves_each_release_within_c_over_s() {
+    pbp_batch_neighbours(
+        "pbp_batch_whitened_features",
+        [1e12, -1e9, 1e15, 50.0],
+        Clipping::Whitened,
+    );
 }
 
 #[test]

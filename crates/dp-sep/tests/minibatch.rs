@@ -7,8 +7,8 @@ use dp_accountant::PrivacyEvent;
 use dp_core::RngPolicy;
 use dp_sep::mog::{Family, MogModel, generate};
 use dp_sep::{
-    Batching, DpSepConfig, FactorWall, SamplingScheme, SepError, SepModel, SepState, WallPlan,
-    run_dp_sep,
+    Batching, Clipping, DpSepConfig, FactorWall, SamplingScheme, SepError, SepModel, SepState,
+    WallPlan, run_dp_sep,
 };
 use rand::SeedableRng;
 
@@ -219,6 +219,35 @@ fn bad_batch_sizes_are_typed_errors() {
         "{e}"
     );
     assert_eq!(wall.core().ledger().len(), 0, "refused before any release");
+}
+
+/// Whitened clipping needs the model's metric: the mixture of Gaussians has none, so the run is
+/// refused before any release (no silent fallback to plain innovation clipping).
+#[test]
+fn whitened_clipping_without_a_metric_is_refused_before_any_release() {
+    let (mut model, mut state, points) = setup();
+    let batching = Batching::poisson(10).unwrap();
+    let wall_plan = plan(batching, 1, None);
+    let mut wall = FactorWall::new(points, &wall_plan).unwrap();
+    let config = DpSepConfig::builder()
+        .batching(batching)
+        .clipping(Clipping::Whitened)
+        .build()
+        .unwrap();
+    let e = run_dp_sep(&mut model, &mut state, &mut wall, &config).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SepError::InvalidParameter {
+                name: "clipping",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(wall.core().ledger().len(), 0, "refused before any release");
+    assert_eq!("whitened".parse::<Clipping>().unwrap(), Clipping::Whitened);
+    assert_eq!(Clipping::Whitened.name(), "whitened");
 }
 
 #[test]

@@ -50,7 +50,7 @@ pub use families::gaussian::{GaussianMean, GaussianNatural, MvGaussian};
 pub use families::gig::{Gig, GigSampler};
 pub use natural::{Clipped, NaturalParameters};
 pub use special_fn::{
-    digamma, digamma_f32, digamma_fast, ln_2cosh, ln_cosh, ln_gamma, sigmoid, softplus,
+    digamma, digamma_f32, digamma_fast, ln_2cosh, ln_cosh, ln_gamma, sigmoid, softplus, trigamma,
 };
 pub use traits::{Entropy, ExponentialFamily, KlDivergence, SufficientStatistics};
 

@@ -85,6 +85,34 @@ pub fn digamma(x: f64) -> Result<f64> {
     Ok(digamma_pos(1.0 - x) - PI / t)
 }
 
+/// The trigamma function `psi'(x) = d^2/dx^2 ln Gamma(x)` for `x > 0` (`psi'(+inf) = 0`): the
+/// Fisher information of a Gamma distribution's shape.
+///
+/// # Errors
+/// [`ExpFamError::NonFinite`] for NaN, [`ExpFamError::SpecialFunctionDomain`] for `x <= 0`.
+///
+/// # Example
+/// ```
+/// let pi2_6 = std::f64::consts::PI.powi(2) / 6.0;
+/// assert!((expfam::trigamma(1.0).unwrap() - pi2_6).abs() < 1e-13);
+/// assert!(expfam::trigamma(0.0).is_err());
+/// ```
+pub fn trigamma(x: f64) -> Result<f64> {
+    if x.is_nan() {
+        return Err(ExpFamError::NonFinite {
+            name: "trigamma argument",
+            value: x,
+        });
+    }
+    if x == f64::INFINITY {
+        return Ok(0.0);
+    }
+    if x <= 0.0 {
+        return Err(domain("trigamma", x));
+    }
+    Ok(trigamma_pos(x))
+}
+
 /// `ln Gamma(x)` for `x > 0` (`ln Gamma(+inf) = +inf`).
 ///
 /// Only the positive half-line is supported: that is where every exponential-family

@@ -48,10 +48,12 @@ pub struct Args {
     /// Poisson minibatch. Private fits only; not with --batch-size.
     #[arg(long)]
     one_record: bool,
-    /// What DP-SEP's wall clips: value (each record's factor, 002's) or innovation (each
+    /// What DP-SEP's wall clips: value (each record's factor, 002's), innovation (each
     /// record's factor minus the current shared factor; docs/dp-sep.md, "Innovation
-    /// clipping"). Default: the recommendation's for the fit's epsilon (innovation below 2,
-    /// value from 2). Private fits only; not with --one-record.
+    /// clipping") or whitened (the innovation in the posterior's metric, the clip from the
+    /// budget; "Whitened clipping"). Default: the recommendation's for the fit's epsilon and
+    /// population (dp_sep::recommended::private_pbp_for). Private fits only; not with
+    /// --one-record.
     #[arg(long, value_parser = clipping)]
     clipping: Option<Clipping>,
     /// Seed of the public initialisation and the non-private visiting order.
@@ -65,14 +67,14 @@ pub struct Args {
     pub common: Common,
 }
 
-/// Parses `--clipping` (clap value parser): `value` or `innovation`.
+/// Parses `--clipping` (clap value parser): `value`, `innovation` or `whitened`.
 ///
 /// # Errors
 /// [`ValueError::Range`] for anything else.
 fn clipping(s: &str) -> Result<Clipping, ValueError> {
     s.trim()
         .parse::<Clipping>()
-        .map_err(|_| ValueError::Range("expected `value` or `innovation`"))
+        .map_err(|_| ValueError::Range("expected `value`, `innovation` or `whitened`"))
 }
 
 /// The flags that can be checked before reading any file.

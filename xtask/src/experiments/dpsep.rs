@@ -180,8 +180,8 @@ fn fit_pbp(d: &PbpData, eps: Option<f64>, kind: Pbp) -> anyhow::Result<PbpOutcom
     let one_record = kind == Pbp::OneRecord;
     let clip_flag = one_record.then_some(1.0);
     let private = eps
-        .map(|e| {
-            private_pbp_for(e, d.population).resolve(
+        .map(|e| -> anyhow::Result<_> {
+            Ok(private_pbp_for(e, d.population).resolve_for_budget(
                 d.population,
                 PBP_EPOCHS,
                 &Overrides {
@@ -190,7 +190,10 @@ fn fit_pbp(d: &PbpData, eps: Option<f64>, kind: Pbp) -> anyhow::Result<PbpOutcom
                     clip: clip_flag,
                     one_record,
                 },
-            )
+                None,
+                &dp_accountant::Budget::new(e, DELTA)?,
+                dp_accountant::AccountantKind::Rdp,
+            )?)
         })
         .transpose()?;
     let batching = private.map_or(Batching::OneRecord, |p| p.batching);

@@ -821,6 +821,12 @@ fn band_request(
 ///   (`--average-tail 0.5`), at epsilon 1 (noise seeds `DPSEP_DEFAULTS_SEEDS`, default 1-3) and
 ///   noise-free (epsilon `1e6`, seed 1); `DPSEP_AVERAGING_TAILS=none,0.5` (the default) sets
 ///   the tail fractions.
+/// * `whitened` (issue 19, session 14): the same four sets, `S = 1024`, innovation clipping at
+///   the recommendation `(1, 0.25)` against whitened clipping (`dp_sep::Clipping::Whitened`) at
+///   `(P, C)` from `DPSEP_WHITENED_GRID=P:C,...` (`P:kK`: the clip of
+///   `dp_sep::recommended::whitened_clip` at noise target `K`; default 4:k1, 4:k2, 4:k3, 2:k2),
+///   epsilon 1 at noise seeds `DPSEP_DEFAULTS_SEEDS` (default 1-3) and noise-free;
+///   `DPSEP_WHITENED_SETS` picks the sets (arm, wine, kin8nm, power, naval, protein).
 ///
 /// All at epsilon 1, delta 1e-5, innovation clipping, scored as the main grid (test RMSE over
 /// the mean predictor's; mean and worst over sets and seeds).
@@ -884,7 +890,6 @@ fn population_stage(ctx: &Context, stage: &str) -> anyhow::Result<Section> {
                 })
                 .collect();
             let set = write_set(ctx, &LARGE_SHAPES[1], SEED + 4)?;
-            check_large_band_default(&set)?;
             (vec![set], settings, noise_free)
         }
         "naval-ranges" => {
@@ -1035,9 +1040,138 @@ fn population_stage(ctx: &Context, stage: &str) -> anyhow::Result<Section> {
             }
             (Vec::new(), Vec::new(), Vec::new())
         }
+        "whitened" => {
+            // Issue 19, session 14: whitened clipping (each record's innovation in the PBP
+            // posterior's Fisher metric, scaled by N) against innovation clipping at the
+            // recommendation, on the kin-like arm set and the three teacher sets; epsilon 1 at
+            // noise seeds `DPSEP_DEFAULTS_SEEDS` (default 1-3) and noise-free (epsilon 1e6,
+            // seed 1). `DPSEP_WHITENED_GRID=P:C,...` sets the whitened grid.
+            let pi = std::f64::consts::PI;
+            // `DPSEP_WHITENED_SETS=arm,wine,kin8nm,power,naval,protein` (default the first four).
+            let names = std::env::var("DPSEP_WHITENED_SETS")
+                .unwrap_or_else(|_| "arm,wine,kin8nm,power".into());
+            let mut sets = Vec::new();
+            for name in names.split(',').map(str::trim) {
+                sets.push(match name {
+                    "arm" => {
+                        let dir = ctx.output("dpsep_defaults/kin-arm-half");
+                        let n_train = write_arm_set(&dir, pi / 2.0, SEED + 11)?;
+                        Written {
+                            shape: &ARM_SHAPE,
+                            mean_rmse: mean_predictor_rmse(&dir)?,
+                            dir,
+                            bound: 2.0,
+                            n_train,
+                        }
+                    }
+                    "wine" => write_set(ctx, &SHAPES[0], SEED)?,
+                    "kin8nm" => write_set(ctx, &SHAPES[1], SEED + 1)?,
+                    "power" => write_set(ctx, &SHAPES[2], SEED + 2)?,
+                    "naval" => write_set(ctx, &LARGE_SHAPES[0], SEED + 3)?,
+                    "protein" => write_set(ctx, &LARGE_SHAPES[1], SEED + 4)?,
+                    other => anyhow::bail!(
+                        "DPSEP_WHITENED_SETS entry {other:?}: want arm, wine, kin8nm, power, \
+                         naval or protein"
+                    ),
+                });
+            }
+            let seeds: Vec<u64> = std::env::var("DPSEP_DEFAULTS_SEEDS")
+                .ok()
+                .map(|v| v.split(',').filter_map(|t| t.trim().parse().ok()).collect())
+                .unwrap_or_else(|| vec![1, 2, 3]);
+            // `P:C` (a fixed clip) or `P:kK` (the clip of `dp_sep::recommended::whitened_clip`
+            // at noise target K for the run's own budget, sampler and steps; recorded as -K).
+            let grid: Vec<(f64, f64)> = std::env::var("DPSEP_WHITENED_GRID")
+                .unwrap_or_else(|_| "4:k1,4:k2,4:k3,2:k2".into())
+                .split(',')
+                .map(|t| {
+                    let (p, c) = t.split_once(':').with_context(|| {
+                        format!("DPSEP_WHITENED_GRID entry {t:?}: want P:C or P:kK")
+                    })?;
+                    let c = match c.trim().strip_prefix('k') {
+                        Some(k) => -k.parse::<f64>()?,
+                        None => c.trim().parse()?,
+                    };
+                    Ok((p.trim().parse()?, c))
+                })
+                .collect::<anyhow::Result<_>>()?;
+            // `DPSEP_WHITENED_EPSILON` (default 1): the budget of the private runs.
+            let epsilon: f64 =
+                std::env::var("DPSEP_WHITENED_EPSILON").map_or(Ok(1.0), |v| v.trim().parse())?;
+            // `DPSEP_WHITENED_BASELINE=0` leaves out the reference: the budget band's
+            // recommendation before this stage (innovation clipping at (1, 0.25) below epsilon
+            // 2, value clipping at (1, 1) up to 8 and (4, 1) above).
+            let mut plan = Vec::new();
+            if std::env::var("DPSEP_WHITENED_BASELINE").as_deref() != Ok("0") {
+                plan.push(if epsilon < 2.0 {
+                    (1.0, 0.25, dp_sep::Clipping::Innovation)
+                } else if epsilon < 8.0 {
+                    (1.0, 1.0, dp_sep::Clipping::Value)
+                } else {
+                    (4.0, 1.0, dp_sep::Clipping::Value)
+                });
+            }
+            plan.extend(
+                grid.iter()
+                    .map(|&(p, c)| (p, c, dp_sep::Clipping::Whitened)),
+            );
+            for set in &sets {
+                let is_arm = set.shape.name == ARM_SHAPE.name;
+                for &(refreshes, clip, clipping) in &plan {
+                    let s = BandSetting {
+                        batch: 1024,
+                        refreshes,
+                        clip,
+                    };
+                    let runs_here = seeds
+                        .iter()
+                        .map(|&k| (epsilon, k))
+                        .chain(std::iter::once((1e6, 1)));
+                    for (epsilon, noise_seed) in runs_here {
+                        let mut r = band_request(set, &s, exact, epsilon, noise_seed)?;
+                        if is_arm {
+                            r.ranges = RangeDeclaration::Uniform {
+                                feature: PublicRange::new(-pi, pi)?,
+                                target: PublicRange::new(0.0, 2.0)?,
+                            };
+                        }
+                        r.clipping = Some(clipping);
+                        let mut label = format!(
+                            "{} {} eps {epsilon} seed {noise_seed}",
+                            s.label(),
+                            clipping.name()
+                        );
+                        if clip < 0.0 {
+                            let n = set.n_train;
+                            let batch = r.batch_size.context("band_request sets the batch")?;
+                            let gamma = r.gamma.context("band_request sets gamma")?;
+                            let c = dp_sep::recommended::whitened_clip(
+                                n,
+                                set.shape.epochs,
+                                dp_sep::Batching::poisson(batch)?,
+                                gamma,
+                                &dp_accountant::Budget::new(epsilon, 1e-5)?,
+                                dp_accountant::AccountantKind::Rdp,
+                                -clip,
+                            )?;
+                            r.clip = Some(c);
+                            label = format!(
+                                "S = {}, P = {refreshes}, C = k{} ({c:.1}) {} eps {epsilon} seed \
+                                 {noise_seed}",
+                                s.batch,
+                                -clip,
+                                clipping.name()
+                            );
+                        }
+                        run_one(set, label, r)?;
+                    }
+                }
+            }
+            (Vec::new(), Vec::new(), Vec::new())
+        }
         other => anyhow::bail!(
             "DPSEP_DEFAULTS_STAGE={other:?}: expected population-mid, population-large, \
-             naval-ranges, kin-arm or averaging"
+             naval-ranges, kin-arm, averaging or whitened"
         ),
     };
     // `DPSEP_DEFAULTS_ONLY=S:P:C,...` and `DPSEP_DEFAULTS_SEEDS=1,2` restrict a stage to part of
@@ -1134,42 +1268,6 @@ fn population_stage(ctx: &Context, stage: &str) -> anyhow::Result<Section> {
         crate::report::command_list(&commands)
     );
     Ok(section)
-}
-
-/// The setting chosen for the largest population band (`dp_sep::recommended::PRIVATE_PBP_LARGE`).
-const LARGE_CHOSEN: BandSetting = BandSetting {
-    batch: 128,
-    refreshes: 1.0,
-    clip: 0.25,
-};
-
-/// Checks that `--epsilon 1` alone on the protein-shaped set resolves to [`LARGE_CHOSEN`] with
-/// innovation clipping: the `pbp` example's recommendation for its population and this stage must
-/// agree.
-fn check_large_band_default(set: &Written) -> anyhow::Result<()> {
-    let mut request = UciPbpRequest::new(&set.dir);
-    request.epsilon = Some(1.0);
-    request.population = Some(set.n_train);
-    let epochs = set.shape.epochs;
-    let r = request
-        .private_settings(epochs)?
-        .context("a request with epsilon and population resolves private settings")?;
-    let want_gamma = LARGE_CHOSEN.refreshes * set.n_train as f64 / epochs as f64;
-    anyhow::ensure!(
-        r.batching.expected_batch_size() == LARGE_CHOSEN.batch
-            && (r.gamma - want_gamma).abs() <= 1e-9 * want_gamma
-            && r.clip == LARGE_CHOSEN.clip
-            && r.clipping == dp_sep::Clipping::Innovation,
-        "the pbp example's private defaults for N = {} ({:?}, gamma {}, clip {}, {}) are not the \
-         chosen large-band setting {}: update dp_sep::recommended::PRIVATE_PBP_LARGE or LARGE_CHOSEN",
-        set.n_train,
-        r.batching,
-        r.gamma,
-        r.clip,
-        r.clipping.name(),
-        LARGE_CHOSEN.label()
-    );
-    Ok(())
 }
 
 #[cfg(test)]

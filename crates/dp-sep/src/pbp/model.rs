@@ -235,6 +235,19 @@ fn gamma_update(a: f64, b: f64, log_z: [f64; 3]) -> Option<(f64, f64)> {
     (a_new.is_finite() && b_new.is_finite() && a_new > 1.0 && b_new > 0.0).then_some((a_new, b_new))
 }
 
+/// The lower Cholesky factor `(l11, l21, l22)` of a Gamma(`alpha`, `beta`) distribution's Fisher
+/// information in its natural parameters `(alpha - 1, -beta)`:
+/// `[[psi'(alpha), 1 / beta], [1 / beta, alpha / beta^2]]` (for `alpha > 1`, `beta > 0`, which a
+/// valid PBP state guarantees).
+fn gamma_fisher_cholesky(alpha: f64, beta: f64) -> (f64, f64, f64) {
+    // psi'(alpha) > 1 / alpha for every alpha > 0; the fallback is never taken for a valid state.
+    let a = expfam::trigamma(alpha).unwrap_or(1.0 / alpha);
+    let l11 = a.sqrt();
+    let l21 = 1.0 / (beta * l11);
+    let l22 = ((alpha - 1.0 / a).max(0.0)).sqrt() / beta;
+    (l11, l21, l22)
+}
+
 impl SepModel for PbpModel {
     type Record = Labelled;
 
@@ -306,6 +319,42 @@ impl SepModel for PbpModel {
         if theta[2 * w + 1].is_nan() || theta[2 * w + 1] > -1e-3 {
             theta[2 * w + 1] = -1e-3;
         }
+    }
+
+    fn has_metric(&self) -> bool {
+        true
+    }
+
+    /// Per weight `(m, v)`: `L^T d = (sqrt(v) (d_h + 2 m d_k), sqrt(2) v d_k)`, the Cholesky
+    /// factor of the Gaussian's Fisher information `[[v, 2 m v], [2 m v, 2 v^2 + 4 m^2 v]]` in
+    /// the natural parameters `(m / v, -1 / (2 v))`; the noise-precision Gamma block likewise
+    /// with `[[psi'(alpha), 1 / beta], [1 / beta, alpha / beta^2]]`.
+    fn whiten(&self, at: &[f64], v: &mut [f64]) {
+        let w = self.arch.n_weights();
+        for i in 0..w {
+            let (m, var) = mv(at[2 * i], at[2 * i + 1]);
+            let (dh, dk) = (v[2 * i], v[2 * i + 1]);
+            v[2 * i] = var.sqrt() * (dh + 2.0 * m * dk);
+            v[2 * i + 1] = std::f64::consts::SQRT_2 * var * dk;
+        }
+        let (l11, l21, l22) = gamma_fisher_cholesky(at[2 * w] + 1.0, -at[2 * w + 1]);
+        let (d1, d2) = (v[2 * w], v[2 * w + 1]);
+        v[2 * w] = l11 * d1 + l21 * d2;
+        v[2 * w + 1] = l22 * d2;
+    }
+
+    fn unwhiten(&self, at: &[f64], v: &mut [f64]) {
+        let w = self.arch.n_weights();
+        for i in 0..w {
+            let (m, var) = mv(at[2 * i], at[2 * i + 1]);
+            let dk = v[2 * i + 1] / (std::f64::consts::SQRT_2 * var);
+            v[2 * i] = v[2 * i] / var.sqrt() - 2.0 * m * dk;
+            v[2 * i + 1] = dk;
+        }
+        let (l11, l21, l22) = gamma_fisher_cholesky(at[2 * w] + 1.0, -at[2 * w + 1]);
+        let d2 = v[2 * w + 1] / l22;
+        v[2 * w] = (v[2 * w] - l21 * d2) / l11;
+        v[2 * w + 1] = d2;
     }
 
     /// One EP sweep over the prior factors `N(w_i | 0, 1/lambda) Gamma(lambda)` (PBP Sec. 3.3).
@@ -382,6 +431,57 @@ mod repair_tests {
                     (before[2 * i], before[2 * i + 1])
                 );
             }
+        }
+    }
+
+    /// The log-partition of PBP's family at `theta` (Gaussians in `(m / v, -1 / (2 v))`, the
+    /// noise-precision Gamma in `(alpha - 1, -beta)`), written independently of the metric.
+    fn log_partition(theta: &[f64]) -> f64 {
+        let w = (theta.len() - 2) / 2;
+        let gaussians: f64 = (0..w)
+            .map(|i| {
+                let (h, k) = (theta[2 * i], theta[2 * i + 1]);
+                -h * h / (4.0 * k) - 0.5 * (-2.0 * k).ln()
+            })
+            .sum();
+        let (a1, nb) = (theta[2 * w], theta[2 * w + 1]);
+        gaussians + expfam::ln_gamma(a1 + 1.0).unwrap() - (a1 + 1.0) * (-nb).ln()
+    }
+
+    /// `||L^T v||^2 = v^T F v` with `F` the Hessian of the log-partition (the Fisher
+    /// information), by central differences; and `unwhiten` inverts `whiten`.
+    #[test]
+    fn whitening_is_the_fisher_metric_and_inverts() {
+        let model = PbpModel::new(1, &[1]); // 1 x (1 + 1) + (1 + 1) = 4 weights
+        let w = model.arch.n_weights();
+        let mut at = vec![0.0; 2 * w + 2];
+        for i in 0..w {
+            let (m, var) = (0.7 * i as f64 - 1.1, 0.05 + 0.3 * i as f64);
+            at[2 * i] = m / var;
+            at[2 * i + 1] = -0.5 / var;
+        }
+        at[2 * w] = 7.5 - 1.0;
+        at[2 * w + 1] = -2.5;
+        assert!(model.is_valid(&at));
+        let v: Vec<f64> = (0..at.len())
+            .map(|j| ((j * 7 + 3) % 5) as f64 - 2.1)
+            .collect();
+        // v^T H v = d^2/dt^2 A(at + t v) at t = 0.
+        let t = 1e-4;
+        let shifted = |s: f64| -> Vec<f64> { at.iter().zip(&v).map(|(a, b)| a + s * b).collect() };
+        let quad = (log_partition(&shifted(t)) - 2.0 * log_partition(&at)
+            + log_partition(&shifted(-t)))
+            / (t * t);
+        let mut white = v.clone();
+        model.whiten(&at, &mut white);
+        let norm2: f64 = white.iter().map(|x| x * x).sum();
+        assert!(
+            (norm2 - quad).abs() <= 1e-5 * quad.abs().max(1.0),
+            "||L^T v||^2 = {norm2}, v^T F v = {quad}"
+        );
+        model.unwhiten(&at, &mut white);
+        for (a, b) in white.iter().zip(&v) {
+            assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} vs {b}");
         }
     }
 }

@@ -141,11 +141,13 @@ impl UciPbpRequest {
 
     /// The effective private settings for a run of `epochs` epochs (`None` when non-private):
     /// the request's where given, the recommendation for its epsilon and declared population
-    /// ([`crate::recommended::private_pbp_for`]) otherwise.
+    /// ([`crate::recommended::private_pbp_for`]) otherwise. With whitened clipping and no clip
+    /// given, the clip comes from the budget ([`crate::recommended::whitened_clip`]).
     ///
     /// # Errors
     /// [`SepError::InvalidParameter`] for a batch size above the population or other settings
-    /// the recommendation cannot resolve.
+    /// the recommendation cannot resolve; an invalid budget or a failed calibration
+    /// ([`SepError::Wall`]).
     pub fn private_settings(&self, epochs: usize) -> Result<Option<Resolved>, SepError> {
         let (Some(epsilon), Some(n)) = (self.epsilon, self.population) else {
             return Ok(None);
@@ -156,9 +158,18 @@ impl UciPbpRequest {
             clip: self.clip,
             one_record: self.one_record,
         };
+        let budget = dp_accountant::Budget::new(epsilon, self.delta.unwrap_or(DEFAULT_DELTA))
+            .map_err(dp_core::CoreError::from)?;
         private_pbp_for(epsilon, n)
-            .resolve(n, epochs, &overrides)
-            .map(|r| Some(r.with_clipping(self.clipping)))
+            .resolve_for_budget(
+                n,
+                epochs,
+                &overrides,
+                self.clipping,
+                &budget,
+                self.accountant.unwrap_or_default(),
+            )
+            .map(Some)
     }
 }
 

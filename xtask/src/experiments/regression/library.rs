@@ -115,10 +115,10 @@ impl Folder {
         if method == Method::MinibatchDpSep
             && let Some(e) = eps
         {
-            // As `args`: spelled out when the recommendation is innovation clipping (the same
+            // As `args`: spelled out when the recommendation is innovation or whitened clipping (the same
             // setting; the output's `recommended_settings` then names clipping as given).
             let rec = dp_sep::recommended::private_pbp_for(e, d.train_rows[split]);
-            if rec.clipping == dp_sep::Clipping::Innovation {
+            if rec.clipping != dp_sep::Clipping::Value {
                 r.clipping = Some(rec.clipping);
             }
             if rec.batch_size != dp_sep::recommended::PRIVATE_PBP.batch_size {

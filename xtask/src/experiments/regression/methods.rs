@@ -173,11 +173,12 @@ pub(super) fn args(d: &DataSet, method: Method, split: usize, eps: Option<f64>) 
     }
     if method == Method::MinibatchDpSep {
         a.extend(MINIBATCH.map(String::from));
-        // Spelled out when the recommendation is innovation clipping (below eps 2), so that
-        // cells run before it became the default (value clipping, same flags) are not reused.
+        // Spelled out when the recommendation is innovation or whitened clipping, so that
+        // cells run before either became the default (value or innovation clipping, other
+        // flags the same) are not reused.
         if let Some(e) = eps {
             let rec = dp_sep::recommended::private_pbp_for(e, d.train_rows[split]);
-            if rec.clipping == dp_sep::Clipping::Innovation {
+            if rec.clipping != dp_sep::Clipping::Value {
                 a.extend(["--clipping".into(), rec.clipping.name().into()]);
             }
             // Spelled out where the population band changed the recommended batch size (S = 128
