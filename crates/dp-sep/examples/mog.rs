@@ -33,8 +33,8 @@ use dp_sep::mog::{
 use dp_sep::recommended::{Overrides, PRIVATE_MOG, Resolved};
 use dp_sep::sep::run_sep_observed;
 use dp_sep::{
-    Batching, DpSepConfig, FactorWall, SamplingScheme, SepConfig, SepError, SepState, WallPlan,
-    run_dp_sep_observed,
+    Batching, Clipping, DpSepConfig, FactorWall, SamplingScheme, SepConfig, SepError, SepState,
+    WallPlan, run_dp_sep_observed,
 };
 use nalgebra::{DMatrix, DVector};
 use rand::SeedableRng;
@@ -114,6 +114,13 @@ struct Args {
     /// or linear (docs/accountant.md, section 11). Only with --epsilon.
     #[arg(long)]
     accountant: Option<String>,
+    /// What DP-SEP's wall clips: value (each point's factor, 002's), innovation (the factor
+    /// minus the shared factor) or whitened (the innovation in the posterior's metric, the clip
+    /// from the budget unless --clip is given; docs/dp-sep.md, "Whitened clipping"). Default:
+    /// the recommendation's (dp_sep::recommended::PRIVATE_MOG). Only with --epsilon; not with
+    /// --one-record.
+    #[arg(long)]
+    clipping: Option<String>,
     /// Run even if epochs x n exceeds dp_sep::limits::MAX_STEPS (10^8 steps).
     #[arg(long)]
     allow_long_run: bool,
@@ -161,8 +168,25 @@ fn check(args: &Args) -> Result<Family, ExampleError> {
                     "cannot be combined with --batch-size: choose one point or a batch per step",
                 ));
             }
+            if args.one_record && args.clipping.is_some() {
+                return Err(ExampleError::usage(
+                    "--clipping",
+                    "cannot be combined with --one-record (002's algorithm clips each point's factor)",
+                ));
+            }
+            if let Some(c) = args.clipping.as_deref() {
+                let clipping = parse_clipping(c)?;
+                if clipping == Clipping::Whitened && args.compare_sep {
+                    return Err(ExampleError::usage(
+                        "--compare-sep",
+                        "its noise mapping assumes noise isotropic in the natural parameters; \
+                         not with --clipping whitened",
+                    ));
+                }
+            }
         }
         None => {
+            needs(args.clipping.is_some(), "--clipping", "--epsilon")?;
             needs(args.one_record, "--one-record", "--epsilon")?;
             needs(args.accountant.is_some(), "--accountant", "--epsilon")?;
             needs(args.batch_size.is_some(), "--batch-size", "--epsilon")?;
@@ -237,6 +261,16 @@ fn check(args: &Args) -> Result<Family, ExampleError> {
         .map_err(ExampleError::from)?;
     }
     Ok(family)
+}
+
+/// Parses `--clipping`.
+fn parse_clipping(text: &str) -> Result<Clipping, ExampleError> {
+    text.parse::<Clipping>().map_err(|_| {
+        ExampleError::usage(
+            format!("--clipping {}", limits::excerpt(text)),
+            "must be value, innovation or whitened",
+        )
+    })
 }
 
 /// Parses `--accountant` (`rdp`, `pld`, `moments`, `zcdp`, `advanced`, `linear`).
@@ -586,8 +620,20 @@ fn private_settings(args: &Args, n: usize) -> Result<Option<Resolved>, ExampleEr
         clip: args.clip.or(args.one_record.then_some(1.0)),
         one_record: args.one_record,
     };
+    let Some(epsilon) = args.epsilon else {
+        return Ok(None);
+    };
+    let clipping = args.clipping.as_deref().map(parse_clipping).transpose()?;
+    let budget = dp_accountant::Budget::new(epsilon, args.delta.unwrap_or(DEFAULT_DELTA))
+        .map_err(|e| flagged("--epsilon / --delta")(SepError::from(dp_core::CoreError::from(e))))?;
+    let accountant = args
+        .accountant
+        .as_deref()
+        .map(parse_accountant)
+        .transpose()?
+        .unwrap_or_default();
     PRIVATE_MOG
-        .resolve(n, args.epochs, &overrides)
+        .resolve_for_budget(n, args.epochs, &overrides, clipping, &budget, accountant)
         .map(Some)
-        .map_err(flagged("--batch-size / --n / --epochs"))
+        .map_err(flagged("--batch-size / --n / --epochs / --clipping"))
 }

@@ -221,11 +221,32 @@ fn bad_batch_sizes_are_typed_errors() {
     assert_eq!(wall.core().ledger().len(), 0, "refused before any release");
 }
 
-/// Whitened clipping needs the model's metric: the mixture of Gaussians has none, so the run is
-/// refused before any release (no silent fallback to plain innovation clipping).
+/// A model without a metric: the mixture, with `has_metric` (and the whitening) left at the
+/// trait's defaults.
+struct NoMetric(MogModel);
+
+impl SepModel for NoMetric {
+    type Record = Vec<f64>;
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn tilted(&self, cavity: &[f64], record: &Vec<f64>, out: &mut [f64]) -> bool {
+        self.0.tilted(cavity, record, out)
+    }
+    fn is_valid(&self, theta: &[f64]) -> bool {
+        self.0.is_valid(theta)
+    }
+    fn repair(&self, theta: &mut [f64]) {
+        self.0.repair(theta)
+    }
+}
+
+/// Whitened clipping needs the model's metric: a model without one is refused before any
+/// release (no silent fallback to plain innovation clipping).
 #[test]
 fn whitened_clipping_without_a_metric_is_refused_before_any_release() {
-    let (mut model, mut state, points) = setup();
+    let (model, mut state, points) = setup();
+    let mut model = NoMetric(model);
     let batching = Batching::poisson(10).unwrap();
     let wall_plan = plan(batching, 1, None);
     let mut wall = FactorWall::new(points, &wall_plan).unwrap();

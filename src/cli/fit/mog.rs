@@ -194,7 +194,11 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
     let mut sampling = None;
     let (summary, settings_extra) = match privacy {
         Privacy::Target { epsilon, delta } => {
-            let resolved = PRIVATE_MOG.resolve(
+            // Whitened clipping (the recommendation) takes its clip from the budget unless
+            // --clip is given.
+            let budget = dp_accountant::Budget::new(epsilon, delta)
+                .map_err(|e| dp_sep::SepError::from(dp_core::CoreError::from(e)))?;
+            let resolved = PRIVATE_MOG.resolve_for_budget(
                 n,
                 args.epochs,
                 &Overrides {
@@ -203,6 +207,9 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                     clip: args.clip,
                     one_record: false,
                 },
+                None,
+                &budget,
+                c.accountant.unwrap_or_default(),
             )?;
             let batching = resolved.batching;
             sampling = Some(batching.name());
@@ -257,6 +264,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
                     ledger: Some(ledger),
                 },
                 json!({"method": "dp-sep", "gamma": num(gamma), "clip": num(clip),
+                       "clipping": resolved.clipping.name(),
                        "batch_size": s_exp, "releases": report.releases,
                        "theta_noise_std": num(report.theta_noise_std),
                        "recommended": resolved.note("PRIVATE_MOG")}),

@@ -271,17 +271,27 @@ fn fit_mog(
         clip: one_record.then_some(1.0),
         one_record,
     };
-    fit_mog_with(SEED, epochs, eps, &overrides, noise_seed, gibbs_samples)
+    fit_mog_with(
+        SEED,
+        epochs,
+        eps,
+        &overrides,
+        None,
+        noise_seed,
+        gibbs_samples,
+    )
 }
 
 /// [`fit_mog`] on the data (and public initialisation) of generator seed `data_seed` (the
-/// example's `--seed`), with the private settings `overrides` leaves unset taken from
-/// `PRIVATE_MOG` (the example's `--batch-size`, `--gamma`, `--clip`, `--one-record`).
+/// example's `--seed`), with the private settings `overrides` and `clipping` leave unset taken
+/// from `PRIVATE_MOG` (the example's `--batch-size`, `--gamma`, `--clip`, `--one-record`,
+/// `--clipping`; whitened clipping without a clip takes it from the budget, RDP).
 pub(super) fn fit_mog_with(
     data_seed: u64,
     epochs: usize,
     eps: Option<f64>,
     overrides: &Overrides,
+    clipping: Option<Clipping>,
     noise_seed: u64,
     gibbs_samples: Option<usize>,
 ) -> anyhow::Result<MogOutcome> {
@@ -292,7 +302,16 @@ pub(super) fn fit_mog_with(
     // The example's public initialisation: posterior N(u_j, I / p) with u_j ~ N(0, I).
     let mut state = public_start(&model, n, MOG_INIT_PRECISION, &mut rng)?;
     let private = eps
-        .map(|_| PRIVATE_MOG.resolve(n, epochs, overrides))
+        .map(|e| -> anyhow::Result<_> {
+            Ok(PRIVATE_MOG.resolve_for_budget(
+                n,
+                epochs,
+                overrides,
+                clipping,
+                &dp_accountant::Budget::new(e, DELTA)?,
+                dp_accountant::AccountantKind::Rdp,
+            )?)
+        })
         .transpose()?;
     let gamma = private.map_or(n as f64, |p| p.gamma);
     let epsilon_accounted = match (eps, private) {

@@ -605,23 +605,33 @@ fn mog_grid(ctx: &Context) -> anyhow::Result<String> {
     let epochs = 100.0;
     // The example's defaults (`--epsilon` alone: `PRIVATE_MOG` resolved for N = 1000 and 100
     // epochs, as the example resolves it) must be the chosen setting.
-    let resolved = PRIVATE_MOG.resolve(n as usize, epochs as usize, &Overrides::default())?;
-    let (b, g, c) = (
+    // Since session 14 the clipping is whitened with the clip from the budget; S and P are the
+    // grid's choice (value clipping, below).
+    let resolved = PRIVATE_MOG.resolve_for_budget(
+        n as usize,
+        epochs as usize,
+        &Overrides::default(),
+        None,
+        &dp_accountant::Budget::new(1.0, 1e-5)?,
+        dp_accountant::AccountantKind::Rdp,
+    )?;
+    let (b, g) = (
         resolved.batching.expected_batch_size() as f64,
         resolved.gamma,
-        resolved.clip,
     );
-    let want = (MOG_CHOSEN.0 as f64, MOG_CHOSEN.1 * n / epochs, MOG_CHOSEN.2);
+    let want = (MOG_CHOSEN.0 as f64, MOG_CHOSEN.1 * n / epochs);
     anyhow::ensure!(
-        (b, g, c) == want,
-        "the mog example's private defaults ({b}, {g}, {c}) are not the chosen setting {want:?}: \
-         update dp_sep::recommended::PRIVATE_MOG or MOG_CHOSEN"
+        (b, g) == want && resolved.clipping == dp_sep::Clipping::Whitened,
+        "the mog example's private defaults ({b}, {g}, {}) are not the chosen setting {want:?} \
+         with whitened clipping: update dp_sep::recommended::PRIVATE_MOG or MOG_CHOSEN",
+        resolved.clipping.name()
     );
     if ctx.quick {
         return Ok(format!(
             "Quick mode: the mog example's private defaults were checked to be S = {}, P = {}, \
-             C = {} (the grid runs in full mode).",
-            MOG_CHOSEN.0, MOG_CHOSEN.1, MOG_CHOSEN.2
+             whitened clipping with the clip from the budget ({:.1} at epsilon 1; the value-clipping \
+             grid that chose S and P runs in full mode).",
+            MOG_CHOSEN.0, MOG_CHOSEN.1, resolved.clip
         ));
     }
     let mut rows: Vec<(f64, Vec<String>)> = Vec::new();
@@ -643,6 +653,7 @@ fn mog_grid(ctx: &Context) -> anyhow::Result<String> {
                         epochs as usize,
                         Some(1.0),
                         &overrides,
+                        Some(dp_sep::Clipping::Value),
                         seed,
                         None,
                     )?;
@@ -652,7 +663,7 @@ fn mog_grid(ctx: &Context) -> anyhow::Result<String> {
                 values.sort_by(f64::total_cmp);
                 let median = values[values.len() / 2];
                 let mark = if (batch, refreshes, clip) == MOG_CHOSEN {
-                    " (default)"
+                    " (the default before session 14; its S and P are still the default's)"
                 } else {
                     ""
                 };

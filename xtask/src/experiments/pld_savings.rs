@@ -647,7 +647,22 @@ fn mog_comparison(seeds: u64) -> anyhow::Result<Comparison> {
             cov: DMatrix::identity(MOG_D, MOG_D),
         })
         .collect();
-    let config = PRIVATE_MOG.config(MOG_N, MOG_EPOCHS)?;
+    // The recommended setting at the standard budget; with whitened clipping the clip comes from
+    // RDP's calibration and is kept for both arms (PLD's smaller noise then shows at the same C).
+    let resolved = PRIVATE_MOG.resolve_for_budget(
+        MOG_N,
+        MOG_EPOCHS,
+        &dp_sep::recommended::Overrides::default(),
+        None,
+        &dp_accountant::Budget::new(DPSEP_EPSILON, DPSEP_DELTA)?,
+        AccountantKind::Rdp,
+    )?;
+    let config = dp_sep::DpSepConfig::builder()
+        .gamma(resolved.gamma)
+        .epochs(MOG_EPOCHS)
+        .batching(resolved.batching)
+        .clipping(resolved.clipping)
+        .build()?;
     let batching = config.batching();
     let steps = dp_sep::planned_steps(batching, MOG_EPOCHS, MOG_N, false)?;
     let mut arms = Vec::new();
@@ -658,7 +673,7 @@ fn mog_comparison(seeds: u64) -> anyhow::Result<Comparison> {
                 .population(MOG_N)
                 .dim(SepModel::dim(&model))
                 .budget(DPSEP_EPSILON, DPSEP_DELTA)
-                .clip(PRIVATE_MOG.clip)
+                .clip(resolved.clip)
                 .steps(steps)
                 .sampling(dp_sep::sampling_for(batching, MOG_N)?)
                 .rng(RngPolicy::Seeded { seed })
@@ -696,13 +711,13 @@ fn mog_comparison(seeds: u64) -> anyhow::Result<Comparison> {
     Ok(Comparison {
         model: "MoG (DP-SEP)".into(),
         setting: format!(
-            "PRIVATE_MOG: Poisson S = {} of {MOG_N} (q = {:.2}), P = {}, C = {}, {} clipping, \
-             {MOG_EPOCHS} epochs ({steps} releases), J = {MOG_J}, d = {MOG_D}",
+            "PRIVATE_MOG: Poisson S = {} of {MOG_N} (q = {:.2}), P = {}, C = {:.1} (RDP's, both \
+             arms), {} clipping, {MOG_EPOCHS} epochs ({steps} releases), J = {MOG_J}, d = {MOG_D}",
             batching.expected_batch_size(),
             batching.expected_batch_size() as f64 / MOG_N as f64,
             PRIVATE_MOG.refreshes,
-            PRIVATE_MOG.clip,
-            PRIVATE_MOG.clipping.name()
+            resolved.clip,
+            resolved.clipping.name()
         ),
         metric: "F-norm of posterior means vs generating means (lower is better)",
         target: DPSEP_EPSILON,
@@ -732,6 +747,18 @@ fn pbp_comparison(ctx: &Context, seeds: u64) -> anyhow::Result<(Comparison, Stri
     let epochs = super::dpsep_defaults::EPOCHS;
     let recommended = private_pbp_for(DPSEP_EPSILON, n);
     let dp = recommended.config(n, epochs)?;
+    // With whitened clipping the clip comes from the budget: RDP's calibration, kept for both
+    // arms (PLD's smaller noise then shows at the same C).
+    let clip = recommended
+        .resolve_for_budget(
+            n,
+            epochs,
+            &dp_sep::recommended::Overrides::default(),
+            None,
+            &dp_accountant::Budget::new(DPSEP_EPSILON, DPSEP_DELTA)?,
+            AccountantKind::Rdp,
+        )?
+        .clip;
     let base = || {
         PbpConfig::builder()
             .method(Method::Sep)
@@ -753,7 +780,7 @@ fn pbp_comparison(ctx: &Context, seeds: u64) -> anyhow::Result<(Comparison, Stri
                 .build()?;
             let config = base()
                 .gamma(dp.gamma_for(n))
-                .clip(recommended.clip)
+                .clip(clip)
                 .batching(dp.batching())
                 .clipping(dp.clipping())
                 .privacy(privacy)
@@ -765,7 +792,7 @@ fn pbp_comparison(ctx: &Context, seeds: u64) -> anyhow::Result<(Comparison, Stri
                 .population(n)
                 .dim(SepModel::dim(&model))
                 .budget(DPSEP_EPSILON, DPSEP_DELTA)
-                .clip(recommended.clip)
+                .clip(clip)
                 .steps(dp_sep::planned_steps(dp.batching(), epochs, n, false)?)
                 .sampling(dp_sep::sampling_for(dp.batching(), n)?)
                 .rng(privacy.noise_rng())
@@ -798,11 +825,12 @@ fn pbp_comparison(ctx: &Context, seeds: u64) -> anyhow::Result<(Comparison, Stri
         Comparison {
             model: "PBP (DP-SEP)".into(),
             setting: format!(
-                "private_pbp(1): Poisson S = {s} of {n} (q = {:.2}), P = {}, C = {}, {} \
-                 clipping, {epochs} epochs ({releases} releases), 50 hidden units",
+                "private_pbp_for(1, {n}): Poisson S = {s} of {n} (q = {:.2}), P = {}, C = {:.1} \
+                 (RDP's, both arms), {} clipping, {epochs} epochs ({releases} releases), 50 \
+                 hidden units",
                 s as f64 / n as f64,
                 recommended.refreshes,
-                recommended.clip,
+                clip,
                 recommended.clipping.name()
             ),
             metric: "test RMSE / mean predictor's (lower is better)",

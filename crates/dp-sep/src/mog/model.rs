@@ -283,8 +283,107 @@ impl Moments {
     }
 }
 
+impl MogModel {
+    /// Applies the whitening map of component `k` at `g` (`N(mu, Sigma)`, `Sigma = A A^T`) to
+    /// one block `v`, or its inverse. Full family: `w_1 = A^T (dh + (dK + dK^T) mu)`,
+    /// `w_2 = sqrt(2) A^T dK A` (row-major); its squared norm is the Fisher form
+    /// `Var[dh^T x + x^T dK x]` for symmetric `dK`, and the map is invertible on every `dK`.
+    /// Diagonal family: per coordinate `(sqrt(v) (dh + 2 m dk), sqrt(2) v dk)`.
+    fn whiten_block(&self, g: &MvGaussian, v: &mut [f64], inverse: bool) -> bool {
+        let d = self.d;
+        let mu = g.mean();
+        let cov = g.cov();
+        match self.family {
+            Family::Diagonal => {
+                for i in 0..d {
+                    let (m, var) = (mu[i], cov[(i, i)]);
+                    if inverse {
+                        let dk = v[d + i] / (std::f64::consts::SQRT_2 * var);
+                        v[i] = v[i] / var.sqrt() - 2.0 * m * dk;
+                        v[d + i] = dk;
+                    } else {
+                        let (dh, dk) = (v[i], v[d + i]);
+                        v[i] = var.sqrt() * (dh + 2.0 * m * dk);
+                        v[d + i] = std::f64::consts::SQRT_2 * var * dk;
+                    }
+                }
+                true
+            }
+            Family::Full => {
+                let Some(chol) = cov.clone().cholesky() else {
+                    return false;
+                };
+                let a = chol.l();
+                let at = a.transpose();
+                let sqrt2 = std::f64::consts::SQRT_2;
+                if inverse {
+                    let w1 = DVector::from_column_slice(&v[..d]);
+                    let m = DMatrix::from_row_slice(d, d, &v[d..]) / sqrt2;
+                    // dK = A^-T M A^-1: solve A^T X = M, then dK^T = A^-T X^T.
+                    let Some(x) = at.solve_upper_triangular(&m) else {
+                        return false;
+                    };
+                    let Some(dkt) = at.solve_upper_triangular(&x.transpose()) else {
+                        return false;
+                    };
+                    let dk = dkt.transpose();
+                    let Some(u) = at.solve_upper_triangular(&w1) else {
+                        return false;
+                    };
+                    let dh = u - (&dk + &dkt) * mu;
+                    v[..d].copy_from_slice(dh.as_slice());
+                    for r in 0..d {
+                        for c in 0..d {
+                            v[d + r * d + c] = dk[(r, c)];
+                        }
+                    }
+                } else {
+                    let dh = DVector::from_column_slice(&v[..d]);
+                    let dk = DMatrix::from_row_slice(d, d, &v[d..]);
+                    let w1 = &at * (dh + (&dk + dk.transpose()) * mu);
+                    let w2 = &at * dk * &a * sqrt2;
+                    v[..d].copy_from_slice(w1.as_slice());
+                    for r in 0..d {
+                        for c in 0..d {
+                            v[d + r * d + c] = w2[(r, c)];
+                        }
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    fn whiten_all(&self, at: &[f64], v: &mut [f64], inverse: bool) {
+        let ok = self.gaussians(at).is_ok_and(|comps| {
+            let bl = self.block();
+            comps
+                .iter()
+                .enumerate()
+                .all(|(k, g)| self.whiten_block(g, &mut v[k * bl..(k + 1) * bl], inverse))
+        });
+        if !ok {
+            // Unreachable for a valid (repaired) cavity; a zero change moves nothing.
+            v.iter_mut().for_each(|x| *x = 0.0);
+        }
+    }
+}
+
 impl SepModel for MogModel {
     type Record = Vec<f64>;
+
+    fn has_metric(&self) -> bool {
+        true
+    }
+
+    /// Per component, the Fisher metric of its Gaussian at the cavity (see `whiten_block`).
+    fn whiten(&self, at: &[f64], v: &mut [f64]) {
+        self.whiten_all(at, v, false);
+    }
+
+    fn unwhiten(&self, at: &[f64], v: &mut [f64]) {
+        self.whiten_all(at, v, true);
+    }
 
     fn dim(&self) -> usize {
         self.j * self.block()
@@ -391,6 +490,80 @@ mod tests {
                 cov: DMatrix::identity(d, d) * 0.25,
             },
         ]
+    }
+
+    /// The log-partition of one component's Gaussian, `-h^T Ks^-1 h / 4 - log det(-2 Ks) / 2`
+    /// with `Ks` the symmetric part of the stored `K` block, summed over components; written
+    /// independently of the metric.
+    fn log_partition(model: &MogModel, theta: &[f64]) -> f64 {
+        let (d, bl) = (model.d, model.block());
+        (0..model.j)
+            .map(|k| {
+                let b = &theta[k * bl..(k + 1) * bl];
+                let h = DVector::from_column_slice(&b[..d]);
+                let ks = match model.family {
+                    Family::Full => {
+                        let m = DMatrix::from_row_slice(d, d, &b[d..]);
+                        (&m + m.transpose()) / 2.0
+                    }
+                    Family::Diagonal => {
+                        DMatrix::from_diagonal(&DVector::from_column_slice(&b[d..]))
+                    }
+                };
+                let inv = ks.clone().try_inverse().unwrap();
+                -(h.transpose() * inv * &h)[(0, 0)] / 4.0 - 0.5 * (ks * -2.0).determinant().ln()
+            })
+            .sum()
+    }
+
+    /// `||whiten(v)||^2` is the second derivative of the log-partition along a symmetric `v`
+    /// (the Fisher form), by central differences, for both families; `unwhiten` inverts
+    /// `whiten` on any `v` (asymmetric `K` parts included).
+    #[test]
+    fn whitening_is_the_fisher_metric_and_inverts() {
+        for family in [Family::Full, Family::Diagonal] {
+            let model = MogModel::new(2, 3, 0.5, family).unwrap();
+            let at = model.natural_from_moments(&comps(3)).unwrap();
+            let (d, bl) = (3, model.block());
+            let mut v: Vec<f64> = (0..at.len())
+                .map(|i| ((i * 7 + 3) % 5) as f64 - 2.1)
+                .collect();
+            if family == Family::Full {
+                // A symmetric K part: the Fisher form sees only the symmetric part.
+                for k in 0..2 {
+                    for r in 0..d {
+                        for c in 0..r {
+                            v[k * bl + d + r * d + c] = v[k * bl + d + c * d + r];
+                        }
+                    }
+                }
+            }
+            let t = 1e-4;
+            let shifted =
+                |s: f64| -> Vec<f64> { at.iter().zip(&v).map(|(a, b)| a + s * b).collect() };
+            let quad = (log_partition(&model, &shifted(t)) - 2.0 * log_partition(&model, &at)
+                + log_partition(&model, &shifted(-t)))
+                / (t * t);
+            let mut white = v.clone();
+            model.whiten(&at, &mut white);
+            let norm2: f64 = white.iter().map(|x| x * x).sum();
+            assert!(
+                (norm2 - quad).abs() <= 1e-5 * quad.abs().max(1.0),
+                "{family:?}: ||L^T v||^2 = {norm2}, v^T F v = {quad}"
+            );
+            let asym: Vec<f64> = (0..at.len()).map(|i| (i as f64 * 0.37).sin()).collect();
+            for orig in [v, asym] {
+                let mut w = orig.clone();
+                model.whiten(&at, &mut w);
+                model.unwhiten(&at, &mut w);
+                for (a, b) in w.iter().zip(&orig) {
+                    assert!(
+                        (a - b).abs() <= 1e-10 * b.abs().max(1.0),
+                        "{family:?}: {a} vs {b}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

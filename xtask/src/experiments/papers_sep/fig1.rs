@@ -155,6 +155,7 @@ fn fit_sep(
     moments(&model, state.posterior())
 }
 
+#[allow(clippy::too_many_arguments)] // the run's public settings, one per argument
 fn fit_dp_sep(
     start: &Start,
     points: &[Vec<f64>],
@@ -162,6 +163,7 @@ fn fit_dp_sep(
     batching: Batching,
     gamma: f64,
     clip: f64,
+    clipping: dp_sep::Clipping,
     epochs: usize,
 ) -> anyhow::Result<(Vec<Moments>, DpSepReport)> {
     let mut model = start.model.clone();
@@ -181,6 +183,7 @@ fn fit_dp_sep(
         .gamma(gamma)
         .epochs(epochs)
         .batching(batching)
+        .clipping(clipping)
         .build()?;
     let (report, _diagnostics) = run_dp_sep(&mut model, &mut state, &mut wall, &config)?;
     Ok((moments(&model, state.posterior())?, report))
@@ -439,9 +442,17 @@ pub fn run(ctx: &Context) -> anyhow::Result<Part> {
 
     for eps in [1.0, 5.0, 50.0] {
         let t = Instant::now();
-        let (fitted, report) =
-            fit_dp_sep(&start, points, eps, Batching::OneRecord, 1.0, CLIP, epochs)
-                .with_context(|| format!("DP-SEP at epsilon {eps}"))?;
+        let (fitted, report) = fit_dp_sep(
+            &start,
+            points,
+            eps,
+            Batching::OneRecord,
+            1.0,
+            CLIP,
+            dp_sep::Clipping::Value,
+            epochs,
+        )
+        .with_context(|| format!("DP-SEP at epsilon {eps}"))?;
         panels.push(panel(
             format!("DP-SEP eps = {eps} (002)"),
             format!("DP-SEP (002: one point per step, C = 1, gamma = 1), eps {eps}"),
@@ -455,7 +466,14 @@ pub fn run(ctx: &Context) -> anyhow::Result<Part> {
     }
 
     // Our recommended private setting at epsilon 1.
-    let resolved = PRIVATE_MOG.resolve(N, epochs, &Overrides::default())?;
+    let resolved = PRIVATE_MOG.resolve_for_budget(
+        N,
+        epochs,
+        &Overrides::default(),
+        None,
+        &dp_accountant::Budget::new(1.0, DELTA)?,
+        dp_accountant::AccountantKind::Rdp,
+    )?;
     let t = Instant::now();
     let (fitted, report) = fit_dp_sep(
         &start,
@@ -464,6 +482,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Part> {
         resolved.batching,
         resolved.gamma,
         resolved.clip,
+        resolved.clipping,
         epochs,
     )
     .context("minibatch DP-SEP at epsilon 1")?;
@@ -471,8 +490,10 @@ pub fn run(ctx: &Context) -> anyhow::Result<Part> {
     panels.push(panel(
         format!("minibatch DP-SEP eps = 1 (S = {s})"),
         format!(
-            "minibatch DP-SEP, recommended (PRIVATE_MOG: Poisson S = {s}, gamma = {:.3}, C = {}), eps 1",
-            resolved.gamma, resolved.clip
+            "minibatch DP-SEP, recommended (PRIVATE_MOG: Poisson S = {s}, gamma = {:.3}, C = {:.1}, {} clipping), eps 1",
+            resolved.gamma,
+            resolved.clip,
+            resolved.clipping.name()
         ),
         fitted,
         &generating,
