@@ -446,7 +446,8 @@ pub struct DpSepReport {
     pub noise_multiplier: f64,
     /// Noise std on each coordinate of `theta_new`: `sigma * 2 gamma C / N` with one record per
     /// step or a fixed-size batch (replace-one), `sigma * gamma C / N` with a Poisson batch
-    /// (add/remove-one).
+    /// (add/remove-one). With [`Clipping::Whitened`] the coordinates are those of
+    /// `N L^T theta_new` in the step's cavity metric, not the natural parameters.
     pub theta_noise_std: f64,
     /// Epsilon of the accounted run.
     pub epsilon: f64,
@@ -744,6 +745,8 @@ mod tests {
     /// factor is `target`); a record `false` has no tilted moments.
     struct Constant {
         target: Vec<f64>,
+        /// A diagonal metric `v_i <- m_i (1 + |at_i|) v_i` (for whitened clipping), or none.
+        metric: Option<Vec<f64>>,
     }
 
     impl SepModel for Constant {
@@ -761,6 +764,21 @@ mod tests {
             true
         }
         fn repair(&self, _: &mut [f64]) {}
+        fn has_metric(&self) -> bool {
+            self.metric.is_some()
+        }
+        fn whiten(&self, at: &[f64], v: &mut [f64]) {
+            let m = self.metric.as_ref().unwrap();
+            for ((x, a), w) in v.iter_mut().zip(at).zip(m) {
+                *x *= w * (1.0 + a.abs());
+            }
+        }
+        fn unwhiten(&self, at: &[f64], v: &mut [f64]) {
+            let m = self.metric.as_ref().unwrap();
+            for ((x, a), w) in v.iter_mut().zip(at).zip(m) {
+                *x /= w * (1.0 + a.abs());
+            }
+        }
     }
 
     /// `steps` noise-free Poisson-batch steps (`S = 10` of `N = 100`, `gamma = N^2 / S`: each
@@ -772,9 +790,21 @@ mod tests {
         clipping: Clipping,
         steps: u64,
     ) -> Vec<f64> {
+        run_metric(records, target, None, clip, clipping, steps)
+    }
+
+    fn run_metric(
+        records: Vec<bool>,
+        target: &[f64],
+        metric: Option<Vec<f64>>,
+        clip: f64,
+        clipping: Clipping,
+        steps: u64,
+    ) -> Vec<f64> {
         let n = 100;
         let model = Constant {
             target: target.to_vec(),
+            metric,
         };
         let batching = Batching::poisson(10).unwrap();
         let plan = WallPlan::builder()
@@ -821,6 +851,44 @@ mod tests {
         );
         assert!(dist(&value, &target) > 3.9, "{value:?}");
         assert!(dist(&innovation, &target) < 1e-6, "{innovation:?}");
+    }
+
+    /// Whitened clipping maps each innovation into the metric and the release back: with a clip
+    /// no record reaches and no noise it is innovation clipping exactly (the maps compose to the
+    /// identity, at the cavity each step uses); with a binding clip the clip acts in the metric
+    /// (the heavily weighted coordinate is held back more than under innovation clipping).
+    #[test]
+    fn whitened_clipping_is_innovation_clipping_in_the_metric() {
+        let target = [3.0, -4.0];
+        let metric = Some(vec![10.0, 0.1]);
+        let records = vec![true; 100];
+        let innovation = run(records.clone(), &target, 1e9, Clipping::Innovation, 7);
+        let whitened = run_metric(
+            records.clone(),
+            &target,
+            metric.clone(),
+            1e9,
+            Clipping::Whitened,
+            7,
+        );
+        assert!(
+            dist(&innovation, &whitened) < 1e-9,
+            "{innovation:?} vs {whitened:?}"
+        );
+        assert!(dist(&innovation, &target) < 1e-9);
+        // Binding clip, first step (cavity 0, so the metric is diag(10, 0.1)): each record's
+        // whitened innovation N L^T d has norm 100 sqrt(30^2 + 0.4^2), its innovation norm 5, so
+        // with the same batch the whitened step is the innovation step times 5 / that norm.
+        let one_innovation = run(records.clone(), &target, 1.0, Clipping::Innovation, 1);
+        let one = run_metric(records, &target, metric, 1.0, Clipping::Whitened, 1);
+        let ratio = 5.0 / (100.0 * (30.0f64.powi(2) + 0.4f64.powi(2)).sqrt());
+        for (w, i) in one.iter().zip(&one_innovation) {
+            assert!(
+                (w - i * ratio).abs() <= 1e-12 * i.abs(),
+                "{one:?} vs {one_innovation:?}"
+            );
+        }
+        assert!(one[0] != 0.0);
     }
 
     /// A record without tilted moments contributes zero: under innovation clipping that is "no
@@ -878,6 +946,7 @@ mod tests {
     fn tail_averaging_leaves_the_hand_computed_average() {
         let model = Constant {
             target: vec![0.8, -0.6],
+            metric: None,
         };
         let steps = 20;
         // By hand: the same steps, recording the factor after each.
@@ -919,6 +988,7 @@ mod tests {
     fn averaging_leaves_the_privacy_ledger_unchanged() {
         let mut model = Constant {
             target: vec![0.8, -0.6],
+            metric: None,
         };
         let mut ledgers = Vec::new();
         let mut reports = Vec::new();

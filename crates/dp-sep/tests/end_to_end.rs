@@ -694,6 +694,15 @@ fn mog_batch_innovation_plus_one_far_outlier_or_nan_point_moves_nothing() {
     mog_batch_neighbours_clipped(vec![f64::NAN, 0.0], false, Clipping::Innovation);
 }
 
+/// Whitened clipping on the mixture (full covariances): an added outlier moves each release by at
+/// most `C / S` in the cavity's metric and the posterior by at most `gamma C / N` there; a point
+/// whose whitened innovation is non-finite is replaced by zero and moves nothing.
+#[test]
+fn mog_batch_whitened_plus_one_outlier_moves_each_release_within_c_over_s() {
+    mog_batch_neighbours_clipped(vec![40.0, -30.0], true, Clipping::Whitened);
+    mog_batch_neighbours_clipped(vec![f64::NAN, 0.0], false, Clipping::Whitened);
+}
+
 /// Replace-one with innovation clipping: one record per step and a fixed-size batch of `S = 10`
 /// of `N = 60` slots; record 7 replaced by a far outlier moves the posterior by at most
 /// `2 gamma C / N` when drawn and by nothing otherwise.
