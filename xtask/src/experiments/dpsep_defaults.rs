@@ -559,12 +559,41 @@ fn command(r: &UciPbpRequest) -> String {
 /// Checks that `--epsilon 1` alone (no batch size, damping or clip) resolves to [`CHOSEN`]: the
 /// recommendation in `dp_sep::recommended`, which the `pbp` example applies through
 /// `UciPbpRequest::private_settings`, and this grid must agree.
+///
+/// From `dp_sep::recommended::WHITENED_FROM` records on (session 14) the default is
+/// `PRIVATE_PBP_WHITENED` instead, with the clip from the budget; that is checked here.
 fn check_example_defaults(mut request: UciPbpRequest, n_train: usize) -> anyhow::Result<()> {
     request.epsilon = Some(1.0);
     request.population = Some(n_train);
     let resolved = request
         .private_settings(EPOCHS)?
         .context("a request with epsilon and population resolves private settings")?;
+    if n_train >= dp_sep::recommended::WHITENED_FROM {
+        let w = dp_sep::recommended::PRIVATE_PBP_WHITENED;
+        let want_clip = dp_sep::recommended::whitened_clip(
+            n_train,
+            EPOCHS,
+            resolved.batching,
+            resolved.gamma,
+            &dp_accountant::Budget::new(1.0, request.delta.unwrap_or(1e-5))?,
+            request.accountant.unwrap_or_default(),
+            dp_sep::recommended::WHITENED_NOISE_TARGET,
+        )?;
+        anyhow::ensure!(
+            resolved.clipping == dp_sep::Clipping::Whitened
+                && resolved.batching.expected_batch_size() == w.batch_size.min(n_train / 2)
+                && (resolved.gamma - w.refreshes * n_train as f64 / EPOCHS as f64).abs()
+                    <= 1e-9 * resolved.gamma
+                && resolved.clip == want_clip,
+            "the pbp example's private defaults for N = {n_train} ({}, {:?}, gamma {}, clip {}) \
+             are not dp_sep::recommended::PRIVATE_PBP_WHITENED with the clip from the budget",
+            resolved.clipping.name(),
+            resolved.batching,
+            resolved.gamma,
+            resolved.clip
+        );
+        return Ok(());
+    }
     let clipping = resolved.clipping.name();
     anyhow::ensure!(
         clipping == CHOSEN_CLIPPING,
