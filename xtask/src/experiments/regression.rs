@@ -137,10 +137,13 @@ pub(super) fn load_average() -> String {
         .map_or_else(|_| "unknown".into(), |s| s.trim().to_string())
 }
 
-/// Computes (or reads from the cache) every cell of `d` in process (`library`).
+/// Computes (or reads from the cache) every cell of `d` in process (`library`). New cells are
+/// recorded as computed at `commit`: the source state when the invocation started (the code this
+/// process runs), not the working tree's at the time of each cell, which may have moved on.
 #[allow(clippy::too_many_arguments)]
 fn run_cells(
     ctx: &Context,
+    commit: &str,
     d: &DataSet,
     cache: &mut Cache,
     cached_only: bool,
@@ -222,7 +225,7 @@ fn run_cells(
                             epsilon: eps,
                             command: &command,
                             output: &output,
-                            commit: &commit(&ctx.root),
+                            commit,
                             load: &load_average(),
                         })?;
                         output
@@ -330,6 +333,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Section> {
         }
         run_cells(
             ctx,
+            &commit,
             d,
             &mut cache,
             cached_only,
