@@ -49,3 +49,33 @@ pub(crate) fn lin2(out: &mut [f64], a: f64, x: &[f64], b: f64, y: &[f64]) {
         *o = a * xi + b * yi;
     }
 }
+
+/// The whitening of a change `(dh, dk)` of a univariate Gaussian's natural parameters
+/// `(m / v, -1 / (2 v))` at mean `m` and variance `v`: `L^T (dh, dk)` with `L L^T` the Fisher
+/// information `[[v, 2 m v], [2 m v, 2 v^2 + 4 m^2 v]]`, i.e.
+/// `(sqrt(v) (dh + 2 m dk), sqrt(2) v dk)` (PBP's weights, the diagonal mixture's coordinates).
+pub(crate) fn whiten_gaussian_1d(m: f64, v: f64, dh: f64, dk: f64) -> (f64, f64) {
+    (
+        v.sqrt() * (dh + 2.0 * m * dk),
+        std::f64::consts::SQRT_2 * v * dk,
+    )
+}
+
+/// The inverse of [`whiten_gaussian_1d`] at the same `(m, v)`.
+pub(crate) fn unwhiten_gaussian_1d(m: f64, v: f64, w1: f64, w2: f64) -> (f64, f64) {
+    let dk = w2 / (std::f64::consts::SQRT_2 * v);
+    (w1 / v.sqrt() - 2.0 * m * dk, dk)
+}
+
+/// `d^2/dt^2 f(at + t v)` at `t = 0` by central differences with step `t` (tests of the
+/// whitening against a log-partition's Hessian).
+#[cfg(test)]
+pub(crate) fn second_derivative_along(
+    f: impl Fn(&[f64]) -> f64,
+    at: &[f64],
+    v: &[f64],
+    t: f64,
+) -> f64 {
+    let shifted = |s: f64| -> Vec<f64> { at.iter().zip(v).map(|(a, b)| a + s * b).collect() };
+    (f(&shifted(t)) - 2.0 * f(at) + f(&shifted(-t))) / (t * t)
+}

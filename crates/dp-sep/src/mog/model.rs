@@ -297,15 +297,11 @@ impl MogModel {
             Family::Diagonal => {
                 for i in 0..d {
                     let (m, var) = (mu[i], cov[(i, i)]);
-                    if inverse {
-                        let dk = v[d + i] / (std::f64::consts::SQRT_2 * var);
-                        v[i] = v[i] / var.sqrt() - 2.0 * m * dk;
-                        v[d + i] = dk;
+                    (v[i], v[d + i]) = if inverse {
+                        crate::natural::unwhiten_gaussian_1d(m, var, v[i], v[d + i])
                     } else {
-                        let (dh, dk) = (v[i], v[d + i]);
-                        v[i] = var.sqrt() * (dh + 2.0 * m * dk);
-                        v[d + i] = std::f64::consts::SQRT_2 * var * dk;
-                    }
+                        crate::natural::whiten_gaussian_1d(m, var, v[i], v[d + i])
+                    };
                 }
                 true
             }
@@ -538,12 +534,12 @@ mod tests {
                     }
                 }
             }
-            let t = 1e-4;
-            let shifted =
-                |s: f64| -> Vec<f64> { at.iter().zip(&v).map(|(a, b)| a + s * b).collect() };
-            let quad = (log_partition(&model, &shifted(t)) - 2.0 * log_partition(&model, &at)
-                + log_partition(&model, &shifted(-t)))
-                / (t * t);
+            let quad = crate::natural::second_derivative_along(
+                |theta| log_partition(&model, theta),
+                &at,
+                &v,
+                1e-4,
+            );
             let mut white = v.clone();
             model.whiten(&at, &mut white);
             let norm2: f64 = white.iter().map(|x| x * x).sum();

@@ -333,9 +333,8 @@ impl SepModel for PbpModel {
         let w = self.arch.n_weights();
         for i in 0..w {
             let (m, var) = mv(at[2 * i], at[2 * i + 1]);
-            let (dh, dk) = (v[2 * i], v[2 * i + 1]);
-            v[2 * i] = var.sqrt() * (dh + 2.0 * m * dk);
-            v[2 * i + 1] = std::f64::consts::SQRT_2 * var * dk;
+            (v[2 * i], v[2 * i + 1]) =
+                crate::natural::whiten_gaussian_1d(m, var, v[2 * i], v[2 * i + 1]);
         }
         let (l11, l21, l22) = gamma_fisher_cholesky(at[2 * w] + 1.0, -at[2 * w + 1]);
         let (d1, d2) = (v[2 * w], v[2 * w + 1]);
@@ -347,9 +346,8 @@ impl SepModel for PbpModel {
         let w = self.arch.n_weights();
         for i in 0..w {
             let (m, var) = mv(at[2 * i], at[2 * i + 1]);
-            let dk = v[2 * i + 1] / (std::f64::consts::SQRT_2 * var);
-            v[2 * i] = v[2 * i] / var.sqrt() - 2.0 * m * dk;
-            v[2 * i + 1] = dk;
+            (v[2 * i], v[2 * i + 1]) =
+                crate::natural::unwhiten_gaussian_1d(m, var, v[2 * i], v[2 * i + 1]);
         }
         let (l11, l21, l22) = gamma_fisher_cholesky(at[2 * w] + 1.0, -at[2 * w + 1]);
         let d2 = v[2 * w + 1] / l22;
@@ -467,11 +465,7 @@ mod repair_tests {
             .map(|j| ((j * 7 + 3) % 5) as f64 - 2.1)
             .collect();
         // v^T H v = d^2/dt^2 A(at + t v) at t = 0.
-        let t = 1e-4;
-        let shifted = |s: f64| -> Vec<f64> { at.iter().zip(&v).map(|(a, b)| a + s * b).collect() };
-        let quad = (log_partition(&shifted(t)) - 2.0 * log_partition(&at)
-            + log_partition(&shifted(-t)))
-            / (t * t);
+        let quad = crate::natural::second_derivative_along(log_partition, &at, &v, 1e-4);
         let mut white = v.clone();
         model.whiten(&at, &mut white);
         let norm2: f64 = white.iter().map(|x| x * x).sum();
