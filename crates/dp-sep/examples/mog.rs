@@ -53,7 +53,8 @@ struct Args {
     #[arg(long)]
     delta: Option<f64>,
     /// Clip norm C (DP-SEP always clips; for SEP only if given). Default with --epsilon: the
-    /// recommended C (`dp_sep::recommended::PRIVATE_MOG`), or 1 with --one-record.
+    /// recommended C (`dp_sep::recommended::PRIVATE_MOG`: whitened clipping, the clip from the
+    /// budget by `dp_sep::recommended::whitened_clip`), or 1 with --one-record.
     #[arg(long)]
     clip: Option<f64>,
     /// gamma of 002 Eq. 4. Default: N without --epsilon (SEP damping 1/N, as in the published

@@ -61,10 +61,10 @@ struct Args {
     /// Privacy parameter delta (only with --epsilon; default 1e-5).
     #[arg(long)]
     delta: Option<f64>,
-    /// Clip norm C of the factor's natural parameters. Default with --epsilon: the recommended
-    /// C for the run's epsilon and population (`dp_sep::recommended::private_pbp_for`, chosen on
-    /// synthetic data);
-    /// none without.
+    /// Clip norm C of the factor's natural parameters (with whitened clipping: in the
+    /// posterior's metric, scaled by N). Default with --epsilon: the recommended C for the run's
+    /// epsilon and population (`dp_sep::recommended::private_pbp_for`, chosen on synthetic data;
+    /// with whitened clipping `dp_sep::recommended::whitened_clip` from the budget); none without.
     #[arg(long)]
     clip: Option<f64>,
     /// gamma of 002 Eq. 4. Default: N without --epsilon (SEP damping 1/N, as in the published
@@ -102,9 +102,11 @@ struct Args {
     /// instead of the recommended Poisson minibatch. Only with --epsilon; not with --batch-size.
     #[arg(long)]
     one_record: bool,
-    /// What DP-SEP's wall clips: `value` (each record's factor, 002's) or `innovation` (each
-    /// record's factor minus the current shared factor; see docs/dp-sep.md). Only with
-    /// --epsilon; not with --one-record. Default: the recommendation's.
+    /// What DP-SEP's wall clips: `value` (each record's factor, 002's), `innovation` (each
+    /// record's factor minus the current shared factor) or `whitened` (that innovation in the
+    /// posterior's metric, the clip from the budget unless --clip is given; see docs/dp-sep.md).
+    /// Only with --epsilon; not with --one-record. Default: the recommendation's (whitened from
+    /// --population 1200 on).
     #[arg(long)]
     clipping: Option<String>,
     /// Iterate averaging: report the average of DP-SEP's shared factor over the last fraction

@@ -352,6 +352,22 @@ fn examples_refuse_bad_flags_with_status_2_naming_the_flag() {
             &["--epsilon", "1", "--n", "100", "--batch-size", "101"],
             "--batch-size 101",
         ),
+        ("mog", &["--clipping", "whitened"], "--clipping"),
+        (
+            "mog",
+            &["--epsilon", "1", "--one-record", "--clipping", "value"],
+            "--clipping",
+        ),
+        (
+            "mog",
+            &["--epsilon", "1", "--clipping", "gradient"],
+            "--clipping \"gradient\"",
+        ),
+        (
+            "mog",
+            &["--epsilon", "1", "--clipping", "whitened", "--compare-sep"],
+            "--compare-sep",
+        ),
         ("pbp", &["--uci", "/x", "--batch-size", "8"], "--batch-size"),
         ("pbp", &["--uci", "/x", "--one-record"], "--one-record"),
         (
