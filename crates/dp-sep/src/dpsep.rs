@@ -541,13 +541,15 @@ where
     // record leaves this closure but the block.
     let whitened = config.clipping == Clipping::Whitened;
     let n = state.n() as f64;
+    // The metric at the public cavity, computed once for the step's records.
+    let metric = whitened.then(|| model.metric(&cavity));
     let statistic = |record: &M::Record, buf: &mut ContributionBuffer| {
         let out = buf.dense(factor);
         if model.tilted(&cavity, record, out) {
             out.iter_mut().zip(&origin).for_each(|(t, o)| *t -= o);
-            if whitened {
+            if let Some(metric) = &metric {
                 // w = N L^T d: the record's innovation in the posterior's metric.
-                model.whiten(&cavity, out);
+                metric.whiten(out);
                 out.iter_mut().for_each(|v| *v *= n);
             }
         } else {
@@ -569,8 +571,8 @@ where
             // Whitened: the released average maps back to an innovation, d~ = L^-T m~ / N
             // (post-processing with the public cavity).
             let mut innovation = noised.to_vec();
-            if whitened {
-                model.unwhiten(&cavity, &mut innovation);
+            if let Some(metric) = &metric {
+                metric.unwhiten(&mut innovation);
                 innovation.iter_mut().for_each(|v| *v /= n);
             }
             // The released average innovation plus the public factor estimates the batch's

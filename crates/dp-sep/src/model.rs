@@ -45,11 +45,59 @@ pub trait SepModel {
         let _ = (at, v);
     }
 
+    /// [`SepModel::whiten`] and [`SepModel::unwhiten`] at one point `at`, for many vectors: a
+    /// DP-SEP step whitens every record's innovation at the same cavity. The default calls them;
+    /// a model overrides it to compute what depends on `at` once (and may then define `whiten`
+    /// and `unwhiten` through it).
+    fn metric<'a>(&'a self, at: &'a [f64]) -> Metric<'a> {
+        Metric::new(move |v| self.whiten(at, v), move |v| self.unwhiten(at, v))
+    }
+
     /// Hook at the end of each epoch: may refine the prior's approximating factors `prior`
     /// given the current posterior `posterior` (e.g. PBP's EP refinement of the Gamma prior on
     /// the weight precision). Depends on the data only through `posterior`, so under DP-SEP it
     /// is post-processing. Default: no change.
     fn refine_prior(&mut self, prior: &mut [f64], posterior: &[f64]) {
         let _ = (prior, posterior);
+    }
+}
+
+/// A model's whitening at one public point ([`SepModel::metric`]): a linear map and its inverse.
+///
+/// # Example
+/// ```
+/// use dp_sep::model::Metric;
+/// let m = Metric::new(|v: &mut [f64]| v[0] *= 2.0, |v: &mut [f64]| v[0] /= 2.0);
+/// let mut v = [3.0];
+/// m.whiten(&mut v);
+/// assert_eq!(v, [6.0]);
+/// m.unwhiten(&mut v);
+/// assert_eq!(v, [3.0]);
+/// ```
+pub struct Metric<'a> {
+    whiten: LinearMap<'a>,
+    unwhiten: LinearMap<'a>,
+}
+
+/// A linear map applied in place.
+type LinearMap<'a> = Box<dyn Fn(&mut [f64]) + 'a>;
+
+impl<'a> Metric<'a> {
+    /// The map `whiten` and its inverse `unwhiten`.
+    pub fn new(whiten: impl Fn(&mut [f64]) + 'a, unwhiten: impl Fn(&mut [f64]) + 'a) -> Self {
+        Self {
+            whiten: Box::new(whiten),
+            unwhiten: Box::new(unwhiten),
+        }
+    }
+
+    /// `v <- L^T v`.
+    pub fn whiten(&self, v: &mut [f64]) {
+        (self.whiten)(v)
+    }
+
+    /// `v <- L^-T v`.
+    pub fn unwhiten(&self, v: &mut [f64]) {
+        (self.unwhiten)(v)
     }
 }

@@ -51,20 +51,18 @@ pub(crate) fn lin2(out: &mut [f64], a: f64, x: &[f64], b: f64, y: &[f64]) {
 }
 
 /// The whitening of a change `(dh, dk)` of a univariate Gaussian's natural parameters
-/// `(m / v, -1 / (2 v))` at mean `m` and variance `v`: `L^T (dh, dk)` with `L L^T` the Fisher
-/// information `[[v, 2 m v], [2 m v, 2 v^2 + 4 m^2 v]]`, i.e.
-/// `(sqrt(v) (dh + 2 m dk), sqrt(2) v dk)` (PBP's weights, the diagonal mixture's coordinates).
-pub(crate) fn whiten_gaussian_1d(m: f64, v: f64, dh: f64, dk: f64) -> (f64, f64) {
-    (
-        v.sqrt() * (dh + 2.0 * m * dk),
-        std::f64::consts::SQRT_2 * v * dk,
-    )
+/// `(m / v, -1 / (2 v))` at mean `m`, variance `v` and `sd = sqrt(v)` (passed in so that a caller
+/// whitening many vectors at one point computes it once): `L^T (dh, dk)` with `L L^T` the Fisher
+/// information `[[v, 2 m v], [2 m v, 2 v^2 + 4 m^2 v]]`, i.e. `(sd (dh + 2 m dk), sqrt(2) v dk)`
+/// (PBP's weights, the diagonal mixture's coordinates).
+pub(crate) fn whiten_gaussian_1d(m: f64, v: f64, sd: f64, dh: f64, dk: f64) -> (f64, f64) {
+    (sd * (dh + 2.0 * m * dk), std::f64::consts::SQRT_2 * v * dk)
 }
 
-/// The inverse of [`whiten_gaussian_1d`] at the same `(m, v)`.
-pub(crate) fn unwhiten_gaussian_1d(m: f64, v: f64, w1: f64, w2: f64) -> (f64, f64) {
+/// The inverse of [`whiten_gaussian_1d`] at the same `(m, v, sd)`.
+pub(crate) fn unwhiten_gaussian_1d(m: f64, v: f64, sd: f64, w1: f64, w2: f64) -> (f64, f64) {
     let dk = w2 / (std::f64::consts::SQRT_2 * v);
-    (w1 / v.sqrt() - 2.0 * m * dk, dk)
+    (w1 / sd - 2.0 * m * dk, dk)
 }
 
 /// `d^2/dt^2 f(at + t v)` at `t = 0` by central differences with step `t` (tests of the

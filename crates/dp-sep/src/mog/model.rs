@@ -298,9 +298,9 @@ impl MogModel {
                 for i in 0..d {
                     let (m, var) = (mu[i], cov[(i, i)]);
                     (v[i], v[d + i]) = if inverse {
-                        crate::natural::unwhiten_gaussian_1d(m, var, v[i], v[d + i])
+                        crate::natural::unwhiten_gaussian_1d(m, var, var.sqrt(), v[i], v[d + i])
                     } else {
-                        crate::natural::whiten_gaussian_1d(m, var, v[i], v[d + i])
+                        crate::natural::whiten_gaussian_1d(m, var, var.sqrt(), v[i], v[d + i])
                     };
                 }
                 true
@@ -350,16 +350,18 @@ impl MogModel {
         }
     }
 
-    fn whiten_all(&self, at: &[f64], v: &mut [f64], inverse: bool) {
-        let ok = self.gaussians(at).is_ok_and(|comps| {
-            let bl = self.block();
+    /// Applies every component's map at `comps` (the cavity's Gaussians) to `v`, or zeroes `v`
+    /// when they are unavailable (unreachable for a valid, repaired cavity; a zero change moves
+    /// nothing).
+    fn whiten_all(&self, comps: Option<&[MvGaussian]>, v: &mut [f64], inverse: bool) {
+        let bl = self.block();
+        let ok = comps.is_some_and(|comps| {
             comps
                 .iter()
                 .enumerate()
                 .all(|(k, g)| self.whiten_block(g, &mut v[k * bl..(k + 1) * bl], inverse))
         });
         if !ok {
-            // Unreachable for a valid (repaired) cavity; a zero change moves nothing.
             v.iter_mut().for_each(|x| *x = 0.0);
         }
     }
@@ -374,11 +376,21 @@ impl SepModel for MogModel {
 
     /// Per component, the Fisher metric of its Gaussian at the cavity (see `whiten_block`).
     fn whiten(&self, at: &[f64], v: &mut [f64]) {
-        self.whiten_all(at, v, false);
+        self.metric(at).whiten(v);
     }
 
     fn unwhiten(&self, at: &[f64], v: &mut [f64]) {
-        self.whiten_all(at, v, true);
+        self.metric(at).unwhiten(v);
+    }
+
+    /// The components' Gaussians at `at`, computed once.
+    fn metric<'a>(&'a self, at: &'a [f64]) -> crate::model::Metric<'a> {
+        let comps = std::rc::Rc::new(self.gaussians(at).ok());
+        let back = std::rc::Rc::clone(&comps);
+        crate::model::Metric::new(
+            move |v: &mut [f64]| self.whiten_all(comps.as_deref(), v, false),
+            move |v: &mut [f64]| self.whiten_all(back.as_deref(), v, true),
+        )
     }
 
     fn dim(&self) -> usize {

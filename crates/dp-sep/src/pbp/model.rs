@@ -330,29 +330,46 @@ impl SepModel for PbpModel {
     /// the natural parameters `(m / v, -1 / (2 v))`; the noise-precision Gamma block likewise
     /// with `[[psi'(alpha), 1 / beta], [1 / beta, alpha / beta^2]]`.
     fn whiten(&self, at: &[f64], v: &mut [f64]) {
-        let w = self.arch.n_weights();
-        for i in 0..w {
-            let (m, var) = mv(at[2 * i], at[2 * i + 1]);
-            (v[2 * i], v[2 * i + 1]) =
-                crate::natural::whiten_gaussian_1d(m, var, v[2 * i], v[2 * i + 1]);
-        }
-        let (l11, l21, l22) = gamma_fisher_cholesky(at[2 * w] + 1.0, -at[2 * w + 1]);
-        let (d1, d2) = (v[2 * w], v[2 * w + 1]);
-        v[2 * w] = l11 * d1 + l21 * d2;
-        v[2 * w + 1] = l22 * d2;
+        self.metric(at).whiten(v);
     }
 
     fn unwhiten(&self, at: &[f64], v: &mut [f64]) {
+        self.metric(at).unwhiten(v);
+    }
+
+    /// Each weight's `(m, v)` and the Gamma block's Cholesky factor, computed once at `at`.
+    fn metric<'a>(&'a self, at: &'a [f64]) -> crate::model::Metric<'a> {
         let w = self.arch.n_weights();
-        for i in 0..w {
-            let (m, var) = mv(at[2 * i], at[2 * i + 1]);
-            (v[2 * i], v[2 * i + 1]) =
-                crate::natural::unwhiten_gaussian_1d(m, var, v[2 * i], v[2 * i + 1]);
-        }
-        let (l11, l21, l22) = gamma_fisher_cholesky(at[2 * w] + 1.0, -at[2 * w + 1]);
-        let d2 = v[2 * w + 1] / l22;
-        v[2 * w] = (v[2 * w] - l21 * d2) / l11;
-        v[2 * w + 1] = d2;
+        let weights: Vec<(f64, f64, f64)> = (0..w)
+            .map(|i| {
+                let (m, var) = mv(at[2 * i], at[2 * i + 1]);
+                (m, var, var.sqrt())
+            })
+            .collect();
+        let gamma = gamma_fisher_cholesky(at[2 * w] + 1.0, -at[2 * w + 1]);
+        let weights_back = weights.clone();
+        crate::model::Metric::new(
+            move |v: &mut [f64]| {
+                for (i, &(m, var, sd)) in weights.iter().enumerate() {
+                    (v[2 * i], v[2 * i + 1]) =
+                        crate::natural::whiten_gaussian_1d(m, var, sd, v[2 * i], v[2 * i + 1]);
+                }
+                let (l11, l21, l22) = gamma;
+                let (d1, d2) = (v[2 * w], v[2 * w + 1]);
+                v[2 * w] = l11 * d1 + l21 * d2;
+                v[2 * w + 1] = l22 * d2;
+            },
+            move |v: &mut [f64]| {
+                for (i, &(m, var, sd)) in weights_back.iter().enumerate() {
+                    (v[2 * i], v[2 * i + 1]) =
+                        crate::natural::unwhiten_gaussian_1d(m, var, sd, v[2 * i], v[2 * i + 1]);
+                }
+                let (l11, l21, l22) = gamma;
+                let d2 = v[2 * w + 1] / l22;
+                v[2 * w] = (v[2 * w] - l21 * d2) / l11;
+                v[2 * w + 1] = d2;
+            },
+        )
     }
 
     /// One EP sweep over the prior factors `N(w_i | 0, 1/lambda) Gamma(lambda)` (PBP Sec. 3.3).
