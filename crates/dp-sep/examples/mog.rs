@@ -175,15 +175,19 @@ fn check(args: &Args) -> Result<Family, ExampleError> {
                     "cannot be combined with --one-record (002's algorithm clips each point's factor)",
                 ));
             }
-            if let Some(c) = args.clipping.as_deref() {
-                let clipping = parse_clipping(c)?;
-                if clipping == Clipping::Whitened && args.compare_sep {
-                    return Err(ExampleError::usage(
-                        "--compare-sep",
-                        "its noise mapping assumes noise isotropic in the natural parameters; \
-                         not with --clipping whitened",
-                    ));
-                }
+            // The clipping that will run: given, 002's with --one-record, else the recommendation.
+            let clipping = match (args.clipping.as_deref(), args.one_record) {
+                (Some(c), _) => parse_clipping(c)?,
+                (None, true) => Clipping::Value,
+                (None, false) => PRIVATE_MOG.clipping,
+            };
+            if clipping == Clipping::Whitened && args.compare_sep {
+                return Err(ExampleError::usage(
+                    "--compare-sep",
+                    "its noise mapping assumes noise isotropic in the natural parameters; not with \
+                     whitened clipping (the default: pass --clipping value or innovation, or \
+                     --one-record, to compare)",
+                ));
             }
         }
         None => {

@@ -368,6 +368,7 @@ fn examples_refuse_bad_flags_with_status_2_naming_the_flag() {
             &["--epsilon", "1", "--clipping", "whitened", "--compare-sep"],
             "--compare-sep",
         ),
+        ("mog", &["--epsilon", "1", "--compare-sep"], "--compare-sep"),
         ("pbp", &["--uci", "/x", "--batch-size", "8"], "--batch-size"),
         ("pbp", &["--uci", "/x", "--one-record"], "--one-record"),
         (

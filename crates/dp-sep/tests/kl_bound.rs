@@ -780,6 +780,9 @@ fn examples_report_the_bound_beside_the_measured_kl_with_compare_sep() {
             "5",
             "--noise-seed",
             "3",
+            // The default (whitened) has no noise mapping for the comparison.
+            "--clipping",
+            "value",
             "--compare-sep",
         ],
     );
@@ -807,6 +810,8 @@ fn examples_report_the_bound_beside_the_measured_kl_with_compare_sep() {
             "--diagnostics",
             "--gibbs-samples",
             "20",
+            "--clipping",
+            "value",
             "--compare-sep",
         ],
     );
