@@ -97,14 +97,14 @@ pub(crate) fn poisson(s: usize) -> Result<Batching, SepError> {
 ///   clipping shrinks their spread instead of moving the fixed point towards zero (the DP-SGD
 ///   analogue: clip the gradient, not the parameter).
 /// - [`Clipping::Whitened`] (issue 19, session 14): the innovation measured in the model's
-///   metric at the step's public cavity, `w_n = N L^T d_n` ([`SepModel::whiten`], `L L^T` the
+///   metric at the step's public cavity, `w_n = N L^T d_n` ([`SepModel::metric`], `L L^T` the
 ///   Fisher information there), so `C` is a distance in units of the posterior's own spread
 ///   (for a Gaussian weight: a mean change in posterior standard deviations, a precision
 ///   change relative to the precision). The released average is mapped back,
 ///   `d~ = L^-T m~ / N`, and added to the factor as with innovation clipping. The noise then
 ///   falls on each coordinate in proportion to the posterior's uncertainty there: a precision
 ///   gets noise relative to its size instead of the same absolute noise as every other
-///   coordinate. Only for models with a metric ([`SepModel::has_metric`]; PBP).
+///   coordinate. Only for models with a metric ([`SepModel::has_metric`]; PBP and the mixture).
 ///
 /// # Privacy
 /// The same sensitivity every way: each record's clipped vector has norm `<= C` whatever the
@@ -649,7 +649,7 @@ where
         return Err(SepError::InvalidParameter {
             name: "clipping",
             value: 0.0,
-            reason: "whitened clipping needs a model with a metric (SepModel::has_metric; PBP)",
+            reason: "whitened clipping needs a model with a metric (SepModel::has_metric)",
         });
     }
     let s = wall.expected_batch_size();
@@ -769,17 +769,14 @@ mod tests {
         fn has_metric(&self) -> bool {
             self.metric.is_some()
         }
-        fn whiten(&self, at: &[f64], v: &mut [f64]) {
+        fn metric<'a>(&'a self, at: &'a [f64]) -> crate::model::Metric<'a> {
             let m = self.metric.as_ref().unwrap();
-            for ((x, a), w) in v.iter_mut().zip(at).zip(m) {
-                *x *= w * (1.0 + a.abs());
-            }
-        }
-        fn unwhiten(&self, at: &[f64], v: &mut [f64]) {
-            let m = self.metric.as_ref().unwrap();
-            for ((x, a), w) in v.iter_mut().zip(at).zip(m) {
-                *x /= w * (1.0 + a.abs());
-            }
+            let scale: Vec<f64> = m.iter().zip(at).map(|(w, a)| w * (1.0 + a.abs())).collect();
+            let back = scale.clone();
+            crate::model::Metric::new(
+                move |v: &mut [f64]| v.iter_mut().zip(&scale).for_each(|(x, s)| *x *= s),
+                move |v: &mut [f64]| v.iter_mut().zip(&back).for_each(|(x, s)| *x /= s),
+            )
         }
     }
 

@@ -25,32 +25,21 @@ pub trait SepModel {
     /// post-processing of already released parameters (a noised posterior can be improper).
     fn repair(&self, theta: &mut [f64]);
 
-    /// Whether the model supplies the metric [`SepModel::whiten`] uses, which
+    /// Whether the model supplies a metric ([`SepModel::metric`]), which
     /// [`crate::Clipping::Whitened`] needs (default `false`: that clipping is refused).
     fn has_metric(&self) -> bool {
         false
     }
 
-    /// Maps a change of natural parameters `v` into whitened coordinates at the valid point
-    /// `at`: `v <- L^T v`, where `L L^T` is the family's Fisher information at `at` (the
-    /// covariance of its sufficient statistics), so `||L^T v||^2 = v^T F v` is the local
-    /// squared distance the change moves `at` by (twice the KL divergence to second order).
-    /// Default: no change. `at` must be public under DP-SEP (it is the step's repaired cavity).
-    fn whiten(&self, at: &[f64], v: &mut [f64]) {
-        let _ = (at, v);
-    }
-
-    /// The inverse of [`SepModel::whiten`] at the same point: `v <- L^-T v`. Default: no change.
-    fn unwhiten(&self, at: &[f64], v: &mut [f64]) {
-        let _ = (at, v);
-    }
-
-    /// [`SepModel::whiten`] and [`SepModel::unwhiten`] at one point `at`, for many vectors: a
-    /// DP-SEP step whitens every record's innovation at the same cavity. The default calls them;
-    /// a model overrides it to compute what depends on `at` once (and may then define `whiten`
-    /// and `unwhiten` through it).
+    /// The model's whitening at the valid point `at`: `v <- L^T v` for a change of natural
+    /// parameters `v`, where `L L^T` is the family's Fisher information at `at` (the covariance
+    /// of its sufficient statistics), so `||L^T v||^2 = v^T F v` is the local squared distance
+    /// the change moves `at` by (twice the KL divergence to second order), and its inverse. A
+    /// DP-SEP step calls it once at its cavity (public: earlier releases only) and applies it to
+    /// every record. Default: the identity.
     fn metric<'a>(&'a self, at: &'a [f64]) -> Metric<'a> {
-        Metric::new(move |v| self.whiten(at, v), move |v| self.unwhiten(at, v))
+        let _ = at;
+        Metric::new(|_: &mut [f64]| {}, |_: &mut [f64]| {})
     }
 
     /// Hook at the end of each epoch: may refine the prior's approximating factors `prior`

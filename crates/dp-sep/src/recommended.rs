@@ -11,7 +11,7 @@
 //! it (a private selection) or choose on public or synthetic data as was done here.
 
 use crate::dpsep::{Batching, Clipping, DpSepConfig};
-use crate::error::SepError;
+use crate::error::{SepError, check_positive};
 
 /// Recommended minibatch DP-SEP settings, in terms of the public population `N` and epochs `E`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -420,19 +420,8 @@ pub fn whitened_clip(
     accountant: dp_accountant::AccountantKind,
     noise_target: f64,
 ) -> Result<f64, SepError> {
-    let positive = |name: &'static str, v: f64| {
-        if v.is_finite() && v > 0.0 {
-            Ok(v)
-        } else {
-            Err(SepError::InvalidParameter {
-                name,
-                value: v,
-                reason: "must be finite and > 0",
-            })
-        }
-    };
-    positive("noise_target", noise_target)?;
-    positive("gamma", gamma)?;
+    check_positive("noise_target", noise_target)?;
+    check_positive("gamma", gamma)?;
     if n == 0 {
         return Err(SepError::InvalidParameter {
             name: "population",
@@ -449,7 +438,7 @@ pub fn whitened_clip(
         _ => 2.0,
     };
     let nf = n as f64;
-    positive(
+    check_positive(
         "clip",
         noise_target * nf * nf / (f * gamma * sigma * (steps as f64).sqrt()),
     )

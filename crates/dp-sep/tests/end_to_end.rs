@@ -488,6 +488,7 @@ where
                 .map(|(c, f)| c + f)
                 .collect(),
         };
+        let metric = model.metric(&cavity);
         let mut released = Vec::new();
         for twin in [&mut twin_a, &mut twin_b] {
             let factor = twin.factor();
@@ -497,7 +498,7 @@ where
                     if model.tilted(&cavity, r, out) {
                         out.iter_mut().zip(&origin).for_each(|(t, o)| *t -= o);
                         if whitened {
-                            model.whiten(&cavity, out);
+                            metric.whiten(out);
                             out.iter_mut().for_each(|v| *v *= n as f64);
                         }
                     } else {
@@ -523,7 +524,7 @@ where
                 .zip(sb.posterior())
                 .map(|(x, y)| x - y)
                 .collect();
-            model.whiten(&cavity, &mut d);
+            metric.whiten(&mut d);
             d.iter().map(|v| v * v).sum::<f64>().sqrt() * n as f64
         } else {
             diff(&sa.posterior(), &sb.posterior())

@@ -283,83 +283,92 @@ impl Moments {
     }
 }
 
+/// One component's whitening at the cavity, computed once per step: its mean, the diagonal of its
+/// covariance and, for the full family, the covariance's lower Cholesky factor `A` and `A^T`.
+struct ComponentMetric {
+    mu: DVector<f64>,
+    var: DVector<f64>,
+    a: Option<(DMatrix<f64>, DMatrix<f64>)>,
+}
+
 impl MogModel {
-    /// Applies the whitening map of component `k` at `g` (`N(mu, Sigma)`, `Sigma = A A^T`) to
-    /// one block `v`, or its inverse. Full family: `w_1 = A^T (dh + (dK + dK^T) mu)`,
-    /// `w_2 = sqrt(2) A^T dK A` (row-major); its squared norm is the Fisher form
-    /// `Var[dh^T x + x^T dK x]` for symmetric `dK`, and the map is invertible on every `dK`.
-    /// Diagonal family: per coordinate `(sqrt(v) (dh + 2 m dk), sqrt(2) v dk)`.
-    fn whiten_block(&self, g: &MvGaussian, v: &mut [f64], inverse: bool) -> bool {
-        let d = self.d;
-        let mu = g.mean();
-        let cov = g.cov();
-        match self.family {
-            Family::Diagonal => {
-                for i in 0..d {
-                    let (m, var) = (mu[i], cov[(i, i)]);
-                    (v[i], v[d + i]) = if inverse {
-                        crate::natural::unwhiten_gaussian_1d(m, var, var.sqrt(), v[i], v[d + i])
-                    } else {
-                        crate::natural::whiten_gaussian_1d(m, var, var.sqrt(), v[i], v[d + i])
-                    };
-                }
-                true
-            }
+    /// The whitening of component `g` (`N(mu, Sigma)`), or `None` if `Sigma` has no Cholesky
+    /// factor (unreachable for a valid, repaired cavity).
+    fn component_metric(&self, g: &MvGaussian) -> Option<ComponentMetric> {
+        let a = match self.family {
+            Family::Diagonal => None,
             Family::Full => {
-                let Some(chol) = cov.clone().cholesky() else {
-                    return false;
-                };
-                let a = chol.l();
+                let a = g.cov().clone().cholesky()?.l();
                 let at = a.transpose();
-                let sqrt2 = std::f64::consts::SQRT_2;
-                if inverse {
-                    let w1 = DVector::from_column_slice(&v[..d]);
-                    let m = DMatrix::from_row_slice(d, d, &v[d..]) / sqrt2;
-                    // dK = A^-T M A^-1: solve A^T X = M, then dK^T = A^-T X^T.
-                    let Some(x) = at.solve_upper_triangular(&m) else {
-                        return false;
-                    };
-                    let Some(dkt) = at.solve_upper_triangular(&x.transpose()) else {
-                        return false;
-                    };
-                    let dk = dkt.transpose();
-                    let Some(u) = at.solve_upper_triangular(&w1) else {
-                        return false;
-                    };
-                    let dh = u - (&dk + &dkt) * mu;
-                    v[..d].copy_from_slice(dh.as_slice());
-                    for r in 0..d {
-                        for c in 0..d {
-                            v[d + r * d + c] = dk[(r, c)];
-                        }
-                    }
-                } else {
-                    let dh = DVector::from_column_slice(&v[..d]);
-                    let dk = DMatrix::from_row_slice(d, d, &v[d..]);
-                    let w1 = &at * (dh + (&dk + dk.transpose()) * mu);
-                    let w2 = &at * dk * &a * sqrt2;
-                    v[..d].copy_from_slice(w1.as_slice());
-                    for r in 0..d {
-                        for c in 0..d {
-                            v[d + r * d + c] = w2[(r, c)];
-                        }
-                    }
-                }
-                true
+                Some((a, at))
             }
-        }
+        };
+        Some(ComponentMetric {
+            mu: g.mean().clone(),
+            var: g.cov().diagonal(),
+            a,
+        })
     }
 
-    /// Applies every component's map at `comps` (the cavity's Gaussians) to `v`, or zeroes `v`
-    /// when they are unavailable (unreachable for a valid, repaired cavity; a zero change moves
-    /// nothing).
-    fn whiten_all(&self, comps: Option<&[MvGaussian]>, v: &mut [f64], inverse: bool) {
+    /// Applies the whitening map of one component (`Sigma = A A^T`) to its block `v`, or its
+    /// inverse. Full family: `w_1 = A^T (dh + (dK + dK^T) mu)`, `w_2 = sqrt(2) A^T dK A`
+    /// (row-major); its squared norm is the Fisher form `Var[dh^T x + x^T dK x]` for symmetric
+    /// `dK`, and the map is invertible on every `dK`. Diagonal family: per coordinate
+    /// `(sqrt(v) (dh + 2 m dk), sqrt(2) v dk)`.
+    fn whiten_block(&self, c: &ComponentMetric, v: &mut [f64], inverse: bool) -> bool {
+        let d = self.d;
+        let mu = &c.mu;
+        let Some((a, at)) = &c.a else {
+            for i in 0..d {
+                let (m, var) = (mu[i], c.var[i]);
+                (v[i], v[d + i]) = if inverse {
+                    crate::natural::unwhiten_gaussian_1d(m, var, var.sqrt(), v[i], v[d + i])
+                } else {
+                    crate::natural::whiten_gaussian_1d(m, var, var.sqrt(), v[i], v[d + i])
+                };
+            }
+            return true;
+        };
+        let sqrt2 = std::f64::consts::SQRT_2;
+        let (h, k) = if inverse {
+            let w1 = DVector::from_column_slice(&v[..d]);
+            let m = DMatrix::from_row_slice(d, d, &v[d..]) / sqrt2;
+            // dK = A^-T M A^-1: solve A^T X = M, then dK^T = A^-T X^T.
+            let Some(x) = at.solve_upper_triangular(&m) else {
+                return false;
+            };
+            let Some(dkt) = at.solve_upper_triangular(&x.transpose()) else {
+                return false;
+            };
+            let dk = dkt.transpose();
+            let Some(u) = at.solve_upper_triangular(&w1) else {
+                return false;
+            };
+            (u - (&dk + &dkt) * mu, dk)
+        } else {
+            let dh = DVector::from_column_slice(&v[..d]);
+            let dk = DMatrix::from_row_slice(d, d, &v[d..]);
+            let w1 = at * (dh + (&dk + dk.transpose()) * mu);
+            (w1, at * dk * a * sqrt2)
+        };
+        v[..d].copy_from_slice(h.as_slice());
+        for r in 0..d {
+            for col in 0..d {
+                v[d + r * d + col] = k[(r, col)];
+            }
+        }
+        true
+    }
+
+    /// Applies every component's map to `v`, or zeroes `v` when they are unavailable
+    /// (unreachable for a valid, repaired cavity; a zero change moves nothing).
+    fn whiten_all(&self, comps: Option<&[ComponentMetric]>, v: &mut [f64], inverse: bool) {
         let bl = self.block();
         let ok = comps.is_some_and(|comps| {
             comps
                 .iter()
                 .enumerate()
-                .all(|(k, g)| self.whiten_block(g, &mut v[k * bl..(k + 1) * bl], inverse))
+                .all(|(k, c)| self.whiten_block(c, &mut v[k * bl..(k + 1) * bl], inverse))
         });
         if !ok {
             v.iter_mut().for_each(|x| *x = 0.0);
@@ -374,18 +383,14 @@ impl SepModel for MogModel {
         true
     }
 
-    /// Per component, the Fisher metric of its Gaussian at the cavity (see `whiten_block`).
-    fn whiten(&self, at: &[f64], v: &mut [f64]) {
-        self.metric(at).whiten(v);
-    }
-
-    fn unwhiten(&self, at: &[f64], v: &mut [f64]) {
-        self.metric(at).unwhiten(v);
-    }
-
-    /// The components' Gaussians at `at`, computed once.
+    /// Per component, the Fisher metric of its Gaussian at `at` (see `whiten_block`); the
+    /// components' means, covariances and Cholesky factors are computed once here.
     fn metric<'a>(&'a self, at: &'a [f64]) -> crate::model::Metric<'a> {
-        let comps = std::rc::Rc::new(self.gaussians(at).ok());
+        let comps: Option<Vec<ComponentMetric>> = self
+            .gaussians(at)
+            .ok()
+            .and_then(|gs| gs.iter().map(|g| self.component_metric(g)).collect());
+        let comps = std::rc::Rc::new(comps);
         let back = std::rc::Rc::clone(&comps);
         crate::model::Metric::new(
             move |v: &mut [f64]| self.whiten_all(comps.as_deref(), v, false),
@@ -553,7 +558,7 @@ mod tests {
                 1e-4,
             );
             let mut white = v.clone();
-            model.whiten(&at, &mut white);
+            model.metric(&at).whiten(&mut white);
             let norm2: f64 = white.iter().map(|x| x * x).sum();
             assert!(
                 (norm2 - quad).abs() <= 1e-5 * quad.abs().max(1.0),
@@ -562,8 +567,9 @@ mod tests {
             let asym: Vec<f64> = (0..at.len()).map(|i| (i as f64 * 0.37).sin()).collect();
             for orig in [v, asym] {
                 let mut w = orig.clone();
-                model.whiten(&at, &mut w);
-                model.unwhiten(&at, &mut w);
+                let metric = model.metric(&at);
+                metric.whiten(&mut w);
+                metric.unwhiten(&mut w);
                 for (a, b) in w.iter().zip(&orig) {
                     assert!(
                         (a - b).abs() <= 1e-10 * b.abs().max(1.0),

@@ -328,16 +328,8 @@ impl SepModel for PbpModel {
     /// Per weight `(m, v)`: `L^T d = (sqrt(v) (d_h + 2 m d_k), sqrt(2) v d_k)`, the Cholesky
     /// factor of the Gaussian's Fisher information `[[v, 2 m v], [2 m v, 2 v^2 + 4 m^2 v]]` in
     /// the natural parameters `(m / v, -1 / (2 v))`; the noise-precision Gamma block likewise
-    /// with `[[psi'(alpha), 1 / beta], [1 / beta, alpha / beta^2]]`.
-    fn whiten(&self, at: &[f64], v: &mut [f64]) {
-        self.metric(at).whiten(v);
-    }
-
-    fn unwhiten(&self, at: &[f64], v: &mut [f64]) {
-        self.metric(at).unwhiten(v);
-    }
-
-    /// Each weight's `(m, v)` and the Gamma block's Cholesky factor, computed once at `at`.
+    /// with `[[psi'(alpha), 1 / beta], [1 / beta, alpha / beta^2]]`. Each weight's `(m, v, sd)`
+    /// and the Gamma block's factor are computed once here.
     fn metric<'a>(&'a self, at: &'a [f64]) -> crate::model::Metric<'a> {
         let w = self.arch.n_weights();
         let weights: Vec<(f64, f64, f64)> = (0..w)
@@ -484,13 +476,13 @@ mod repair_tests {
         // v^T H v = d^2/dt^2 A(at + t v) at t = 0.
         let quad = crate::natural::second_derivative_along(log_partition, &at, &v, 1e-4);
         let mut white = v.clone();
-        model.whiten(&at, &mut white);
+        model.metric(&at).whiten(&mut white);
         let norm2: f64 = white.iter().map(|x| x * x).sum();
         assert!(
             (norm2 - quad).abs() <= 1e-5 * quad.abs().max(1.0),
             "||L^T v||^2 = {norm2}, v^T F v = {quad}"
         );
-        model.unwhiten(&at, &mut white);
+        model.metric(&at).unwhiten(&mut white);
         for (a, b) in white.iter().zip(&v) {
             assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} vs {b}");
         }
