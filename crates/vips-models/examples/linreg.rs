@@ -9,7 +9,9 @@
 //! calibrated and accounted by the PLD accountant unless `--accountant` names another. Features and target
 //! are mapped by declared public ranges: `--ranges FILE` (default: the committed
 //! `crates/dp-sep/ranges/<folder>.json` when there is one) or `--feature-range LO:HI
-//! --target-range LO:HI` for every feature and the target. Nothing is fitted to the rows. The
+//! --target-range LO:HI` for every feature and the target. The radius rows are divided by is
+//! released privately from the rows (5% of the budget, charged in the same ledger) unless
+//! `--radius R` declares one; nothing else is taken from the rows before the release. The
 //! fit and its evaluation are `vips_models::linreg::fit_mapped` (as in `cargo xtask bench` and
 //! `dp-bayes fit linreg`).
 //!
@@ -32,7 +34,8 @@ use dp_sep::data::{PublicRange, PublicRanges, Standardizer};
 use thiserror::Error;
 use vips_models::engine::{EngineError, Privacy};
 use vips_models::linreg::{
-    DEFAULT_ACCOUNTANT, LinregError, LinregOptions, TargetMap, batch_config_with, fit_mapped,
+    DEFAULT_ACCOUNTANT, LinregError, LinregOptions, RadiusChoice, TargetMap, batch_config_with,
+    fit_mapped,
 };
 
 // The flag parsers are the other examples' (one typed `ValueError`).
@@ -83,10 +86,11 @@ struct Args {
     /// kappa of the noise-scaled eigenvalue floor kappa * s * sqrt(dim) (private runs).
     #[arg(long, value_parser = non_negative)]
     floor_scale: Option<f64>,
-    /// Public radius rows (z, 1) are divided by (default sqrt(1 + d/3), the root-mean-square
-    /// norm over the box; sqrt(d + 1) rescales no row).
-    #[arg(long, value_parser = positive)]
-    radius: Option<f64>,
+    /// Radius rows (z, 1) are divided by: `released` (default: the rows' root-mean-square
+    /// norm, released privately with 5% of the budget) or a declared public number
+    /// (sqrt(d + 1) rescales no row).
+    #[arg(long)]
+    radius: Option<RadiusChoice>,
     /// The accountant that calibrates the noise and accounts the fit: pld (default for this
     /// one-release model: the least noise), rdp, moments, zcdp, advanced, linear. Private runs only.
     #[arg(long, value_parser = accountant)]
@@ -204,7 +208,7 @@ fn run(args: &Args) -> Result<(), CliError> {
         None => Privacy::NonPrivate,
     };
     let options = LinregOptions {
-        radius: args.radius,
+        radius: args.radius.and_then(RadiusChoice::declared),
         prior_precision: args.prior_precision,
         prior_noise_shape: args.prior_noise_shape,
         prior_noise_rate: args.prior_noise_rate,
@@ -226,11 +230,12 @@ fn run(args: &Args) -> Result<(), CliError> {
         &svi,
     )?;
     let (fitted, diag) = (out.fit.result, out.fit.diagnostics);
-    let (model, rows, realised, rescaled) = (
+    let (model, rows, realised, rescaled, radius_sigma) = (
         out.model,
         out.rows,
         out.n_train,
         out.rows_clamped_or_rescaled,
+        out.radius_noise_multiplier,
     );
     let metrics = out
         .metrics
@@ -251,10 +256,12 @@ fn run(args: &Args) -> Result<(), CliError> {
         "population_declared": fitted.privacy.population_declared,
         "neighbouring": fitted.privacy.neighbouring,
         "rng": fitted.privacy.rng,
-        "releases": fitted.iterations,
+        "releases": fitted.iterations + u64::from(radius_sigma.is_some()),
         "n_test": test.len(),
         "dim": rows.dim(),
         "radius": rows.radius(),
+        "radius_source": if radius_sigma.is_some() { "released" } else { "declared" },
+        "radius_noise_multiplier": radius_sigma.unwrap_or(0.0),
         "ranges": ranges.source(),
         "prior_precision": model.config().prior_precision(),
         "prior_noise_shape": model.config().noise_prior().0,

@@ -11,7 +11,8 @@ use dp_sep::data::{Dataset, PublicRange, PublicRanges, Standardizer};
 use serde_json::{Value, json};
 use vips_models::engine::{StepSize, Stop, SviConfig};
 use vips_models::linreg::{
-    ColumnRange, DEFAULT_ACCOUNTANT, LinregOptions, SavedLinreg, TargetMap, fit_mapped,
+    ColumnRange, DEFAULT_ACCOUNTANT, LinregOptions, RadiusChoice, SavedLinreg, TargetMap,
+    fit_mapped,
 };
 
 use super::uci::{DeclaredRanges, UciArgs, declared_ranges};
@@ -61,9 +62,11 @@ pub struct Args {
     /// Target column of --csv (default `target`).
     #[arg(long, requires = "csv", conflicts_with = "uci")]
     label: Option<String>,
-    /// Public radius rows (z, 1) are divided by (default sqrt(1 + d/3)).
-    #[arg(long, value_parser = positive)]
-    radius: Option<f64>,
+    /// Radius rows (z, 1) are divided by: `released` (default: the rows' root-mean-square norm,
+    /// released privately with 5% of the budget, charged in the same ledger) or a declared public
+    /// number.
+    #[arg(long)]
+    radius: Option<RadiusChoice>,
     /// Prior precision of the weights relative to the noise (ridge), in mapped units.
     #[arg(long, value_parser = positive)]
     prior_precision: Option<f64>,
@@ -273,7 +276,7 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         scale: ranges.target().scale(),
     };
     let options = LinregOptions {
-        radius: args.radius,
+        radius: args.radius.and_then(RadiusChoice::declared),
         prior_precision: args.prior_precision,
         prior_noise_shape: args.prior_noise_shape,
         prior_noise_rate: args.prior_noise_rate,
@@ -304,12 +307,13 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
         &svi,
     )?;
     let (fitted, diag) = (out.fit.result, out.fit.diagnostics);
-    let (model, rows, realised, rescaled, metrics) = (
+    let (model, rows, realised, rescaled, metrics, radius_sigma) = (
         out.model,
         out.rows,
         out.n_train,
         out.rows_clamped_or_rescaled,
         out.metrics,
+        out.radius_noise_multiplier,
     );
     let features: Vec<ColumnRange> = names
         .into_iter()
@@ -358,6 +362,8 @@ pub fn fit(args: &Args) -> Result<Fitted, CliError> {
             "input": source,
             "ranges": ranges_source,
             "radius": rows.radius(),
+            "radius_source": if radius_sigma.is_some() { "released" } else { "declared" },
+            "radius_noise_multiplier": radius_sigma.unwrap_or(0.0),
             "prior_precision": cfg.prior_precision(),
             "prior_noise_shape": cfg.noise_prior().0,
             "prior_noise_rate": cfg.noise_prior().1,

@@ -163,6 +163,7 @@ pub struct WallBuilder<R> {
     invalid: Option<CoreError>,
     plan: Option<(String, u64)>,
     slots: Option<usize>,
+    preceded_by: Vec<LedgerEntry>,
 }
 
 impl<R> WallBuilder<R> {
@@ -322,16 +323,48 @@ impl<R> WallBuilder<R> {
         self
     }
 
+    /// **Earlier releases of the same data**: the ledger starts with `entries` (the ledger of a
+    /// wall that released from the same records before this one, e.g. a small private estimate
+    /// that chose a public-looking setting of this run), so that every budget check, the spent
+    /// epsilon and the ledger this wall hands out cover both. Such a wall needs an explicit
+    /// [`Self::noise_multiplier`] (the caller split the budget; calibrating this run alone would
+    /// ignore what was spent) and a budget the earlier entries fit in.
+    ///
+    /// # Privacy
+    /// Sequential composition: the earlier releases and this wall's are accounted together under
+    /// the one accountant, so the budget bounds the whole sequence. The entries must be under
+    /// the same neighbouring relation (the accountant refuses a mix).
+    pub fn preceded_by(mut self, entries: Vec<LedgerEntry>) -> Self {
+        self.preceded_by = entries;
+        self
+    }
+
     /// Checks everything and builds the wall (calibrating the noise if asked).
     ///
     /// # Errors
     /// [`CoreError::Misconfigured`] for a missing scheme, budget or noise setting, or both a
     /// budget and non-private mode; [`CoreError::Empty`] for no records; the scheme's,
     /// the noise multiplier's and the calibration's errors; [`CoreError::Entropy`] if the OS
-    /// cannot seed the RNG.
+    /// cannot seed the RNG. With [`Self::preceded_by`]: [`CoreError::Misconfigured`] for a
+    /// non-private wall or one without an explicit noise multiplier,
+    /// [`CoreError::BudgetExhausted`] when the earlier entries alone exceed the budget, and the
+    /// accountant's error for entries it cannot compose.
     pub fn build(self) -> Result<PrivacyWall<R>, CoreError> {
         if let Some(e) = self.invalid {
             return Err(e);
+        }
+        if !self.preceded_by.is_empty() {
+            if self.non_private {
+                return Err(CoreError::Misconfigured(
+                    "a non-private wall cannot be preceded by private releases",
+                ));
+            }
+            if !matches!(self.noise, Some(NoiseSetting::NoiseMultiplier(_))) {
+                return Err(CoreError::Misconfigured(
+                    "a wall preceded by earlier releases needs an explicit noise multiplier \
+                     (calibrating this run alone would ignore what was spent)",
+                ));
+            }
         }
         let scheme = self
             .scheme
@@ -433,6 +466,7 @@ impl<R> WallBuilder<R> {
                 }
             }
         };
+        let ledger = prior_ledger(self.config, self.preceded_by, &mode)?;
         let (mut sampling_rng, noise_rng) = self.rng.streams()?;
         let slots = self
             .slots
@@ -441,7 +475,7 @@ impl<R> WallBuilder<R> {
             records: self.records,
             scheme,
             mode,
-            ledger: Accountant::with_config(self.config)?,
+            ledger,
             log: Vec::new(),
             rng_policy: self.rng,
             sampling_rng,
@@ -463,6 +497,28 @@ impl<R> WallBuilder<R> {
         }
         Ok(wall)
     }
+}
+
+/// The ledger a wall starts with: the earlier `entries`, checked against the budget of `mode`.
+fn prior_ledger(
+    config: AccountantConfig,
+    entries: Vec<LedgerEntry>,
+    mode: &Mode,
+) -> Result<Accountant, CoreError> {
+    let mut ledger = Accountant::with_config(config)?;
+    for entry in entries {
+        ledger.record_entry(entry)?;
+    }
+    if let Mode::Private { budget, .. } = mode
+        && !ledger.is_empty()
+        && ledger.epsilon(budget.delta())? > budget.epsilon()
+    {
+        return Err(CoreError::BudgetExhausted {
+            total_epsilon: budget.epsilon(),
+            total_delta: budget.delta(),
+        });
+    }
+    Ok(ledger)
 }
 
 /// The record index of each of `slots` slots: the first records in order when there are at
@@ -679,6 +735,7 @@ impl<R> PrivacyWall<R> {
             invalid: None,
             plan: None,
             slots: None,
+            preceded_by: Vec::new(),
         }
     }
 

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use dp_accountant::{AccountantConfig, AccountantError, AccountantKind, PrivacyEvent};
+use dp_accountant::{AccountantConfig, AccountantError, AccountantKind, LedgerEntry, PrivacyEvent};
 use dp_core::{Batching, SamplingScheme};
 use serde::{Deserialize, Serialize};
 
@@ -155,6 +155,9 @@ pub struct SviConfig {
     /// `expected_batch_size`.
     #[serde(default, skip_serializing_if = "Regime::is_poisson")]
     pub(crate) sampling: Regime,
+    /// Ledger entries of earlier releases of the same records (absent in the JSON = none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) preceded_by: Vec<LedgerEntry>,
     #[serde(skip)]
     pub(crate) progress_bar: bool,
     #[serde(skip)]
@@ -202,6 +205,7 @@ impl SviConfig {
                 iteration_limit: MAX_ITERATIONS,
                 accountant: AccountantKind::Rdp,
                 sampling: Regime::Poisson,
+                preceded_by: Vec::new(),
                 progress_bar: false,
                 cancel: CancelToken::new(),
             },
@@ -499,6 +503,18 @@ impl SviConfigBuilder {
         self.cfg.progress_bar = on;
         self
     }
+    /// Ledger entries of releases made from the same records **before** this fit (for example a
+    /// private estimate of a setting of the fit); the fit's wall starts its ledger with them
+    /// ([`dp_core::WallBuilder::preceded_by`]). Requires [`Privacy::NoiseMultiplier`] (the caller
+    /// split the budget).
+    ///
+    /// # Privacy
+    /// The fit's budget then bounds the earlier releases and the fit's together, and the fit's
+    /// ledger and reported epsilon cover both.
+    pub fn preceded_by(mut self, entries: Vec<LedgerEntry>) -> Self {
+        self.cfg.preceded_by = entries;
+        self
+    }
     /// A flag that stops the run before its next iteration ([`EngineError::Interrupted`]).
     pub fn cancel(mut self, token: CancelToken) -> Self {
         self.cfg.cancel = token;
@@ -513,11 +529,19 @@ impl SviConfigBuilder {
     /// account the fixed-size event (PLD);
     /// [`EngineError::InvalidParameter`] for a bad schedule, a batch size that is not finite and
     /// `> 0` (or, under fixed-size sampling, not a whole number), zero iterations or passes, epsilon `<= 0`, delta outside `(0, 1)`, a noise multiplier
-    /// `<= 0`, [`Stop::Budget`] without a noise multiplier, or a declared population of zero or
-    /// below the expected batch size.
+    /// `<= 0`, [`Stop::Budget`] without a noise multiplier, earlier releases
+    /// ([`SviConfigBuilder::preceded_by`]) without a noise multiplier, or a declared population
+    /// of zero or below the expected batch size.
     pub fn build(self) -> Result<SviConfig, EngineError> {
         let c = self.cfg;
         c.step.check()?;
+        if !c.preceded_by.is_empty() && !matches!(c.privacy, Privacy::NoiseMultiplier { .. }) {
+            return Err(EngineError::invalid(
+                "preceded_by",
+                c.preceded_by.len() as f64,
+                "earlier releases need an explicit noise multiplier (Privacy::NoiseMultiplier)",
+            ));
+        }
         if let Some(n) = c.population {
             c.sampling_rate(n).map_err(|_| {
                 EngineError::invalid(

@@ -198,6 +198,7 @@ fn run<M: VipsModel>(
     let builder = builder
         .accountant_config(AccountantConfig::default().with_accountant(config.accountant()))
         .sampling(scheme)
+        .preceded_by(config.preceded_by.clone())
         .rng(policy);
     let builder = match scheme {
         SamplingScheme::Poisson { .. } => builder

@@ -8,7 +8,7 @@
 //! through the same path, stopping by iterations, passes or budget, and a serialisable
 //! [`FitResult`] with the ledger and a per-iteration trace.
 
-mod config;
+pub(crate) mod config;
 mod driver;
 mod error;
 mod model;

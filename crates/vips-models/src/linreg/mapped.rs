@@ -4,13 +4,15 @@
 
 use super::{
     Linreg, LinregConfig, LinregError, LinregGlobal, Metrics, RowMap, TargetMap, evaluate, fit,
+    release_radius,
 };
 use crate::engine::{Fit, SviConfig};
 
 /// The model's settings; `None` takes the default of [`RowMap::new`] / [`LinregConfig`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LinregOptions {
-    /// Public radius rows `(z, 1)` are divided by (default `sqrt(1 + d/3)`).
+    /// Public radius rows `(z, 1)` are divided by. `None`: released privately from the rows
+    /// with a small share of the budget ([`super::release_radius`]).
     pub radius: Option<f64>,
     /// Prior precision of the weights relative to the noise (ridge), in mapped units.
     pub prior_precision: Option<f64>,
@@ -49,8 +51,11 @@ impl LinregOptions {
 pub struct MappedFit {
     /// The model (its configuration).
     pub model: Linreg,
-    /// The row map (public radius).
+    /// The row map (its radius declared, or released privately).
     pub rows: RowMap,
+    /// Where the radius came from: `None` when declared; the noise multiplier of its release
+    /// (`Some(0.0)` for a non-private fit) when released from the rows.
+    pub radius_noise_multiplier: Option<f64>,
     /// The engine's fit: the publishable result and the data owner's diagnostics.
     pub fit: Fit<LinregGlobal>,
     /// Held-out metrics in original units (`None` when there are no test rows).
@@ -69,7 +74,9 @@ pub struct MappedFit {
 /// # Privacy
 /// As [`fit`]: the posterior (and the metrics computed from it with public maps on held-out
 /// rows) is `(epsilon, delta)`-DP under add/remove-one neighbouring when `svi` is private; the
-/// row maps are public and each record depends on its own row only.
+/// row maps are public (a declared radius) or post-processing of the radius release
+/// ([`release_radius`], charged to the same budget and recorded first in the fit's ledger), and
+/// each record depends on its own row only.
 /// [`MappedFit::rows_clamped_or_rescaled`], [`MappedFit::n_train`] and the fit's diagnostics
 /// are the data owner's.
 ///
@@ -109,7 +116,18 @@ pub fn fit_mapped<'a>(
     options: &LinregOptions,
     svi: &SviConfig,
 ) -> Result<MappedFit, LinregError> {
-    let rows = RowMap::new(d, options.radius)?;
+    let train: Vec<(&[f64], f64)> = train.into_iter().collect();
+    let (rows, radius_noise_multiplier, svi) = match options.radius {
+        Some(r) => (RowMap::new(d, Some(r))?, None, svi.clone()),
+        None => {
+            let released = release_radius(d, train.iter().map(|(z, _)| *z), svi)?;
+            (
+                RowMap::new(d, Some(released.radius))?,
+                Some(released.noise_multiplier.unwrap_or(0.0)),
+                released.fit_config,
+            )
+        }
+    };
     let mut rescaled = 0u64;
     let mut records = Vec::new();
     for (z, t) in train {
@@ -123,7 +141,7 @@ pub fn fit_mapped<'a>(
         .collect::<Result<Vec<_>, _>>()?;
     let n_train = records.len();
     let model = options.model(d)?;
-    let fitted = fit(&model, records, svi)?;
+    let fitted = fit(&model, records, &svi)?;
     let metrics = evaluate(
         fitted.result.global.posterior(),
         &test_x,
@@ -133,6 +151,7 @@ pub fn fit_mapped<'a>(
     Ok(MappedFit {
         model,
         rows,
+        radius_noise_multiplier,
         fit: fitted,
         metrics,
         rows_clamped_or_rescaled: rescaled,

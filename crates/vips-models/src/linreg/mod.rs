@@ -10,6 +10,8 @@
 //! - [`sensitivity`]: the per-record bounds (1, 1, 1) and why equal bounds are the split.
 //! - [`fit`], [`batch_config`]: one full-data release through the engine, calibrated and
 //!   accounted by [`DEFAULT_ACCOUNTANT`] (PLD) unless [`batch_config_with`] names another.
+//! - [`release_radius`]: the radius from a small private release of the rows' mean squared
+//!   norm (the default when no radius is declared), the rest of the budget left to the fit.
 //! - [`fit_mapped`]: rows already in the declared box to records, fit and held-out metrics
 //!   (what the example, the CLI and xtask share).
 //! - [`evaluate`]: test RMSE and Student-t log predictive density in original units.
@@ -20,6 +22,7 @@ mod error;
 mod mapped;
 mod model;
 mod predict;
+mod radius;
 mod record;
 mod saved;
 pub mod sensitivity;
@@ -33,6 +36,10 @@ pub use model::{
 pub use predict::{
     DEFAULT_ACCOUNTANT, Metrics, TargetMap, batch_config, batch_config_with, evaluate, fit,
     student_t_ln_pdf,
+};
+pub use radius::{
+    MIN_MEAN_SQUARE, RADIUS_BUDGET_SHARE, RadiusChoice, RadiusRelease, mean_square_of_row,
+    radius_for_mean_square, release_radius,
 };
 pub use record::{LinregRecord, RowMap};
 pub use saved::{

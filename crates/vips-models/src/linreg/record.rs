@@ -163,13 +163,15 @@ impl RowMap {
             .collect())
     }
 
-    /// The feature vector of a row (for prediction): clamp into the box, intercept, divide by
-    /// the radius, and scale into the unit ball.
+    /// The feature vector of a row for prediction: clamp into the box, intercept, divide by the
+    /// radius. It is *not* scaled into the unit ball: a training row outside the ball is scaled
+    /// together with its target (a weight, [`LinregRecord::new`]), so the fitted `y = w^T x`
+    /// holds for the unscaled row, and shrinking a test row would shrink its prediction.
     ///
     /// # Errors
     /// [`LinregError::DimensionMismatch`] for a row of the wrong length; [`LinregError::NonFinite`].
     pub fn features(&self, z: &[f64]) -> Result<Vec<f64>, LinregError> {
-        Ok(LinregRecord::new(self.raw(z)?, 0.0)?.0.x)
+        self.raw(z)
     }
 
     /// The training record of a row with target `t` (already mapped by the target's public range;

@@ -136,12 +136,13 @@ impl Folder {
     /// Linear regression on `split` at `eps` (`None`: non-private), as the `linreg` example
     /// runs it with the flags of `super::methods::args`: the declared ranges map the rows, one
     /// batch release with `--population` = the split's training rows and the noise seeded with
-    /// the split index. The example's publishable keys the table and the report read.
+    /// `seed` (the split index for the table's cells). The example's publishable keys the table and the report read.
     pub(super) fn run_linreg(
         &self,
         d: &DataSet,
         split: usize,
         eps: Option<f64>,
+        seed: u64,
     ) -> anyhow::Result<Value> {
         let Scaling::Declared(ranges) = &self.scaling else {
             anyhow::bail!("{}: linreg needs declared public ranges", d.label);
@@ -159,7 +160,7 @@ impl Folder {
             epsilon,
             delta: DELTA,
         });
-        let svi = batch_config(population, privacy, eps.map(|_| split as u64))?;
+        let svi = batch_config(population, privacy, eps.map(|_| seed))?;
         let out = fit_mapped(
             train.dim(),
             (0..train_z.len()).map(|i| (train_z.row(i), train_z.target(i))),
@@ -190,10 +191,12 @@ impl Folder {
             "population_declared": p.population_declared,
             "neighbouring": p.neighbouring,
             "rng": p.rng,
-            "releases": out.fit.result.iterations,
+            "releases": out.fit.result.iterations + u64::from(out.radius_noise_multiplier.is_some()),
             "n_test": test.len(),
             "dim": out.rows.dim(),
             "radius": out.rows.radius(),
+            "radius_source": if out.radius_noise_multiplier.is_some() { "released" } else { "declared" },
+            "radius_noise_multiplier": out.radius_noise_multiplier.unwrap_or(0.0),
             "ranges": ranges.source(),
             "prior_precision": config.prior_precision(),
             "prior_noise_shape": config.noise_prior().0,

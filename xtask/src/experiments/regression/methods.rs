@@ -131,8 +131,15 @@ pub(super) fn data_set(
     })
 }
 
-/// The example's flags for `method` on `split` at `eps` (without `--json`).
-pub(super) fn args(d: &DataSet, method: Method, split: usize, eps: Option<f64>) -> Vec<String> {
+/// The example's flags for `method` on `split` at `eps` with noise seed `seed` (the split
+/// index for the table's cells; without `--json`).
+pub(super) fn args(
+    d: &DataSet,
+    method: Method,
+    split: usize,
+    eps: Option<f64>,
+    seed: u64,
+) -> Vec<String> {
     let mut a: Vec<String> = vec![
         "--uci".into(),
         d.uci.display().to_string(),
@@ -161,7 +168,7 @@ pub(super) fn args(d: &DataSet, method: Method, split: usize, eps: Option<f64>) 
             "--delta".into(),
             DELTA.to_string(),
             "--noise-seed".into(),
-            split.to_string(),
+            seed.to_string(),
             "--population".into(),
             d.train_rows[split].to_string(),
         ]);
@@ -170,6 +177,11 @@ pub(super) fn args(d: &DataSet, method: Method, split: usize, eps: Option<f64>) 
     // reused.
     if method == Method::LinregPrivate && eps.is_some() {
         a.extend(["--accountant".into(), "pld".into()]);
+    }
+    // Spelled out so that cells run before the released radius became the default (the box's
+    // sqrt(1 + d/3), other flags the same) are not reused.
+    if matches!(method, Method::LinregPrivate | Method::Linreg) {
+        a.extend(["--radius".into(), "released".into()]);
     }
     if method == Method::MinibatchDpSep {
         a.extend(MINIBATCH.map(String::from));
