@@ -145,6 +145,22 @@ fn bad_fit_inputs_are_typed_errors_with_exit_code_2() {
             &["--feature-range", "LO:HI"],
         );
     }
+    // A radius that is neither `released` nor a finite number > 0 names its flag.
+    for bad in ["0", "-1", "inf", "big"] {
+        fails_with(
+            &[
+                "fit",
+                "linreg",
+                "--uci",
+                s(dir),
+                "--radius",
+                bad,
+                "--out",
+                s(&out),
+            ],
+            &["--radius", "released"],
+        );
+    }
     // Unknown models, and a flag another model takes.
     fails_with(&["fit", "gpt", "--out", s(&out)], &["gpt"]);
     fails_with(&["fit", "sbn", "--corpus", "x"], &["--corpus"]);

@@ -199,8 +199,8 @@ fn linreg_csv_fit_then_predict_in_a_new_process() {
         "y",
         "--ranges",
         s(&ranges),
-        // sqrt(1 + d): rows of the declared box are never rescaled (the default sqrt(1 + d/3)
-        // rescales the corners).
+        // A declared radius, sqrt(1 + d): rows of the declared box are never rescaled (the
+        // default releases the rows' root-mean-square norm from the data).
         "--radius",
         "1.7320508075688772",
         "--out",

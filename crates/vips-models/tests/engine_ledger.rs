@@ -260,3 +260,63 @@ fn a_private_run_needs_a_declared_population_and_never_outputs_the_count() {
     assert_eq!(diag["realised_population"], serde_json::json!(300));
     assert_eq!(diag["trace"].as_array().unwrap().len(), 2);
 }
+
+/// A fit preceded by earlier releases of the same records: its ledger starts with them, its
+/// epsilon covers both, and a configuration that would calibrate the fit alone is refused.
+#[test]
+fn a_fit_preceded_by_earlier_releases_accounts_them() {
+    let (model, docs) = small();
+    let earlier = {
+        let mut l = Accountant::new();
+        l.record(
+            "earlier",
+            PrivacyEvent::poisson_subsampled_gaussian(30.0, 1.0).unwrap(),
+        )
+        .unwrap();
+        l.entries().to_vec()
+    };
+    let base = || {
+        SviConfig::builder()
+            .expected_batch_size(30.0)
+            .stop(Stop::Iterations { iterations: 3 })
+            .population(Some(300))
+            .noise_seed(Some(2))
+    };
+    assert!(matches!(
+        base()
+            .privacy(Privacy::Target {
+                epsilon: 1.0,
+                delta: 1e-5
+            })
+            .preceded_by(earlier.clone())
+            .build(),
+        Err(EngineError::InvalidParameter { .. })
+    ));
+    let privacy = Privacy::NoiseMultiplier {
+        noise_multiplier: 2.0,
+        epsilon: 5.0,
+        delta: 1e-5,
+    };
+    let alone = fit(
+        &model,
+        docs.clone(),
+        &base().privacy(privacy).build().unwrap(),
+        |_, _| {},
+    )
+    .unwrap()
+    .result;
+    let cfg = base()
+        .privacy(privacy)
+        .preceded_by(earlier)
+        .build()
+        .unwrap();
+    let after = fit(&model, docs, &cfg, |_, _| {}).unwrap().result;
+    let ledger = after.privacy.ledger.as_ref().unwrap();
+    assert_eq!(ledger.len(), 4);
+    assert_eq!(ledger.entries()[0].label, "earlier");
+    assert!(after.privacy.epsilon.unwrap() > alone.privacy.epsilon.unwrap());
+    assert_eq!(
+        after.privacy.epsilon.unwrap(),
+        ledger.epsilon(1e-5).unwrap()
+    );
+}

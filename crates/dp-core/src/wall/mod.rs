@@ -509,14 +509,20 @@ fn prior_ledger(
     for entry in entries {
         ledger.record_entry(entry)?;
     }
-    if let Mode::Private { budget, .. } = mode
+    if let Mode::Private { budget, event, .. } = mode
         && !ledger.is_empty()
-        && ledger.epsilon(budget.delta())? > budget.epsilon()
     {
-        return Err(CoreError::BudgetExhausted {
-            total_epsilon: budget.epsilon(),
-            total_delta: budget.delta(),
-        });
+        // This wall's releases must compose with the earlier ones (same neighbouring relation,
+        // an accountant that covers both): found now, not at the first release.
+        ledger
+            .clone()
+            .record("compatibility probe", event.clone())?;
+        if ledger.epsilon(budget.delta())? > budget.epsilon() {
+            return Err(CoreError::BudgetExhausted {
+                total_epsilon: budget.epsilon(),
+                total_delta: budget.delta(),
+            });
+        }
     }
     Ok(ledger)
 }
