@@ -8,7 +8,7 @@ use super::cache::Cache;
 use super::data::Diffprivlib;
 use super::methods::{DataSet, Method, relative};
 use super::table::{self, Goal, Summary, cell, summarize, verdict};
-use super::{DATASETS, DELTA, DIFFPRIVLIB_JSON, EPSILONS, MINIBATCH, Run, SEED};
+use super::{DATASETS, DELTA, DIFFPRIVLIB_JSON, EPSILONS, LINREG_GOAL_SEEDS, MINIBATCH, Run, SEED};
 use crate::context::Context;
 use crate::plot::{LinePlot, Scale, Series, line_plot};
 use crate::report::markdown_table;
@@ -381,13 +381,14 @@ pub(super) fn intro(
     );
     let _ = writeln!(
         body,
-        "- minibatch DP-SEP: `... {private}{}{}` (the example's private defaults: Poisson batches with the recommended batch size, damping and clip, chosen on synthetic data; see docs/dp-sep.md);",
+        "- minibatch DP-SEP: `... {private}{}{} [--clipping innovation|whitened]` (the example's private defaults: Poisson batches with the recommended batch size, damping and clip, chosen on synthetic data; from 1,200 training rows whitened clipping with the clip from the budget, below innovation clipping under epsilon 2 and value clipping from 2; the clipping is spelled out in the key when it is not value; see docs/dp-sep.md);",
         if MINIBATCH.is_empty() { "" } else { " " },
         MINIBATCH.join(" ")
     );
     let _ = writeln!(
         body,
-        "- linreg, private / non-private: `{linreg} [{private} --accountant pld] --json` (one release; PLD, linreg's default accountant since session 9; cells computed before it with RDP are kept in the cache under their own keys);"
+        "- linreg, private / non-private: `{linreg} [{private} --accountant pld] --radius released --json` (PLD, linreg's default accountant since session 9; the radius released privately with 5% of the budget before the one release of the statistics, the default since session 15 and spelled out in the key; cells computed before either are kept in the cache under their own keys; the three private-linreg goals at epsilon 1 also run noise seeds 0-{} on every split and are judged on their mean);",
+        LINREG_GOAL_SEEDS - 1
     );
     match dpl {
         Some(d) => {
