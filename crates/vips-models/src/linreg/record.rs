@@ -83,23 +83,30 @@ impl LinregRecord {
 /// ranges, e.g. dp-sep's `Standardizer::from_public_ranges`) to a record: append the intercept
 /// `1`, divide by the public `radius`, and enforce `||x|| <= 1` (see [`LinregRecord::new`]).
 ///
-/// The default radius `sqrt(1 + d/3)` is the root-mean-square norm of `(z, 1)` for `z` uniform
-/// on the box: a data-independent figure. Rows of larger norm are rescaled, `x` and `y`
-/// together ([`LinregRecord::new`]), which down-weights them without biasing the linear
-/// relation; `sqrt(d + 1)` (the largest norm over the box) rescales no row but puts up to
-/// `(d + 1) / (1 + d/3)` times less signal into `X^T X` against the same noise.
+/// `RowMap::new(d, None)` takes `sqrt(1 + d/3)`, the root-mean-square norm of `(z, 1)` for `z`
+/// uniform on the box (a data-independent figure); the fits' default instead releases the rows'
+/// own root-mean-square norm ([`super::release_radius`]). Training rows of larger norm are
+/// rescaled, `x` and `y` together ([`LinregRecord::new`]), which down-weights them without biasing
+/// the linear relation; `sqrt(d + 1)` (the largest norm over the box) rescales no row but puts up
+/// to `(d + 1) / (1 + d/3)` times less signal into `X^T X` against the same noise.
 ///
 /// # Privacy
-/// Public: `d` and `radius` are declared, never computed from the data; each row is mapped using
-/// that row only.
+/// `d` and `radius` are declared or released (the radius as post-processing of
+/// [`super::release_radius`], charged to the fit's budget), never computed from the data without
+/// noise in a private fit; each row is mapped using that row only.
 ///
 /// # Example
 /// ```
 /// use vips_models::linreg::RowMap;
 /// let map = RowMap::new(3, None)?;
-/// let x = map.features(&[1.0, -1.0, 5.0])?; // 5 is clamped to 1, the row rescaled
-/// assert!((x.iter().map(|v| v * v).sum::<f64>() - 1.0).abs() < 1e-12);
 /// assert_eq!(map.radius(), 2.0_f64.sqrt());
+/// // Training: 5 is clamped to 1 and the row, of norm 2 / sqrt(2) > 1, is scaled into the ball
+/// // together with its target.
+/// let (r, rescaled) = map.record(&[1.0, -1.0, 5.0], 0.5)?;
+/// assert!(rescaled && (r.features().iter().map(|v| v * v).sum::<f64>() - 1.0).abs() < 1e-12);
+/// // Prediction: the same row unscaled, so that w^T x is the fitted relation.
+/// let x = map.features(&[1.0, -1.0, 5.0])?;
+/// assert!((x.iter().map(|v| v * v).sum::<f64>() - 2.0).abs() < 1e-12);
 /// # Ok::<(), vips_models::linreg::LinregError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
