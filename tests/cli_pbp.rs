@@ -321,26 +321,6 @@ fn bad_pbp_inputs_are_typed_errors() {
         &["--batch-size", "--population"],
     );
     fails_with(
-        &[
-            "fit",
-            "pbp",
-            "--uci",
-            f,
-            "--accountant",
-            "pld",
-            "--one-record",
-            "--ranges",
-            s(&ranges),
-            "--epsilon",
-            "1",
-            "--population",
-            "200",
-            "--out",
-            o,
-        ],
-        &["--accountant", "pld", "cannot account"],
-    );
-    fails_with(
         &["fit", "pbp", "--uci", f, "--split", "3", "--out", o],
         &["--split"],
     );

@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::accounting::epsilon_checked;
-use crate::answer::{AccountantConfig, AccountantKind};
+use crate::answer::AccountantConfig;
 use crate::budget::Budget;
 use crate::error::{AccountantError, check_positive};
 use crate::events::{Neighbouring, PrivacyEvent};
@@ -165,7 +165,6 @@ pub fn calibrate_noise_multiplier_with_tolerance(
     }
     config.orders().validate()?;
     sampling.run_event(1.0, steps)?; // validates sampling and steps
-    check_pld_sampling(sampling, config)?;
     let target = budget.epsilon();
     let delta = budget.delta();
     let eps_at = |t: f64| -> f64 {
@@ -289,20 +288,6 @@ const LARGE_SIGMA: f64 = 64.0;
 /// Illinois modification; 200 is far beyond what `1e-12` needs).
 const MAX_ITERATIONS: usize = 200;
 
-/// The PLD accountant covers Poisson sampling and full batches only.
-fn check_pld_sampling(
-    sampling: Sampling,
-    config: &AccountantConfig,
-) -> Result<(), AccountantError> {
-    if config.accountant() == AccountantKind::Pld && matches!(sampling, Sampling::FixedSize { .. })
-    {
-        return Err(AccountantError::Unsupported(
-            "the PLD accountant does not cover fixed-size (replace-one) sampling; use RDP",
-        ));
-    }
-    Ok(())
-}
-
 fn finish(
     t: f64,
     steps: u64,
@@ -361,7 +346,6 @@ pub fn max_steps(
 ) -> Result<StepsReport, AccountantError> {
     check_positive("noise_multiplier", noise_multiplier)?;
     config.orders().validate()?;
-    check_pld_sampling(sampling, config)?;
     let step = sampling.step_event(noise_multiplier)?;
     let eps = |n: u64| -> f64 {
         let run = PrivacyEvent::SelfComposed {

@@ -598,11 +598,6 @@ impl Accountant {
     }
 
     fn check_compatible(&self, event: &PrivacyEvent) -> Result<(), AccountantError> {
-        if self.config.accountant() == AccountantKind::Pld && contains_fixed_size(event) {
-            return Err(AccountantError::Unsupported(
-                "the PLD accountant does not cover fixed-size (replace-one) sampling; use RDP",
-            ));
-        }
         let relation = event.neighbouring()?;
         if let Some(first) = self.neighbouring()
             && first != relation
@@ -790,15 +785,6 @@ impl Accountant {
             })?;
         }
         Ok(ledger)
-    }
-}
-
-fn contains_fixed_size(event: &PrivacyEvent) -> bool {
-    match event {
-        PrivacyEvent::FixedSizeSubsampledGaussian { .. } => true,
-        PrivacyEvent::SelfComposed { event, .. } => contains_fixed_size(event),
-        PrivacyEvent::Composed { events } => events.iter().any(contains_fixed_size),
-        _ => false,
     }
 }
 

@@ -56,7 +56,25 @@ fn execute_answers_with_pld() {
         delta: 1e-5,
         config: pld_config(),
     });
-    assert!(matches!(fixed, Err(AccountantError::Unsupported(_))));
+    // Fixed-size (replace-one) runs are covered too (docs/pld.md section 9), below RDP.
+    let fixed = fixed.unwrap();
+    let rdp_fixed = execute(&CliCommand::Epsilon {
+        sampling: Sampling::FixedSize {
+            sample_size: 6,
+            population: 60,
+        },
+        noise_multiplier: 1.0,
+        steps: 3,
+        delta: 1e-5,
+        config: AccountantConfig::default(),
+    })
+    .unwrap();
+    let (p, r) = (
+        fixed.json["epsilon"].as_f64().unwrap(),
+        rdp_fixed.json["epsilon"].as_f64().unwrap(),
+    );
+    assert!(p > 0.0 && p < r, "PLD {p} vs RDP {r}");
+    assert_eq!(fixed.json["accountant"], "pld");
 }
 
 #[test]
@@ -74,23 +92,23 @@ fn calibration_with_pld_lands_at_or_below_the_target() {
     let rdp =
         calibrate_noise_multiplier(sampling, 1000, &budget, &AccountantConfig::default()).unwrap();
     assert!(c.noise_multiplier < rdp.noise_multiplier);
-    assert!(matches!(
-        calibrate_noise_multiplier(
-            Sampling::FixedSize {
-                sample_size: 6,
-                population: 60
-            },
-            10,
-            &budget,
-            &pld_config()
-        ),
-        Err(AccountantError::Unsupported(_))
-    ));
     let fixed = Sampling::FixedSize {
         sample_size: 6,
         population: 60,
     };
-    assert!(dp_accountant::max_steps(fixed, 1.0, &budget, &pld_config()).is_err());
+    let cf = calibrate_noise_multiplier(fixed, 10, &budget, &pld_config()).unwrap();
+    let check = pld::epsilon(
+        &fixed.run_event(cf.noise_multiplier, 10).unwrap(),
+        1e-5,
+        &PldConfig::default(),
+    )
+    .unwrap();
+    assert!(check.upper <= 1.0 && cf.epsilon == check.upper);
+    let rdp_fixed =
+        calibrate_noise_multiplier(fixed, 10, &budget, &AccountantConfig::default()).unwrap();
+    assert!(cf.noise_multiplier < rdp_fixed.noise_multiplier);
+    let fixed_steps = dp_accountant::max_steps(fixed, 1.0, &budget, &pld_config()).unwrap();
+    assert!(fixed_steps.epsilon <= 1.0);
     let steps = dp_accountant::max_steps(sampling, 1.5, &budget, &pld_config()).unwrap();
     let rdp_steps =
         dp_accountant::max_steps(sampling, 1.5, &budget, &AccountantConfig::default()).unwrap();
@@ -154,13 +172,11 @@ fn pld_ledger_round_trips_and_replays_bit_for_bit() {
         Accountant::from_json(&tampered),
         Err(AccountantError::CorruptLedger { .. })
     ));
-    // fixed-size events are refused by a PLD ledger (typed, ledger unchanged)
-    let before = ledger.len();
+    // a PLD ledger of fixed-size events replays to the same epsilon
     let mut l2 = Accountant::with_config(pld_config()).unwrap();
     let fixed = PrivacyEvent::fixed_size_subsampled_gaussian(1.0, 6, 60).unwrap();
-    assert!(matches!(
-        l2.record("x", fixed),
-        Err(AccountantError::Unsupported(_))
-    ));
-    assert!(l2.is_empty() && ledger.len() == before);
+    l2.record("x", fixed.clone()).unwrap();
+    l2.record("y", fixed).unwrap();
+    let back = Accountant::from_json(&l2.to_json().unwrap()).unwrap();
+    assert_eq!(back.epsilon(1e-5).unwrap(), l2.epsilon(1e-5).unwrap());
 }

@@ -304,12 +304,14 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 16, .. ProptestConfig::default() })]
 
-    /// The PLD accountant: a sound answer, or a typed error for a run it cannot hold in memory.
+    /// The PLD accountant (Poisson, full batches and fixed-size batches): a sound answer, or a
+    /// typed error for a run it cannot hold in memory.
     #[test]
     fn pld_answers_are_never_low(
         st in prop_oneof![
             3 => log_uniform(1e-6, 1.0).prop_map(|q| Step::Poisson(q.min(1.0))),
             1 => Just(Step::Full(Neighbouring::AddRemoveOne)),
+            2 => (1u64..1000, 1u64..1_000_000).prop_map(|(m, extra)| Step::Fixed(m, m + extra - 1)),
         ],
         s in sigma(), t in steps(), d in delta(), e in epsilon_query(),
     ) {

@@ -34,11 +34,12 @@ fn bad_input_is_a_typed_error() {
         sampling_rate: 0.1,
     };
     assert!(pld::epsilon(&corrupt, 1e-5, &cfg).is_err());
-    let fixed = PrivacyEvent::fixed_size_subsampled_gaussian(1.0, 10, 100).unwrap();
-    assert!(matches!(
-        pld::epsilon(&fixed, 1e-5, &cfg),
-        Err(AccountantError::Unsupported(_))
-    ));
+    let corrupt_fixed = PrivacyEvent::FixedSizeSubsampledGaussian {
+        noise_multiplier: 1.0,
+        sample_size: 0,
+        population: 100,
+    };
+    assert!(pld::epsilon(&corrupt_fixed, 1e-5, &cfg).is_err());
     let default = PldConfig::default;
     for (bad, name) in [
         (

@@ -87,9 +87,9 @@ pub enum SepError {
         /// The scheme asked for.
         scheme: dp_core::SamplingScheme,
     },
-    /// The chosen accountant cannot account the run's sampler (PLD and the fixed-size,
-    /// replace-one subsampled Gaussian of [`dp_core::SamplingScheme::UniformSingle`] and
-    /// [`dp_core::SamplingScheme::FixedSize`]). Refused before the wall is built; never a silent
+    /// The chosen accountant cannot account the run's sampler (found by asking it for the
+    /// sampler's event; since PLD covers the fixed-size, replace-one subsampled Gaussian, none
+    /// of today's accountants is refused). Refused before the wall is built; never a silent
     /// fallback to another accountant or sampler.
     #[error(
         "the {accountant} accountant cannot account {scheme:?} sampling (the fixed-size, \

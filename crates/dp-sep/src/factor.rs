@@ -209,18 +209,17 @@ impl WallPlanBuilder {
     /// # Example
     /// ```
     /// use dp_accountant::AccountantKind;
-    /// use dp_sep::{SamplingScheme, SepError, WallPlan};
+    /// use dp_sep::{SamplingScheme, WallPlan};
     /// let plan = |kind, sampling| {
     ///     WallPlan::builder().population(1000).dim(4).budget(1.0, 1e-5).clip(1.0)
     ///         .steps(200).sampling(sampling).accountant(kind).build()
     /// };
     /// let pld = plan(AccountantKind::Pld, SamplingScheme::poisson(0.05)?)?;
     /// assert_eq!(pld.accountant(), AccountantKind::Pld);
-    /// // PLD cannot account one record drawn per step (a fixed-size subsample): refused.
-    /// assert!(matches!(
-    ///     plan(AccountantKind::Pld, SamplingScheme::uniform_single()),
-    ///     Err(SepError::AccountantUnsupported { .. })
-    /// ));
+    /// // One record drawn per step (a fixed-size subsample, replace-one): PLD accounts it too
+    /// // (docs/pld.md, section 9).
+    /// let single = plan(AccountantKind::Pld, SamplingScheme::uniform_single())?;
+    /// assert_eq!(single.accountant(), AccountantKind::Pld);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -246,7 +245,7 @@ impl WallPlanBuilder {
     /// [`crate::Batching::sampling_for`]'s or a shuffled epoch);
     /// [`SepError::TooLarge`] for a population or statistic above the limits of
     /// [`crate::limits`]; [`SepError::AccountantUnsupported`] for an accountant that cannot
-    /// account the sampler's event (PLD with one record per step or a fixed-size batch).
+    /// account the sampler's event (none of today's: PLD covers the fixed-size event too).
     pub fn build(self) -> Result<WallPlan, SepError> {
         let missing = |name| SepError::InvalidParameter {
             name,

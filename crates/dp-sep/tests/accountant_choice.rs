@@ -123,24 +123,25 @@ fn every_accountant_calibrates_a_poisson_run_within_budget_and_replays() {
 }
 
 #[test]
-fn pld_is_refused_for_replace_one_subsampling_and_the_others_account_it() {
+fn every_accountant_accounts_replace_one_subsampling_and_pld_needs_the_least_noise() {
     let fixed = SamplingScheme::fixed_size(10).unwrap();
     for sampling in [SamplingScheme::uniform_single(), fixed] {
-        match plan(sampling, 40, AccountantKind::Pld) {
-            Err(SepError::AccountantUnsupported { accountant, scheme }) => {
-                assert_eq!((accountant, scheme), (AccountantKind::Pld, sampling));
-            }
-            other => panic!("{sampling:?}: {other:?}"),
-        }
-        for kind in AccountantKind::ALL
-            .into_iter()
-            .filter(|k| *k != AccountantKind::Pld)
-        {
+        let mut sigmas = Vec::new();
+        for kind in AccountantKind::ALL {
             let plan = plan(sampling, 40, kind).unwrap();
             let wall = FactorWall::new(setup().2, &plan).unwrap();
             let spent = wall.epsilon_spent().unwrap();
             assert!(spent <= EPSILON, "{kind} {sampling:?}: {spent}");
             assert_eq!(replay(wall.core().ledger()), spent, "{kind} {sampling:?}");
+            sigmas.push((kind, wall.noise_multiplier()));
+        }
+        let pld = sigmas
+            .iter()
+            .find(|(k, _)| *k == AccountantKind::Pld)
+            .unwrap()
+            .1;
+        for (kind, s) in &sigmas {
+            assert!(pld <= *s, "{sampling:?}: PLD {pld} above {kind} {s}");
         }
     }
     // A shuffled epoch is a (replace-one) Gaussian per epoch, which PLD expresses.
@@ -157,7 +158,7 @@ fn pld_is_refused_for_replace_one_subsampling_and_the_others_account_it() {
 }
 
 #[test]
-fn pbp_config_refuses_pld_with_one_record_draws_before_the_run() {
+fn pbp_config_accepts_pld_with_one_record_draws_and_fixed_size_batches() {
     let privacy = |kind| {
         PbpPrivacy::builder()
             .budget(EPSILON, DELTA)
@@ -174,18 +175,13 @@ fn pbp_config_refuses_pld_with_one_record_draws_before_the_run() {
             .privacy(privacy(kind))
             .build()
     };
-    assert!(matches!(
-        config(AccountantKind::Pld, Batching::OneRecord),
-        Err(SepError::AccountantUnsupported {
-            accountant: AccountantKind::Pld,
-            ..
-        })
-    ));
-    assert!(matches!(
-        config(AccountantKind::Pld, Batching::fixed_size(10).unwrap()),
-        Err(SepError::AccountantUnsupported { .. })
-    ));
-    let ok = config(AccountantKind::Pld, Batching::poisson(10).unwrap()).unwrap();
-    assert_eq!(ok.privacy().unwrap().accountant(), AccountantKind::Pld);
+    for batching in [
+        Batching::OneRecord,
+        Batching::fixed_size(10).unwrap(),
+        Batching::poisson(10).unwrap(),
+    ] {
+        let ok = config(AccountantKind::Pld, batching).unwrap();
+        assert_eq!(ok.privacy().unwrap().accountant(), AccountantKind::Pld);
+    }
     assert!(config(AccountantKind::Moments, Batching::OneRecord).is_ok());
 }

@@ -82,7 +82,7 @@ struct Args {
     accountant: Option<dp_accountant::AccountantKind>,
     /// Batch sampling: poisson (default; each record with probability S / N, add/remove-one) or
     /// fixed (exactly S records without replacement, replace-one: twice the sensitivity, the
-    /// fixed-size subsampled Gaussian event; paper 001; not with --accountant pld). Refused in a
+    /// fixed-size subsampled Gaussian event; paper 001; every accountant, PLD included). Refused in a
     /// non-private full-batch run, where it has no effect.
     #[arg(long, value_parser = common::sampling)]
     sampling: Option<vips_models::engine::Batching>,

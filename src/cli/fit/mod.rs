@@ -162,7 +162,7 @@ pub struct Fitted {
 pub struct SamplingArg {
     /// Batch sampling: poisson (default; each record with probability S / N, add/remove-one
     /// neighbouring) or fixed (exactly S records without replacement, replace-one: twice the
-    /// sensitivity, the fixed-size subsampled Gaussian event; not with --accountant pld).
+    /// sensitivity, the fixed-size subsampled Gaussian event; every accountant, PLD included).
     /// Refused where it has no effect (a non-private fit whose batch is the whole population).
     #[arg(long, value_parser = sampling)]
     pub sampling: Option<Batching>,

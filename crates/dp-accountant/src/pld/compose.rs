@@ -5,7 +5,7 @@
 use super::convolve::Convolver;
 use super::discrete::{Bound, DiscretePld};
 use super::discretise::discretise;
-use super::loss::{Direction, SubsampledGaussian};
+use super::loss::{Direction, Mechanism};
 
 /// Builds the composed PLD of `(mechanism, count)` parts in one direction and bound.
 pub(crate) struct Composer {
@@ -57,7 +57,7 @@ impl Composer {
     /// The PLD of `count` independent runs of `mechanism`.
     pub(crate) fn self_composed(
         &mut self,
-        mechanism: &SubsampledGaussian,
+        mechanism: &Mechanism,
         direction: Direction,
         bound: Bound,
         count: u64,
@@ -127,7 +127,7 @@ impl Composer {
     /// The composition of all `parts` (each a mechanism run `count` times).
     pub(crate) fn composed(
         &mut self,
-        parts: &[(SubsampledGaussian, u64)],
+        parts: &[(Mechanism, u64)],
         direction: Direction,
         bound: Bound,
     ) -> DiscretePld {

@@ -19,7 +19,7 @@
 //! composition.
 
 use super::discrete::{Bound, DiscretePld};
-use super::loss::{Direction, SubsampledGaussian};
+use super::loss::{Direction, Mechanism};
 use super::merge::merged_masses;
 
 /// Discretises one mechanism's PLD on the grid `step * Z`, over a loss range outside which each
@@ -27,12 +27,22 @@ use super::merge::merged_masses;
 /// direction as described above, so any `cut` gives valid bounds; the caller passes a fraction
 /// of the mass its truncation removes anyway).
 pub(crate) fn discretise(
-    mechanism: &SubsampledGaussian,
+    mechanism: &Mechanism,
     direction: Direction,
     step: f64,
     bound: Bound,
     cut: f64,
 ) -> DiscretePld {
+    // The optimistic bound of a fixed-size (without replacement) mechanism is not computed:
+    // it is dropped from the composition (the identity), which can only lower `delta`, so
+    // the lower bound stays valid (`docs/pld.md`, section 9).
+    let inner = match (mechanism, bound) {
+        (Mechanism::Poisson(g), _) => Some(g),
+        (Mechanism::WithoutReplacement(_), Bound::Optimistic) => {
+            return DiscretePld::identity(step, bound);
+        }
+        (Mechanism::WithoutReplacement(_), Bound::Pessimistic) => None,
+    };
     let (lo, hi) = mechanism.loss_range_within(direction, cut);
     let first = (lo / step).floor() as i64;
     let last = ((hi / step).ceil() as i64).max(first + 1);
@@ -73,7 +83,10 @@ pub(crate) fn discretise(
             }
             mass
         }
-        Bound::Optimistic => merged_masses(mechanism, direction, first, k, step),
+        Bound::Optimistic => match inner {
+            Some(g) => merged_masses(g, direction, first, k, step),
+            None => unreachable!("returned above"),
+        },
     };
     DiscretePld {
         offset: first,
@@ -89,11 +102,12 @@ pub(crate) fn discretise(
 mod tests {
     use super::*;
     use crate::pld::analytic::gaussian_delta;
+    use crate::pld::loss::SubsampledGaussian;
 
     #[test]
     fn connect_the_dots_is_exact_on_the_grid_and_above_between() {
         let sigma = 0.8;
-        let m = SubsampledGaussian { sigma, q: 1.0 };
+        let m = Mechanism::Poisson(SubsampledGaussian { sigma, q: 1.0 });
         let step = 0.05;
         for dir in [Direction::Remove, Direction::Add] {
             let pess = discretise(&m, dir, step, Bound::Pessimistic, 0.0);
@@ -112,10 +126,10 @@ mod tests {
 
     #[test]
     fn subsampled_masses_are_complete() {
-        let m = SubsampledGaussian {
+        let m = Mechanism::Poisson(SubsampledGaussian {
             sigma: 0.5,
             q: 1e-3,
-        };
+        });
         for dir in [Direction::Remove, Direction::Add] {
             let p = discretise(&m, dir, 1e-3, Bound::Pessimistic, 0.0);
             let total: f64 = p.mass.iter().sum::<f64>() + p.inf_mass;

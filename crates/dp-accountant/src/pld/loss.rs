@@ -216,6 +216,127 @@ impl SubsampledGaussian {
     }
 }
 
+/// A mechanism the PLD accountant composes: the pair it discretises.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Mechanism {
+    /// The Poisson-subsampled Gaussian, add/remove (`q = 1`: the plain Gaussian, whose pair is
+    /// the same under either relation): the remove and add pairs of the module documentation.
+    Poisson(SubsampledGaussian),
+    /// The Gaussian on a batch of `m` of `n` records drawn without replacement, replace-one
+    /// neighbours, with `q = m/n` in the inner mechanism: the **symmetrised** remove pair of
+    /// `docs/pld.md`, section 9 (Dong, Roth & Su 2022, Thm 4.2: the mechanism is
+    /// `C_q(f)`-DP, `f = G_{1/sigma}`, `C_q(f) = min(f_q, f_q^-1)**`). Its PLD equals the
+    /// remove pair's for positive losses, mirrored (`omega(-l) = e^{-l} omega(l)`) below zero, with
+    /// an atom `1 - P(L > 0) - Q(L > 0)` at zero; the same in both directions.
+    WithoutReplacement(SubsampledGaussian),
+}
+
+impl Mechanism {
+    /// Loss range `[lo, hi]` outside which each side holds at most `max(cut, ~1e-19)` of the
+    /// `P`-mass in `direction` (for the symmetrised pair: `P_s(L < -hi) = Q(L > hi) <=
+    /// P(L > hi)`, so the remove pair's upper end serves both sides).
+    pub(crate) fn loss_range_within(&self, direction: Direction, cut: f64) -> (f64, f64) {
+        match self {
+            Self::Poisson(g) => g.loss_range_within(direction, cut),
+            Self::WithoutReplacement(g) => {
+                let hi = g.loss_range_within(Direction::Remove, cut).1.max(0.0);
+                (-hi, hi)
+            }
+        }
+    }
+
+    /// Variances of the privacy loss, `(remove, add)`, for the grid spacing only (the
+    /// symmetrised pair takes the larger of its remove pair's two: an accuracy choice, not a
+    /// validity one).
+    pub(crate) fn loss_variances(&self) -> (f64, f64) {
+        match self {
+            Self::Poisson(g) => g.loss_variances(),
+            Self::WithoutReplacement(g) => {
+                let (r, a) = g.loss_variances();
+                let v = r.max(a);
+                (v, v)
+            }
+        }
+    }
+
+    /// `(P, Q)` masses of consecutive loss cells, as [`SubsampledGaussian::cell_masses`].
+    pub(crate) fn cell_masses(&self, direction: Direction, grid: &[f64]) -> Vec<(f64, f64)> {
+        match self {
+            Self::Poisson(g) => g.cell_masses(direction, grid),
+            Self::WithoutReplacement(g) => symmetrised_cells(g, grid),
+        }
+    }
+}
+
+/// `(P_s, Q_s)` masses of the loss cells of `grid` (as [`SubsampledGaussian::cell_masses`]) for
+/// the symmetrised remove pair of `g`: a cell's part above zero has the remove pair's masses,
+/// its part below zero the masses of the mirrored interval with `P` and `Q` swapped, and the
+/// cell `(a, b]` with `a < 0 <= b` also holds the atom at zero (`P_s = Q_s = 1 - P(L > 0) -
+/// Q(L > 0)`). Every piece is a sum of the remove pair's cells on the sorted absolute grid
+/// values (each computed from its own normal tails: no differences of cumulative sums).
+fn symmetrised_cells(g: &SubsampledGaussian, grid: &[f64]) -> Vec<(f64, f64)> {
+    // Sorted distinct |grid| values with 0 first: the remove pair's cells on them.
+    let mut abs: Vec<f64> = std::iter::once(0.0)
+        .chain(grid.iter().map(|v| v.abs()))
+        .collect();
+    abs.sort_by(f64::total_cmp);
+    abs.dedup();
+    let cells = g.cell_masses(Direction::Remove, &abs);
+    // pos[i] = masses of (abs[i-1], abs[i]] for i >= 1, pos[abs.len()] = (abs[last], inf).
+    let index = |v: f64| -> usize {
+        // `+ 0.0` turns -0.0 (from negating 0) into 0.0 for `total_cmp`.
+        let v = v + 0.0;
+        if v == f64::INFINITY {
+            abs.len()
+        } else {
+            abs.binary_search_by(|a| a.total_cmp(&v))
+                .expect("every |grid| value is in the absolute grid")
+        }
+    };
+    // Remove-pair masses of (u, v] for 0 <= u <= v, both in the absolute grid or +inf.
+    let interval = |u: f64, v: f64| -> (f64, f64) {
+        let (i, j) = (index(u), index(v));
+        let mut p = 0.0;
+        let mut q = 0.0;
+        // cells (abs[k-1], abs[k]] for k in i+1..=j; k = abs.len() is the open tail.
+        for c in &cells[i + 1..=j.min(abs.len())] {
+            p += c.0;
+            q += c.1;
+        }
+        (p, q)
+    };
+    let (p_pos, q_pos) = interval(0.0, f64::INFINITY);
+    let atom = (1.0 - p_pos - q_pos).max(0.0);
+    let k = grid.len();
+    let mut out = Vec::with_capacity(k + 1);
+    for i in 0..=k {
+        let a = if i == 0 {
+            f64::NEG_INFINITY
+        } else {
+            grid[i - 1]
+        };
+        let b = if i == k { f64::INFINITY } else { grid[i] };
+        let (mut p, mut q) = (0.0, 0.0);
+        if b > 0.0 {
+            let (pp, qq) = interval(a.max(0.0), b);
+            p += pp;
+            q += qq;
+        }
+        if a < 0.0 {
+            // (a, min(b, 0)] mirrors to [-min(b, 0), -a): P and Q swap.
+            let (pp, qq) = interval(-(b.min(0.0)), -a);
+            p += qq;
+            q += pp;
+            if b >= 0.0 {
+                p += atom;
+                q += atom;
+            }
+        }
+        out.push((p, q));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -344,6 +344,7 @@ mod tests {
     use crate::pld::analytic::gaussian_delta;
     use crate::pld::discrete::Bound;
     use crate::pld::discretise::discretise;
+    use crate::pld::loss::Mechanism;
 
     #[test]
     fn merged_gaussian_is_below_the_exact_curve_by_order_h_squared() {
@@ -351,7 +352,7 @@ mod tests {
             let m = SubsampledGaussian { sigma, q: 1.0 };
             for step in [0.02, 0.005] {
                 for dir in [Direction::Remove, Direction::Add] {
-                    let opt = discretise(&m, dir, step, Bound::Optimistic, 0.0);
+                    let opt = discretise(&Mechanism::Poisson(m), dir, step, Bound::Optimistic, 0.0);
                     let total: f64 = opt.mass.iter().sum();
                     assert!((total - 1.0).abs() < 1e-12, "{total}");
                     for i in 0..200 {
@@ -386,8 +387,8 @@ mod tests {
             let step = 2e-3;
             for (dir, max_rel) in [Direction::Remove, Direction::Add].into_iter().zip(max_rel) {
                 let mut worst = 0.0_f64;
-                let opt = discretise(&m, dir, step, Bound::Optimistic, 0.0);
-                let pess = discretise(&m, dir, step, Bound::Pessimistic, 0.0);
+                let opt = discretise(&Mechanism::Poisson(m), dir, step, Bound::Optimistic, 0.0);
+                let pess = discretise(&Mechanism::Poisson(m), dir, step, Bound::Pessimistic, 0.0);
                 let total: f64 = opt.mass.iter().sum();
                 assert!((total - 1.0).abs() < 1e-12, "{sigma} {q} {dir:?} {total}");
                 for i in 0..300 {

@@ -1,5 +1,6 @@
-//! Privacy-loss-distribution (PLD) accounting: tight `(epsilon, delta)` for the Gaussian and the
-//! Poisson-subsampled Gaussian mechanism, with a guaranteed upper **and** lower bound.
+//! Privacy-loss-distribution (PLD) accounting: tight `(epsilon, delta)` for the Gaussian, the
+//! Poisson-subsampled Gaussian (upper **and** lower bound) and the fixed-size subsampled
+//! Gaussian (upper bound) mechanisms.
 //!
 //! The mathematics, with references, is in `docs/pld.md`. In short:
 //! - the PLD of one mechanism is the law of the privacy loss `L = ln(dP/dQ)(X)`, `X ~ P`, for
@@ -40,7 +41,8 @@
 //!
 //! # Privacy
 //! [`PldBounds::upper`] is an upper bound on the privacy loss of the event under its stated
-//! neighbouring relation (add/remove for the subsampled Gaussian): every approximation
+//! neighbouring relation (add/remove for the Poisson-subsampled Gaussian, replace-one for the
+//! fixed-size one, whose pair rests on Dong, Roth & Su 2022, Thm 4.2): every approximation
 //! (discretisation, truncation, coarsening, FFT rounding) is made in the direction that can only
 //! raise it. [`PldBounds::lower`] is a matching lower bound, useful to see how tight `upper` is;
 //! never use it as a privacy guarantee.
@@ -62,7 +64,7 @@ use crate::error::{AccountantError, check_positive};
 use crate::events::PrivacyEvent;
 use compose::Composer;
 use discrete::{Bound, DiscretePld};
-use loss::{Direction, SubsampledGaussian};
+use loss::{Direction, Mechanism, SubsampledGaussian};
 
 /// Largest single-step privacy loss (in either direction, over the support the grid must
 /// cover) the discretisation handles; beyond it (noise multipliers far below 1, e.g. `1/(2
@@ -315,13 +317,14 @@ impl PldAccountant {
     /// Composes the PLD of `event`.
     ///
     /// Supported: [`PrivacyEvent::Gaussian`] (either relation),
-    /// [`PrivacyEvent::PoissonSubsampledGaussian`] (add/remove), and any
+    /// [`PrivacyEvent::PoissonSubsampledGaussian`] (add/remove),
+    /// [`PrivacyEvent::FixedSizeSubsampledGaussian`] (replace-one: the symmetrised pair of
+    /// `docs/pld.md`, section 9; its lower bound is not computed, so `lower` then covers only the
+    /// other parts of the event, 0 when there are none), and any
     /// [`PrivacyEvent::SelfComposed`] / [`PrivacyEvent::Composed`] of those.
     ///
     /// # Errors
     /// Any validation error of the event or the config;
-    /// [`AccountantError::Unsupported`] for a fixed-size (replace-one) subsampled Gaussian, which
-    /// this accountant does not cover (use the RDP accountant);
     /// [`AccountantError::ResourceLimit`] (naming `steps`) for more than `2^30` composed
     /// mechanism runs, refused before anything is allocated. A run whose single-step loss is
     /// beyond the grid (`> 1e5`, noise multipliers far below 1) is answered by the RDP
@@ -343,10 +346,17 @@ impl PldAccountant {
     ) -> Result<Self, AccountantError> {
         config.validate()?;
         event.validate()?;
-        let mut parts: Vec<(SubsampledGaussian, u64)> = Vec::new();
+        let mut parts: Vec<(Mechanism, u64)> = Vec::new();
         flatten(event, 1, &mut parts)?;
-        if analytic_shortcut && parts.iter().all(|(m, _)| m.q == 1.0) {
-            let gaussians: Vec<(f64, u64)> = parts.iter().map(|(m, n)| (m.sigma, *n)).collect();
+        let plain = |m: &Mechanism| match m {
+            Mechanism::Poisson(g) if g.q == 1.0 => Some(g.sigma),
+            _ => None,
+        };
+        if analytic_shortcut && parts.iter().all(|(m, _)| plain(m).is_some()) {
+            let gaussians: Vec<(f64, u64)> = parts
+                .iter()
+                .filter_map(|(m, n)| plain(m).map(|s| (s, *n)))
+                .collect();
             return Ok(Self {
                 kind: Kind::Analytic {
                     multiplier: analytic::composed_multiplier(&gaussians),
@@ -586,9 +596,9 @@ pub fn delta(
 fn flatten(
     event: &PrivacyEvent,
     times: u64,
-    out: &mut Vec<(SubsampledGaussian, u64)>,
+    out: &mut Vec<(Mechanism, u64)>,
 ) -> Result<(), AccountantError> {
-    let mut push = |m: SubsampledGaussian| -> Result<(), AccountantError> {
+    let mut push = |m: Mechanism| -> Result<(), AccountantError> {
         if let Some(part) = out.iter_mut().find(|(p, _)| *p == m) {
             part.1 = part.1.checked_add(times).ok_or_else(too_many)?;
         } else {
@@ -599,21 +609,34 @@ fn flatten(
     match event {
         PrivacyEvent::Gaussian {
             noise_multiplier, ..
-        } => push(SubsampledGaussian {
+        } => push(Mechanism::Poisson(SubsampledGaussian {
             sigma: *noise_multiplier,
             q: 1.0,
-        }),
+        })),
         PrivacyEvent::PoissonSubsampledGaussian {
             noise_multiplier,
             sampling_rate,
-        } => push(SubsampledGaussian {
+        } => push(Mechanism::Poisson(SubsampledGaussian {
             sigma: *noise_multiplier,
             q: *sampling_rate,
-        }),
-        PrivacyEvent::FixedSizeSubsampledGaussian { .. } => Err(AccountantError::Unsupported(
-            "the PLD accountant does not cover the fixed-size (replace-one) subsampled Gaussian; \
-             use the RDP accountant",
-        )),
+        })),
+        PrivacyEvent::FixedSizeSubsampledGaussian {
+            noise_multiplier,
+            sample_size,
+            population,
+        } => {
+            let q = *sample_size as f64 / *population as f64;
+            let g = SubsampledGaussian {
+                sigma: *noise_multiplier,
+                q: q.min(1.0),
+            };
+            // The whole population every time: the plain Gaussian (its pair is symmetric).
+            push(if sample_size >= population {
+                Mechanism::Poisson(SubsampledGaussian { q: 1.0, ..g })
+            } else {
+                Mechanism::WithoutReplacement(g)
+            })
+        }
         PrivacyEvent::SelfComposed { event, count } => {
             flatten(event, times.checked_mul(*count).ok_or_else(too_many)?, out)
         }

@@ -165,8 +165,9 @@ impl PbpPrivacyBuilder {
         self
     }
     /// The accountant of the wall (default RDP; see [`crate::WallPlanBuilder::accountant`]).
-    /// PLD with one record drawn per step or a fixed-size batch is refused by
-    /// [`PbpConfigBuilder::build`] ([`SepError::AccountantUnsupported`]).
+    /// Every accountant covers every sampler (PLD's fixed-size pair: `docs/pld.md`, section 9);
+    /// one that could not would be refused by [`PbpConfigBuilder::build`]
+    /// ([`SepError::AccountantUnsupported`]).
     ///
     /// # Privacy
     /// Every accountant's calibration meets the budget (on the safe side); they differ in the
@@ -385,7 +386,7 @@ impl PbpConfigBuilder {
     /// `(0, 1]`;
     /// [`SepError::UnsupportedSampling`] for a batch scheme as the visiting order;
     /// [`SepError::AccountantUnsupported`] for a private run whose accountant cannot account its
-    /// sampler (PLD with one record drawn per step or a fixed-size batch).
+    /// sampler (none of today's accountants: kept for accountants that cannot).
     pub fn build(self) -> Result<PbpConfig, SepError> {
         let c = self.cfg;
         if c.batching != Batching::OneRecord {

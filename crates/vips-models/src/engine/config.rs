@@ -419,8 +419,9 @@ impl SviConfigBuilder {
     /// count, public under replace-one): every release is clipped per record, summed, noised with
     /// std `sigma * 2 B` (sensitivity factor 2), divided by the exact `S`, and charged one
     /// fixed-size subsampled Gaussian event (`m = S` of `N`); a [`Privacy::Target`] run
-    /// calibrates `sigma` against that event. The accountant must cover the event:
-    /// [`SviConfigBuilder::build`] refuses one that does not (PLD) with
+    /// calibrates `sigma` against that event. The accountant must cover the event (all of
+    /// today's do; PLD through its fixed-size pair, `docs/pld.md` section 9):
+    /// [`SviConfigBuilder::build`] refuses one that does not with
     /// [`EngineError::SamplingUnsupported`].
     pub fn batching(mut self, batching: Batching) -> Self {
         self.cfg.expected_batch_size = batching.expected_batch_size() as f64;
@@ -526,7 +527,7 @@ impl SviConfigBuilder {
     /// # Errors
     /// [`EngineError::InvalidParameter`] (`batching`) for [`Batching::OneRecord`];
     /// [`EngineError::SamplingUnsupported`] for a private fixed-size run whose accountant cannot
-    /// account the fixed-size event (PLD);
+    /// account the fixed-size event;
     /// [`EngineError::InvalidParameter`] for a bad schedule, a batch size that is not finite and
     /// `> 0` (or, under fixed-size sampling, not a whole number), zero iterations or passes, epsilon `<= 0`, delta outside `(0, 1)`, a noise multiplier
     /// `<= 0`, [`Stop::Budget`] without a noise multiplier, earlier releases

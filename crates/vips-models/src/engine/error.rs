@@ -97,9 +97,10 @@ pub enum EngineError {
         #[source]
         source: ModelFailure,
     },
-    /// A private run's accountant cannot account the chosen sampling regime's event (PLD and
-    /// the fixed-size, replace-one subsampled Gaussian). Never a silent fallback to another
-    /// accountant or regime.
+    /// A private run's accountant cannot account the chosen sampling regime's event (found by
+    /// asking it; none of today's accountants is refused since PLD covers the fixed-size,
+    /// replace-one subsampled Gaussian). Never a silent fallback to another accountant or
+    /// regime.
     #[error(
         "the {accountant} accountant cannot account {sampling} sampling (its event: {}); \
          choose another accountant (rdp covers both regimes; examples: --accountant rdp) or \
