@@ -279,7 +279,8 @@ fn run<M: VipsModel>(
         let target = model.global_target(&blocks, &release, &natural, population as f64)?;
         // Large models hold several d x d matrices: drop each as soon as it is used.
         let release_diagnostics = release.diagnostics();
-        drop(release);
+        // Its memory serves the next release (small and medium blocks; large ones are freed).
+        wall.recycle(release);
         drop(natural);
         let rho = config.step.rho(t);
         model.blend(&mut global, &target, rho);
