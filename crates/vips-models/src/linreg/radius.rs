@@ -154,10 +154,14 @@ pub struct RadiusRelease {
 /// Each record contributes `||clamp(z)||^2 / d` in `[0, 1]` (its own row only): add/remove
 /// sensitivity 1, enforced by the wall's clipping. The release is a Gaussian mechanism with
 /// multiplier `s / sqrt(f)` over the declared public population, accounted by `svi`'s
-/// accountant; the returned configuration's ledger starts with it and its multiplier is chosen
-/// so that both releases together certify `svi`'s `(epsilon, delta)` (checked here and again by
-/// the fit's wall). The radius is post-processing of the release. A `noise_seed` seeds this
-/// release too (a derived seed): reproducible, no privacy against whoever holds it.
+/// accountant; the returned configuration's ledger starts with it. Under
+/// [`Privacy::Target`] both multipliers are chosen so that the two releases together certify
+/// `svi`'s `(epsilon, delta)` (checked here and again by the fit's wall); under
+/// [`Privacy::NoiseMultiplier`] the fit keeps the given multiplier `s2`, the radius release
+/// gets `s2 sqrt((1 - f) / f)`, and the fit's wall refuses its release
+/// ([`dp_core::CoreError::BudgetExhausted`]) if the two exceed the budget. The radius is
+/// post-processing of the release. A `noise_seed` seeds this release too (a derived seed):
+/// reproducible, no privacy against whoever holds it.
 ///
 /// # Errors
 /// [`LinregError::Empty`] for no rows; a row's errors ([`mean_square_of_row`]);
