@@ -292,3 +292,41 @@ fn refused_settings_are_typed_errors() {
         assert!(bad.parse::<RadiusChoice>().is_err(), "{bad}");
     }
 }
+
+#[test]
+fn a_given_noise_multiplier_keeps_the_fits_and_the_wall_refuses_past_the_budget() {
+    let rows = rows_in_box(2000);
+    let given = |sigma: f64| {
+        batch_config(
+            rows.len(),
+            Privacy::NoiseMultiplier {
+                noise_multiplier: sigma,
+                epsilon: 1.0,
+                delta: 1e-5,
+            },
+            Some(9),
+        )
+        .unwrap()
+    };
+    // Room for both: the fit keeps sigma, the radius release gets sigma sqrt(0.95 / 0.05).
+    let out = fit_rows(&rows, &given(8.0));
+    let p = &out.fit.result.privacy;
+    assert_eq!(p.noise_multiplier, Some(8.0));
+    let r = out.radius_noise_multiplier.unwrap();
+    assert!((r / (8.0 * (0.95_f64 / 0.05).sqrt()) - 1.0).abs() < 1e-12);
+    assert_eq!(p.ledger.as_ref().unwrap().entries().len(), 2);
+    assert!(p.epsilon.unwrap() <= 1.0);
+    // A multiplier that spends the whole budget alone leaves no room for the radius release:
+    // the fit's wall refuses its release (typed), nothing is silently dropped.
+    let err = fit_mapped(
+        2,
+        rows.iter().map(|(z, y)| (z.as_slice(), *y)),
+        std::iter::empty(),
+        &[],
+        TargetMap::from_range(-1.0, 1.0).unwrap(),
+        &LinregOptions::default(),
+        &given(3.7),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("budget"), "{err}");
+}
