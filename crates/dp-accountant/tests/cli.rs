@@ -211,21 +211,6 @@ fn bad_arguments_exit_2_with_one_line() {
             "prv",
         ],
         &[
-            "epsilon",
-            "--noise-multiplier",
-            "0.8",
-            "--sample-size",
-            "6",
-            "--population",
-            "60000",
-            "--steps",
-            "100",
-            "--delta",
-            "1e-5",
-            "--accountant",
-            "pld",
-        ],
-        &[
             "calibrate",
             "--epsilon",
             "0",
@@ -275,6 +260,28 @@ fn pld_forms_work() {
     assert!(lo <= up && (up - 1.5154).abs() < 1e-3, "{pld}");
     assert!(up < rdp["epsilon"].as_f64().unwrap());
     assert!(rdp.get("epsilon_lower").is_none());
+    // Fixed-size batches (replace-one) too (docs/pld.md, section 9): below RDP, lower bound 0.
+    let fixed = [
+        "--noise-multiplier",
+        "0.8",
+        "--sample-size",
+        "6",
+        "--population",
+        "60000",
+        "--steps",
+        "100",
+        "--delta",
+        "1e-5",
+        "--json",
+    ];
+    let wor = json(&[&["epsilon"][..], &fixed[..], &["--accountant", "pld"][..]].concat());
+    let wor_rdp = json(&[&["epsilon"][..], &fixed[..]].concat());
+    let (p, r) = (
+        wor["epsilon"].as_f64().unwrap(),
+        wor_rdp["epsilon"].as_f64().unwrap(),
+    );
+    assert!(p > 0.0 && p < r, "{wor} {wor_rdp}");
+    assert_eq!(wor["epsilon_lower"].as_f64().unwrap(), 0.0);
     let d = with("delta", &["--epsilon", "2", "--accountant", "pld"]);
     assert!(d["delta_lower"].as_f64().unwrap() <= d["delta"].as_f64().unwrap());
     assert!(d["delta"].as_f64().unwrap() > 0.0 && d["delta"].as_f64().unwrap() < 1e-5);
