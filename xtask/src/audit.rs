@@ -20,6 +20,7 @@ fn walls() -> anyhow::Result<Vec<AuditedWall>> {
         AuditedWall::poisson_subsampled(0.8, 0.5)?,
         AuditedWall::replace_one_gaussian(1.0)?,
         AuditedWall::replace_one_single_draw(0.8, 2)?,
+        AuditedWall::replace_one_fixed_size(0.8, 2, 8)?,
         AuditedWall::poisson_subsampled(0.8, 0.5)?.grouped(4)?,
         AuditedWall::replace_one_single_draw(0.8, 2)?.grouped(4)?,
     ])
@@ -97,8 +98,9 @@ pub fn run(ctx: &Context) -> anyhow::Result<()> {
          over every threshold, tail and bound, all valid at once with probability 1 - alpha, \
          alpha = {}: a correct wall is refuted with probability <= alpha (the false-alarm rate). \
          A claim is refuted when the lower bound on mu (full batch: mu-GDP, claimed mu = \
-         1/sigma) or on delta(eps) at some eps in {:?} exceeds it (claims: PLD accountant for \
-         Gaussian and Poisson events, RDP for the fixed-size/single-draw bound).\n\n{table}\n\
+         1/sigma) or on delta(eps) at some eps in {:?} exceeds it (claims: the PLD accountant for \
+         every event, the fixed-size/single-draw one through its symmetrised pair, docs/pld.md \
+         section 9).\n\n{table}\n\
          {sensitivity_md}",
         config.seed(),
         config.alpha(),
