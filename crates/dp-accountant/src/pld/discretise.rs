@@ -33,13 +33,13 @@ pub(crate) fn discretise(
     bound: Bound,
     cut: f64,
 ) -> DiscretePld {
-    // The optimistic bound of a fixed-size (without replacement) mechanism is not computed:
-    // it is dropped from the composition (the identity), which can only lower `delta`, so
-    // the lower bound stays valid (`docs/pld.md`, section 9).
+    // The optimistic bound of a fixed-size (without replacement) mechanism is the Poisson
+    // pair's at the same rate, in the same direction: an achievable pair under replace-one
+    // (`docs/pld.md`, section 9), so a valid lower bound.
     let inner = match (mechanism, bound) {
         (Mechanism::Poisson(g), _) => Some(g),
-        (Mechanism::WithoutReplacement(_), Bound::Optimistic) => {
-            return DiscretePld::identity(step, bound);
+        (Mechanism::WithoutReplacement(g), Bound::Optimistic) => {
+            return discretise(&Mechanism::Poisson(*g), direction, step, bound, cut);
         }
         (Mechanism::WithoutReplacement(_), Bound::Pessimistic) => None,
     };

@@ -1,6 +1,6 @@
 //! Privacy-loss-distribution (PLD) accounting: tight `(epsilon, delta)` for the Gaussian, the
-//! Poisson-subsampled Gaussian (upper **and** lower bound) and the fixed-size subsampled
-//! Gaussian (upper bound) mechanisms.
+//! Poisson-subsampled Gaussian and the fixed-size subsampled Gaussian mechanisms, with a
+//! guaranteed upper **and** lower bound.
 //!
 //! The mathematics, with references, is in `docs/pld.md`. In short:
 //! - the PLD of one mechanism is the law of the privacy loss `L = ln(dP/dQ)(X)`, `X ~ P`, for
@@ -319,8 +319,8 @@ impl PldAccountant {
     /// Supported: [`PrivacyEvent::Gaussian`] (either relation),
     /// [`PrivacyEvent::PoissonSubsampledGaussian`] (add/remove),
     /// [`PrivacyEvent::FixedSizeSubsampledGaussian`] (replace-one: the symmetrised pair of
-    /// `docs/pld.md`, section 9; its lower bound is not computed, so `lower` then covers only the
-    /// other parts of the event, 0 when there are none), and any
+    /// `docs/pld.md`, section 9 for `upper`; `lower` from the Poisson pair at the same rate, an
+    /// achievable pair under replace-one), and any
     /// [`PrivacyEvent::SelfComposed`] / [`PrivacyEvent::Composed`] of those.
     ///
     /// # Errors
