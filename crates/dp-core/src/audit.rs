@@ -955,7 +955,7 @@ pub fn audit_wall(
         .map(|&(_, _, tpr, fpr)| normal_quantile(tpr) - normal_quantile(fpr))
         .filter(|m| m.is_finite())
         .fold(0.0f64, f64::max);
-    let (claim_config, accountant) = claim_accountant(&event);
+    let (claim_config, accountant) = claim_accountant();
     let mut curve = Vec::with_capacity(AUDIT_EPSILONS.len());
     for eps in AUDIT_EPSILONS {
         let claimed_delta = delta_for_event(&event, eps, &claim_config)?.delta;
@@ -988,11 +988,10 @@ pub fn audit_wall(
     })
 }
 
-/// The tightest sound accountant for `event`: PLD, which covers every event the wall charges
+/// The tightest sound accountant for the claims: PLD, which covers every event the wall charges
 /// (the fixed-size, replace-one one through its symmetrised pair, `docs/pld.md` section 9, whose
 /// one-step profile is exact: so the audit tests that claim against the wall itself).
-fn claim_accountant(event: &PrivacyEvent) -> (AccountantConfig, String) {
-    let _ = event;
+fn claim_accountant() -> (AccountantConfig, String) {
     let config = AccountantConfig::default().with_accountant(AccountantKind::Pld);
     let method = config.method();
     (config, method)

@@ -19,26 +19,6 @@ use vips_models::linreg::{
 
 const D: usize = 3;
 
-fn write_folder(dir: &Path, rows: &[[f64; D + 1]], train: usize) {
-    let data: String = rows
-        .iter()
-        .map(|r| {
-            r.iter()
-                .map(|v| format!("{v:e}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-                + "\n"
-        })
-        .collect();
-    std::fs::write(dir.join("data.txt"), data).unwrap();
-    std::fs::write(dir.join("index_features.txt"), "0\n1\n2\n").unwrap();
-    std::fs::write(dir.join("index_target.txt"), "3\n").unwrap();
-    std::fs::write(dir.join("n_splits.txt"), "1\n").unwrap();
-    let idx = |r: std::ops::Range<usize>| r.map(|i| format!("{i}\n")).collect::<String>();
-    std::fs::write(dir.join("index_train_0.txt"), idx(0..train)).unwrap();
-    std::fs::write(dir.join("index_test_0.txt"), idx(train..rows.len())).unwrap();
-}
-
 fn base_rows() -> Vec<[f64; D + 1]> {
     (0..40)
         .map(|i| {
@@ -88,7 +68,7 @@ fn neighbouring_releases_move_by_at_most_the_bounds() {
     let base = base_rows();
     let dir_guard = tempdir("linreg-e2e-base");
     let dir = dir_guard.path();
-    write_folder(dir, &base, 30);
+    common::write_uci_folder(dir, &base, 30);
     // The population is public and the same on both sides (the M-step's N).
     let g = release(dir, 31);
     let mut tight = 0.0_f64;
@@ -98,7 +78,7 @@ fn neighbouring_releases_move_by_at_most_the_bounds() {
         rows.extend_from_slice(&base[30..]);
         let dir2_guard = tempdir(&format!("linreg-e2e-adv{k}"));
         let dir2 = dir2_guard.path();
-        write_folder(dir2, &rows, 31);
+        common::write_uci_folder(dir2, &rows, 31);
         let g2 = release(dir2, 31);
         let da = sym_frobenius(&(g2.xx() - g.xx()));
         let db = (g2.xy() - g.xy()).norm();
@@ -126,7 +106,7 @@ fn nan_in_a_file_is_refused_at_loading() {
     rows[3][1] = f64::NAN;
     let dir_guard = tempdir("linreg-e2e-nan");
     let dir = dir_guard.path();
-    write_folder(dir, &rows, 30);
+    common::write_uci_folder(dir, &rows, 30);
     assert!(SplitFolder::load(dir).is_err());
     assert!(LinregRecord::new(vec![f64::NAN, 0.0], 0.0).is_err());
     assert!(LinregRecord::new(vec![0.0, 0.0], f64::NAN).is_err());

@@ -18,22 +18,6 @@ use vips_models::linreg::{
 
 const D: usize = 3;
 
-fn write_folder(dir: &Path, rows: &[[f64; D + 1]]) {
-    let text: String = rows
-        .iter()
-        .map(|r| r.map(|v| format!("{v:e}")).join(" ") + "\n")
-        .collect();
-    std::fs::write(dir.join("data.txt"), text).unwrap();
-    std::fs::write(dir.join("index_features.txt"), "0\n1\n2\n").unwrap();
-    std::fs::write(dir.join("index_target.txt"), "3\n").unwrap();
-    std::fs::write(dir.join("n_splits.txt"), "1\n").unwrap();
-    // The last row is the test split; the rest train.
-    let last = rows.len() - 1;
-    let train: String = (0..last).map(|i| format!("{i}\n")).collect();
-    std::fs::write(dir.join("index_train_0.txt"), train).unwrap();
-    std::fs::write(dir.join("index_test_0.txt"), format!("{last}\n")).unwrap();
-}
-
 fn base_rows() -> Vec<[f64; D + 1]> {
     (0..40)
         .map(|i| {
@@ -64,7 +48,8 @@ fn released_sum(dir: &Path, population: usize) -> f64 {
 fn the_radius_statistic_moves_by_at_most_one_between_neighbouring_files() {
     let base = base_rows();
     let guard = common::dir("linreg-radius", "base");
-    write_folder(guard.path(), &base);
+    // The last row is the test split; the rest train.
+    common::write_uci_folder(guard.path(), &base, base.len() - 1);
     let n = base.len(); // training rows of the neighbour: public, the same on both sides
     let s = released_sum(guard.path(), n);
     let mut largest = 0.0_f64;
@@ -80,7 +65,7 @@ fn the_radius_statistic_moves_by_at_most_one_between_neighbouring_files() {
         let mut rows = base.clone();
         rows.insert(7, *adv);
         let g = common::dir("linreg-radius", &format!("adv{k}"));
-        write_folder(g.path(), &rows);
+        common::write_uci_folder(g.path(), &rows, rows.len() - 1);
         let moved = (released_sum(g.path(), n) - s).abs();
         assert!(
             moved <= 1.0 + 1e-9,

@@ -36,12 +36,13 @@ pub(crate) fn discretise(
     // The optimistic bound of a fixed-size (without replacement) mechanism is the Poisson
     // pair's at the same rate, in the same direction: an achievable pair under replace-one
     // (`docs/pld.md`, section 9), so a valid lower bound.
-    let inner = match (mechanism, bound) {
-        (Mechanism::Poisson(g), _) => Some(g),
+    let poisson;
+    let mechanism = match (mechanism, bound) {
         (Mechanism::WithoutReplacement(g), Bound::Optimistic) => {
-            return discretise(&Mechanism::Poisson(*g), direction, step, bound, cut);
+            poisson = Mechanism::Poisson(*g);
+            &poisson
         }
-        (Mechanism::WithoutReplacement(_), Bound::Pessimistic) => None,
+        _ => mechanism,
     };
     let (lo, hi) = mechanism.loss_range_within(direction, cut);
     let first = (lo / step).floor() as i64;
@@ -83,10 +84,7 @@ pub(crate) fn discretise(
             }
             mass
         }
-        Bound::Optimistic => match inner {
-            Some(g) => merged_masses(g, direction, first, k, step),
-            None => unreachable!("returned above"),
-        },
+        Bound::Optimistic => merged_masses(mechanism.gaussian(), direction, first, k, step),
     };
     DiscretePld {
         offset: first,

@@ -232,6 +232,13 @@ pub(crate) enum Mechanism {
 }
 
 impl Mechanism {
+    /// The subsampled Gaussian inside (for a fixed-size mechanism: the Poisson pair at its rate).
+    pub(crate) fn gaussian(&self) -> &SubsampledGaussian {
+        match self {
+            Self::Poisson(g) | Self::WithoutReplacement(g) => g,
+        }
+    }
+
     /// Loss range `[lo, hi]` outside which each side holds at most `max(cut, ~1e-19)` of the
     /// `P`-mass in `direction` (for the symmetrised pair: `P_s(L < -hi) = Q(L > hi) <=
     /// P(L > hi)`, so the remove pair's upper end serves both sides).
@@ -281,8 +288,8 @@ fn symmetrised_cells(g: &SubsampledGaussian, grid: &[f64]) -> Vec<(f64, f64)> {
         .collect();
     abs.sort_by(f64::total_cmp);
     abs.dedup();
+    // cells[i] = masses of (abs[i-1], abs[i]] for i >= 1, cells[abs.len()] = (abs[last], inf).
     let cells = g.cell_masses(Direction::Remove, &abs);
-    // pos[i] = masses of (abs[i-1], abs[i]] for i >= 1, pos[abs.len()] = (abs[last], inf).
     let index = |v: f64| -> usize {
         // `+ 0.0` turns -0.0 (from negating 0) into 0.0 for `total_cmp`.
         let v = v + 0.0;
@@ -299,7 +306,7 @@ fn symmetrised_cells(g: &SubsampledGaussian, grid: &[f64]) -> Vec<(f64, f64)> {
         let mut p = 0.0;
         let mut q = 0.0;
         // cells (abs[k-1], abs[k]] for k in i+1..=j; k = abs.len() is the open tail.
-        for c in &cells[i + 1..=j.min(abs.len())] {
+        for c in &cells[i + 1..=j] {
             p += c.0;
             q += c.1;
         }

@@ -625,14 +625,14 @@ fn flatten(
             sample_size,
             population,
         } => {
-            let q = *sample_size as f64 / *population as f64;
+            // (validated: 1 <= m <= n). m = n draws everyone every time: the plain Gaussian,
+            // whose pair is symmetric.
             let g = SubsampledGaussian {
                 sigma: *noise_multiplier,
-                q: q.min(1.0),
+                q: *sample_size as f64 / *population as f64,
             };
-            // The whole population every time: the plain Gaussian (its pair is symmetric).
-            push(if sample_size >= population {
-                Mechanism::Poisson(SubsampledGaussian { q: 1.0, ..g })
+            push(if sample_size == population {
+                Mechanism::Poisson(g)
             } else {
                 Mechanism::WithoutReplacement(g)
             })

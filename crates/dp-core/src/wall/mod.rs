@@ -1368,9 +1368,13 @@ const RECYCLE_MAX_ENTRIES: usize = 1 << 21;
 /// Most buffers the recycling pool holds.
 const RECYCLE_MAX_BUFFERS: usize = 8;
 
-/// A zeroed buffer of `len` entries: a recycled one with room for it, else a fresh one.
+/// A zeroed buffer of `len` entries: the smallest recycled one with room for it, else a fresh
+/// one.
 fn pooled(pool: &mut Vec<Vec<f64>>, len: usize) -> Vec<f64> {
-    let mut buf = match pool.iter().position(|b| b.capacity() >= len) {
+    let fit = (0..pool.len())
+        .filter(|&i| pool[i].capacity() >= len)
+        .min_by_key(|&i| pool[i].capacity());
+    let mut buf = match fit {
         Some(i) => pool.swap_remove(i),
         None => Vec::with_capacity(len),
     };

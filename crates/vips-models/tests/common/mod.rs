@@ -13,6 +13,24 @@ use vips_models::lda::corpus::{Document, ResamplingKey};
 use vips_models::lda::{Lda, Topics};
 use vips_models::store::RecordStore;
 
+/// A UCI-layout folder (dp-sep's `SplitFolder`) in `dir`: `rows` in `data.txt` (the last
+/// column the target, the others features), split 0 training on rows `0..train` and testing on
+/// the rest.
+pub fn write_uci_folder<const W: usize>(dir: &Path, rows: &[[f64; W]], train: usize) {
+    let data: String = rows
+        .iter()
+        .map(|r| r.map(|v| format!("{v:e}")).join(" ") + "\n")
+        .collect();
+    std::fs::write(dir.join("data.txt"), data).unwrap();
+    let features: String = (0..W - 1).map(|i| format!("{i}\n")).collect();
+    std::fs::write(dir.join("index_features.txt"), features).unwrap();
+    std::fs::write(dir.join("index_target.txt"), format!("{}\n", W - 1)).unwrap();
+    std::fs::write(dir.join("n_splits.txt"), "1\n").unwrap();
+    let idx = |r: std::ops::Range<usize>| r.map(|i| format!("{i}\n")).collect::<String>();
+    std::fs::write(dir.join("index_train_0.txt"), idx(0..train)).unwrap();
+    std::fs::write(dir.join("index_test_0.txt"), idx(train..rows.len())).unwrap();
+}
+
 /// A fresh temporary directory `PREFIX-NAME-*` for one test, removed when the guard is dropped
 /// (at the end of the test, passing or failing).
 pub fn dir(prefix: &str, name: &str) -> tempfile::TempDir {
