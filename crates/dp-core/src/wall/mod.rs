@@ -60,6 +60,7 @@
 mod accumulate;
 mod buffer;
 mod calibrate;
+mod noise_ahead;
 pub mod partition;
 mod planned;
 mod release;
@@ -89,6 +90,7 @@ use crate::error::CoreError;
 use crate::gaussian::{NoiseSource, spans_of};
 use crate::rng::RngPolicy;
 use crate::sampling::SamplingScheme;
+use noise_ahead::NoiseAhead;
 use source::{Records, SourcedBatch};
 
 /// Most specs whose notes the wall keeps for sharing (see [`ReleaseRecord::notes`]).
@@ -1146,65 +1148,47 @@ impl<R> PrivacyWall<R> {
             })
             .collect();
         let mut scratch = std::mem::take(&mut self.sums);
-        // A small batch is summed on the calling thread: no rayon hand-off for tiny releases.
-        let summed = match &mut self.records {
-            Records::Memory(records) => accumulate::clipped_sums(
-                records,
-                &self.batch,
-                spec,
-                statistic,
-                &mut scratch,
-                replace,
-            ),
-            Records::Source(sourced) => {
-                // Read and summed a slice at a time, so a release holds one slice of records,
-                // not the batch (a full-batch fit would hold every record); the same sums.
-                let sourced_statistic =
-                    |record: &Option<R>, buffer: &mut ContributionBuffer| match record {
-                        Some(r) => statistic(r, buffer),
-                        None => buffer.reject_record(source::UNREADABLE),
-                    };
-                let mut sum =
-                    accumulate::Summation::begin(spec, &mut scratch, self.batch.len(), false);
-                let mut summed = Ok(());
-                for slice in self.batch.chunks(accumulate::SLICE_RECORDS) {
-                    summed = match sourced.fetch(slice) {
-                        Ok((fetched, positions)) => {
-                            sum.add(fetched, positions, spec, &sourced_statistic, replace)
-                        }
-                        Err(e) => Err(e.into()),
-                    };
-                    sourced.clear();
-                    if summed.is_err() {
-                        break;
-                    }
-                }
-                summed.map(|()| sum.finish())
-            }
+        let drawn: Vec<f64> = stds.iter().map(|&(_, d)| d).collect();
+        let spare = &mut self.spare;
+        let mut ahead =
+            NoiseAhead::plan(spec, &drawn, &mut self.noise_rng, |len| pooled(spare, len));
+        let (records, batch) = (&mut self.records, &self.batch);
+        let mut sums = || sum_batch(records, batch, spec, statistic, &mut scratch, replace);
+        let summed = match &mut ahead {
+            Some(ahead) => ahead.alongside(&drawn, sums),
+            None => sums(),
         };
         self.batch.clear();
         // After an error the scratch is dropped (its worker sums may hold part of a batch).
         let diagnostics = summed?;
 
-        // The noise does not depend on the data. It is drawn after the sums, fused with the
-        // normalisation: a small release in order from the wall's noise stream, a large one from
-        // per-span streams in parallel (`NoiseSource`); the same draws at every thread count.
-        let entries = spec.blocks().iter().map(|b| b.stored_len()).sum();
-        let mut source = NoiseSource::for_release(&mut self.noise_rng, entries);
-        let mut first_span = 0;
-        let mut values = Vec::with_capacity(spec.len());
-        for ((block, sum), &(_, drawn)) in spec.blocks().iter().zip(scratch.sums_mut()).zip(&stds) {
-            values.push(shape_value(
-                block,
-                sum,
-                &mut source,
-                first_span,
-                drawn,
-                expected,
-                &mut self.spare,
-            ));
-            first_span += spans_of(block.stored_len());
-        }
+        // The noise does not depend on the data. Unless it was drawn alongside the sums
+        // (`NoiseAhead`), it is drawn now, fused with the normalisation: a small release in
+        // order from the wall's noise stream, a large one from per-span streams in parallel
+        // (`NoiseSource`); the same draws at every thread count.
+        let values = match ahead {
+            Some(ahead) => ahead.finish(scratch.sums_mut(), expected),
+            None => {
+                let entries = spec.blocks().iter().map(|b| b.stored_len()).sum();
+                let mut source = NoiseSource::for_release(&mut self.noise_rng, entries);
+                let mut first_span = 0;
+                let mut values = Vec::with_capacity(spec.len());
+                for ((block, sum), &std) in spec.blocks().iter().zip(scratch.sums_mut()).zip(&drawn)
+                {
+                    values.push(shape_value(
+                        block,
+                        sum,
+                        &mut source,
+                        first_span,
+                        std,
+                        expected,
+                        &mut self.spare,
+                    ));
+                    first_span += spans_of(block.stored_len());
+                }
+                values
+            }
+        };
         // A large spec's sums are freed before the projection (they hold the noised values now;
         // the next release starts from zero either way).
         scratch.free_sums_if_large();
@@ -1381,6 +1365,51 @@ fn pooled(pool: &mut Vec<Vec<f64>>, len: usize) -> Vec<f64> {
     buf.clear();
     buf.resize(len, 0.0);
     buf
+}
+
+/// The clipped sums of the records at `batch` (from memory, or read from the source a slice
+/// at a time, so a release holds one slice of records, not the batch: the same sums), left in
+/// `scratch`; the release's diagnostics.
+///
+/// # Errors
+/// As [`accumulate::clipped_sums`], and a failed read of the source.
+fn sum_batch<R, F>(
+    records: &mut Records<R>,
+    batch: &[usize],
+    spec: &ReleaseSpec,
+    statistic: &F,
+    scratch: &mut accumulate::SumScratch,
+    replace: bool,
+) -> Result<ReleaseDiagnostics, CoreError>
+where
+    R: Sync,
+    F: Fn(&R, &mut ContributionBuffer) + Sync,
+{
+    match records {
+        // A small batch is summed on the calling thread: no rayon hand-off for tiny releases.
+        Records::Memory(records) => {
+            accumulate::clipped_sums(records, batch, spec, statistic, scratch, replace)
+        }
+        Records::Source(sourced) => {
+            let sourced_statistic =
+                |record: &Option<R>, buffer: &mut ContributionBuffer| match record {
+                    Some(r) => statistic(r, buffer),
+                    None => buffer.reject_record(source::UNREADABLE),
+                };
+            let mut sum = accumulate::Summation::begin(spec, scratch, batch.len(), false);
+            for slice in batch.chunks(accumulate::SLICE_RECORDS) {
+                let added = match sourced.fetch(slice) {
+                    Ok((fetched, positions)) => {
+                        sum.add(fetched, positions, spec, &sourced_statistic, replace)
+                    }
+                    Err(e) => Err(e.into()),
+                };
+                sourced.clear();
+                added?;
+            }
+            Ok(sum.finish())
+        }
+    }
 }
 
 /// The released value of `block` from its sum: `(sum + sum_std z) / expected` with the noise

@@ -276,15 +276,28 @@ fn run<M: VipsModel>(
                 },
             )
         })?;
-        let target = model.global_target(&blocks, &release, &natural, population as f64)?;
-        // Large models hold several d x d matrices: drop each as soon as it is used.
-        let release_diagnostics = release.diagnostics();
-        // Its memory serves the next release (small and medium blocks; large ones are freed).
-        wall.recycle(release);
-        drop(natural);
         let rho = config.step.rho(t);
-        model.blend(&mut global, &target, rho);
-        drop(target);
+        let release_diagnostics = release.diagnostics();
+        if model.fuses_m_step() {
+            model.blend_release(
+                &mut global,
+                &blocks,
+                &release,
+                &natural,
+                population as f64,
+                rho,
+            )?;
+            wall.recycle(release);
+            drop(natural);
+        } else {
+            let target = model.global_target(&blocks, &release, &natural, population as f64)?;
+            // Large models hold several d x d matrices: drop each as soon as it is used.
+            // Its memory serves the next release (small and medium blocks; large ones are freed).
+            wall.recycle(release);
+            drop(natural);
+            model.blend(&mut global, &target, rho);
+            drop(target);
+        }
         carried = model.after_blend_natural(&mut global)?;
         clipped_total += release_diagnostics.clipped_records;
         replaced_total += release_diagnostics.replaced_records;

@@ -211,6 +211,35 @@ pub trait VipsModel: Sync {
     /// The damped update `global <- (1 - rho) global + rho target`.
     fn blend(&self, global: &mut Self::Global, target: &Self::Target, rho: f64);
 
+    /// Whether [`Self::blend_release`] is the cheaper M-step for this model. Default `false`:
+    /// the engine forms the target, frees the release, then blends (large models hold several
+    /// `d x d` matrices, so the release goes before the blend). A model whose target is an
+    /// entrywise map of the release (LDA) says `true` and fuses the passes.
+    fn fuses_m_step(&self) -> bool {
+        false
+    }
+
+    /// The whole M-step, `global <- (1 - rho) global + rho target(release)`: exactly
+    /// [`Self::global_target`] then [`Self::blend`] (the default). An override must give the
+    /// same `global` bit for bit and refuse an invalid target with the same error (after which
+    /// the engine stops, so a half-updated `global` is never used).
+    ///
+    /// # Errors
+    /// As [`Self::global_target`].
+    fn blend_release(
+        &self,
+        global: &mut Self::Global,
+        blocks: &Self::Blocks,
+        release: &Release,
+        natural: &Self::Natural,
+        population: f64,
+        rho: f64,
+    ) -> Result<(), EngineError> {
+        let target = self.global_target(blocks, release, natural, population)?;
+        self.blend(global, &target, rho);
+        Ok(())
+    }
+
     /// Updates what is derived from the blended parameters (a factorised posterior, hyperpriors).
     /// Default: nothing.
     ///
