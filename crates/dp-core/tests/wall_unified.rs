@@ -42,7 +42,11 @@ fn hash_release(h: &mut u64, r: &dp_core::Release) {
 /// A default spec (ungrouped blocks, weight 1) releases bit for bit what the wall released
 /// before handles, groups and weights existed: the hashes were recorded at the commit before
 /// them (71b4aab) from the same seeded releases written with block positions and
-/// `release_segments`, at 1 and 2 threads, and from `release_into`.
+/// `release_segments`, at 1 and 2 threads, and from `release_into`. The first hash changed
+/// once since, on purpose: batches of 65 to 1,023 records (these: about 150) are summed in
+/// chunks of 16 records instead of 64 (2026-11-29), which re-associates the entry sums; the new
+/// value is the same at 1, 2 and 3 threads. `release_into` (on the calling thread, batches of
+/// 20: one chunk) is unchanged.
 #[test]
 fn default_specs_release_bit_for_bit_as_before() {
     let mut b = ReleaseSpec::builder("general");
@@ -91,7 +95,7 @@ fn default_specs_release_bit_for_bit_as_before() {
             }
             h
         });
-        assert_eq!(h, 0x6d7bfe8db182265d, "{threads} threads");
+        assert_eq!(h, 0xd6339b35991cba70, "{threads} threads");
     }
     let mut b = ReleaseSpec::builder("into");
     let a = b.vector("a", 3, 0.5).unwrap();

@@ -11,9 +11,27 @@ use super::buffer::{ContributionBuffer, EntrySums, RunStore};
 use super::spec::{BlockShape, ReleaseSpec};
 use crate::error::CoreError;
 
-/// Records per chunk. A chunk's entry writes are summed from zero by one worker and the chunk
-/// sums are added in chunk order, so the result is the same whatever the number of threads.
+/// Records per chunk of a batch of at most one chunk or of at least [`RECORDS_PER_GROUP`]
+/// records. A chunk's entry writes are summed from zero by one worker and the chunk sums are
+/// added in chunk order, so the result is the same whatever the number of threads.
 const CHUNK: usize = 64;
+
+/// Records per chunk of a batch of more than [`CHUNK`] and fewer than [`RECORDS_PER_GROUP`]
+/// records: with chunks of 64 such a batch is only a few work units (LDA's news batches of
+/// about 256 documents: 4), so two threads finish unevenly and one thread's records wait
+/// longer to be added in order; chunks of 16 share it evenly.
+const SMALL_BATCH_CHUNK: usize = 16;
+
+/// Records per chunk of a batch of `total` records. A function of the batch's size alone,
+/// never of the number of threads, so the chunks, and every sum, are the same at any thread
+/// count.
+fn chunk_len(total: usize) -> usize {
+    if total > CHUNK && total < RECORDS_PER_GROUP {
+        SMALL_BATCH_CHUNK
+    } else {
+        CHUNK
+    }
+}
 
 /// Most records whose runs are held at once (a multiple of [`CHUNK`]); a larger batch is
 /// processed in groups of this many records, in index order. Bounds the memory of the runs;
@@ -365,6 +383,8 @@ pub(crate) struct Summation<'s> {
     /// The batch's size, and how many of its records have been added.
     total: usize,
     added: usize,
+    /// Records per chunk ([`chunk_len`] of `total`).
+    chunk: usize,
 }
 
 impl<'s> Summation<'s> {
@@ -383,6 +403,7 @@ impl<'s> Summation<'s> {
             sequential: sequential || runs_on_caller(total),
             total,
             added: 0,
+            chunk: chunk_len(total),
         }
     }
 
@@ -483,7 +504,7 @@ impl<'s> Summation<'s> {
             }
             self.counts += std::mem::take(&mut worker.counts);
         } else {
-            for chunk in indices.chunks(CHUNK) {
+            for chunk in indices.chunks(self.chunk) {
                 let worker = &mut scratch.workers[0];
                 worker.run(
                     records,
@@ -516,10 +537,11 @@ impl<'s> Summation<'s> {
         let threads = rayon::current_num_threads().max(1);
         for group in indices.chunks(RECORDS_PER_GROUP) {
             if scratch.entries() <= ORDERED_SPEC_ENTRIES {
+                let chunks: Vec<&[usize]> = group.chunks(self.chunk).collect();
                 ordered::add_group(
                     scratch,
                     records,
-                    group,
+                    &chunks,
                     spec,
                     statistic,
                     replace_invalid,
@@ -527,7 +549,7 @@ impl<'s> Summation<'s> {
                 )?;
                 continue;
             }
-            let chunks: Vec<&[usize]> = group.chunks(CHUNK).collect();
+            let chunks: Vec<&[usize]> = group.chunks(self.chunk).collect();
             let blocks = spec.len();
             while scratch.chunk_runs.len() < chunks.len() {
                 scratch.chunk_runs.push(vec![RunStore::default(); blocks]);
@@ -619,7 +641,8 @@ pub(crate) fn runs_on_caller(records: usize) -> bool {
 /// (records clipped, and replaced by zero: malformed or non-finite, when `replace_invalid`;
 /// otherwise such a record is an error).
 ///
-/// Records are taken in chunks of [`CHUNK`], groups of [`RECORDS_PER_GROUP`]. Each record is
+/// Records are taken in chunks ([`chunk_len`]: 64 records, 16 in a batch of 65 to 1,023), groups
+/// of [`RECORDS_PER_GROUP`]. Each record is
 /// clipped, its entry writes added into its chunk's sum (from zero), its runs scaled and sealed.
 /// The chunk sums are added into the entry totals in chunk order, and the runs into the run
 /// sums record by record in index order: on the calling thread right after each record; for a
@@ -655,6 +678,20 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Chunks of 64 for a batch of one chunk or of at least a group, of 16 in between; always
+    /// a divisor of a group, so groups and source slices keep whole chunks.
+    #[test]
+    fn chunk_length_follows_the_batch_size() {
+        assert_eq!(chunk_len(0), CHUNK);
+        assert_eq!(chunk_len(CHUNK), CHUNK);
+        assert_eq!(chunk_len(CHUNK + 1), SMALL_BATCH_CHUNK);
+        assert_eq!(chunk_len(RECORDS_PER_GROUP - 1), SMALL_BATCH_CHUNK);
+        assert_eq!(chunk_len(RECORDS_PER_GROUP), CHUNK);
+        assert_eq!(chunk_len(10 * SLICE_RECORDS), CHUNK);
+        assert!(RECORDS_PER_GROUP.is_multiple_of(SMALL_BATCH_CHUNK));
+        assert!(RECORDS_PER_GROUP.is_multiple_of(CHUNK));
+    }
 
     /// A large sparse symmetric statistic (above [`LARGE_SPEC_ENTRIES`], so the workers are
     /// freed after every release, and mostly-zero chunk sums, so [`add_and_zero`] skips zero

@@ -2,7 +2,7 @@
 //! sealed: the same additions in the same order as the calling thread makes them
 //! ([`super::Summation::add_sequential`]), so the same sums bit for bit at any thread count.
 //!
-//! Workers take chunks of [`CHUNK`] records in turn. Each record, once clipped, is handed over
+//! Workers take chunks of records in turn. Each record, once clipped, is handed over
 //! (its sealed runs; with the last record of a chunk, the chunk's entry sum), and whichever
 //! thread finds the next record in order ready adds it: its runs into the run sums, and after
 //! the last record of a chunk the chunk's entry sum into the entry totals. The thread working
@@ -18,7 +18,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use rayon::prelude::*;
 
-use super::{CHUNK, SumScratch, Worker};
+use super::{SumScratch, Worker};
 use crate::error::CoreError;
 use crate::wall::ReleaseDiagnostics;
 use crate::wall::buffer::{ContributionBuffer, EntrySums, RunStore};
@@ -38,6 +38,8 @@ struct Handoff {
 /// `next`, written only while this is locked.
 struct Committer<'s> {
     scratch: &'s mut SumScratch,
+    /// Records per chunk.
+    chunk: usize,
 }
 
 /// Locks `m`; a poisoned lock (a statistic panicked on another thread) is taken over, since the
@@ -51,8 +53,8 @@ impl Committer<'_> {
     fn drain(&mut self, handoff: &Mutex<Handoff>, len: usize, next: &AtomicUsize) {
         let mut pos = next.load(Ordering::Acquire);
         while pos < len {
-            let chunk = pos / CHUNK;
-            let last_of_chunk = pos + 1 == ((chunk + 1) * CHUNK).min(len);
+            let chunk = pos / self.chunk;
+            let last_of_chunk = pos + 1 == ((chunk + 1) * self.chunk).min(len);
             let (mut stores, entries) = {
                 let mut h = lock(handoff);
                 let Some(stores) = h.runs[pos].take() else {
@@ -108,8 +110,9 @@ fn commit_ready(
     }
 }
 
-/// The clipped sums of one group of records (`indices`, at most a few thousand) on the current
-/// rayon pool, added into `scratch`'s sums in record order; the workers' counts into `counts`.
+/// The clipped sums of one group of records (at most a few thousand, as `chunks`: consecutive
+/// chunks, all of the first one's length but the last) on the current rayon pool, added into
+/// `scratch`'s sums in record order; the workers' counts into `counts`.
 ///
 /// # Errors
 /// As [`super::clipped_sums`]: a malformed contribution in a release that does not replace
@@ -117,7 +120,7 @@ fn commit_ready(
 pub(super) fn add_group<R, F>(
     scratch: &mut SumScratch,
     records: &[R],
-    indices: &[usize],
+    chunks: &[&[usize]],
     spec: &ReleaseSpec,
     statistic: &F,
     replace_invalid: bool,
@@ -127,8 +130,8 @@ where
     R: Sync,
     F: Fn(&R, &mut ContributionBuffer) + Sync,
 {
-    let len = indices.len();
-    let chunks: Vec<&[usize]> = indices.chunks(CHUNK).collect();
+    let len = chunks.iter().map(|c| c.len()).sum();
+    let chunk = chunks.first().map_or(1, |c| c.len().max(1));
     let threads = rayon::current_num_threads().max(1).min(chunks.len());
     let blocks = spec.len();
     let mut workers = std::mem::take(&mut scratch.workers);
@@ -145,7 +148,7 @@ where
         spare_runs: std::mem::take(&mut scratch.chunk_runs),
         spare_entries: std::mem::take(&mut scratch.spare_entries),
     });
-    let committer = Mutex::new(Committer { scratch });
+    let committer = Mutex::new(Committer { scratch, chunk });
     let next = AtomicUsize::new(0);
     let next_chunk = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
@@ -156,8 +159,8 @@ where
             if c >= chunks.len() {
                 return Ok(());
             }
-            let chunk = chunks[c];
-            for (k, &i) in chunk.iter().enumerate() {
+            let members = chunks[c];
+            for (k, &i) in members.iter().enumerate() {
                 if failed.load(Ordering::Relaxed) {
                     return Ok(());
                 }
@@ -181,14 +184,14 @@ where
                         .pop()
                         .unwrap_or_else(|| vec![RunStore::default(); blocks]);
                     let sealed = std::mem::replace(&mut worker.buffer.runs, fresh);
-                    if k + 1 == chunk.len() {
+                    if k + 1 == members.len() {
                         let fresh = h
                             .spare_entries
                             .pop()
                             .unwrap_or_else(|| EntrySums::new(spec));
                         h.entries[c] = Some(std::mem::replace(&mut worker.sums, fresh));
                     }
-                    h.runs[c * CHUNK + k] = Some(sealed);
+                    h.runs[c * chunk + k] = Some(sealed);
                 }
                 commit_ready(&committer, &handoff, len, &next);
             }
@@ -238,14 +241,21 @@ mod tests {
     /// Records of uneven cost (so that workers seal them out of order and hand over backlogs),
     /// writing runs into one block and entries into another, some clipped: the ordered sums at
     /// 2, 3 and 4 threads equal the calling thread's bit for bit, release after release, and
-    /// so do the diagnostics.
+    /// so do the diagnostics; for a batch of chunks of 64 (2,300 records) and one of chunks of
+    /// 16 (300 records).
     #[test]
     fn uneven_records_sum_in_order_at_any_thread_count() {
+        for n in [2_300, 300] {
+            uneven_records_at_any_thread_count(n);
+        }
+    }
+
+    fn uneven_records_at_any_thread_count(n: u64) {
         let mut b = ReleaseSpec::builder("ordered");
         let runs = b.vector("runs", 5_000, 0.5).unwrap();
         let entries = b.vector("entries", 300, 0.5).unwrap();
         let spec = b.build().unwrap();
-        let records: Vec<u64> = (0..2_300).collect();
+        let records: Vec<u64> = (0..n).collect();
         let indices: Vec<usize> = (0..records.len()).rev().collect();
         let stat = |r: &u64, buf: &mut ContributionBuffer| {
             let r = *r as usize;
