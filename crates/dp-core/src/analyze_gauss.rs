@@ -138,7 +138,7 @@ pub fn add_symmetric_noise<R: Rng + ?Sized>(
     } else {
         // The wall's layout for large blocks: per-span streams under a key drawn from `rng`,
         // filled in parallel, the same draws at any thread count.
-        NoiseStreams::draw(rng).fill(&mut z, 0);
+        NoiseStreams::draw(rng).fill_scaled(&mut z, 0, 1.0);
     }
     add_packed_symmetric(matrix, &z, std);
     Ok(())

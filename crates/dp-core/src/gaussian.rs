@@ -207,7 +207,7 @@ impl NoiseStreams {
 
     /// `out = std z`, `z` the standard normal draws of span `first_span + i` for its `i`-th
     /// [`NOISE_SPAN`] entries (the same draws as [`NoiseSource::noised_normalised`] makes for
-    /// those spans), in parallel on the current rayon pool.
+    /// those spans), in parallel on the current rayon pool. `std = 1` gives the draws themselves.
     pub(crate) fn fill_scaled(&self, out: &mut [f64], first_span: u64, std: f64) {
         out.par_chunks_mut(NOISE_SPAN)
             .enumerate()
@@ -217,16 +217,6 @@ impl NoiseStreams {
                     let z: f64 = rng.sample(StandardNormal);
                     *o = std * z;
                 }
-            });
-    }
-
-    /// Fills `out` with standard normal draws, span `first_span + i` for its `i`-th
-    /// [`NOISE_SPAN`] entries, in parallel on the current rayon pool.
-    pub(crate) fn fill(&self, out: &mut [f64], first_span: u64) {
-        out.par_chunks_mut(NOISE_SPAN)
-            .enumerate()
-            .for_each(|(i, span)| {
-                fill_standard_normal(span, &mut self.span(first_span + i as u64))
             });
     }
 }

@@ -10,7 +10,9 @@
 //! also goes through [`fit`]: one iteration of batch VB (`rho = 1`) with a declared public
 //! population gives `lambda - eta = N_public s~`, i.e. exactly the released sum.
 
-use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
+mod common;
+
+use dp_core::{PrivacyWall, SamplingScheme};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 use vips_models::engine::{Privacy, StepSize, Stop, SviConfig, VipsModel, fit};
@@ -70,15 +72,7 @@ fn released(model: &Lda, corpus: &Corpus, topics: &Topics) -> Vec<f64> {
         .build()
         .unwrap();
     let r = wall
-        .release(&spec, |doc: &Document, buf: &mut ContributionBuffer| {
-            let mut scratch = model.new_scratch();
-            if model
-                .record_statistic(&blocks, &natural, doc, &mut scratch, buf)
-                .is_err()
-            {
-                buf.reject_record("rejected");
-            }
-        })
+        .release(&spec, common::lda_statistic(model, &blocks, &natural))
         .unwrap();
     r.matrix(blocks.topics).unwrap().as_slice().to_vec()
 }

@@ -2,11 +2,13 @@
 //! engine's two-step path (`global_target`, then `blend`): the same topics bit for bit from a
 //! private release, and the same refusal of a target that is not finite.
 
-use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
+mod common;
+
+use dp_core::{PrivacyWall, SamplingScheme};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 use vips_models::engine::VipsModel;
-use vips_models::lda::corpus::{Document, ResamplingKey, SyntheticConfig};
+use vips_models::lda::corpus::{ResamplingKey, SyntheticConfig};
 use vips_models::lda::{Lda, LdaConfig, Topics};
 
 const V: usize = 300;
@@ -49,15 +51,7 @@ fn fused_m_step_equals_target_then_blend() {
         .build()
         .unwrap();
     let release = wall
-        .release(&spec, |doc: &Document, buf: &mut ContributionBuffer| {
-            let mut scratch = model.new_scratch();
-            if model
-                .record_statistic(&blocks, &natural, doc, &mut scratch, buf)
-                .is_err()
-            {
-                buf.reject_record("rejected");
-            }
-        })
+        .release(&spec, common::lda_statistic(&model, &blocks, &natural))
         .unwrap();
     // Noised: some released entries are negative (clamped to 0 by the target).
     assert!(

@@ -8,6 +8,8 @@
 //! checked: the model's own (`record_statistic`, one run of `K` values per distinct word) and a
 //! reference written entry by entry (`push_matrix`) from `lda::document_statistic`.
 
+mod common;
+
 use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
 use proptest::prelude::*;
 use rand::SeedableRng;
@@ -33,16 +35,8 @@ fn release(
         .build()
         .unwrap();
     let r = if segments {
-        wall.release(&spec, |doc: &Document, buf: &mut ContributionBuffer| {
-            let mut scratch = model.new_scratch();
-            if model
-                .record_statistic(&blocks, &natural, doc, &mut scratch, buf)
-                .is_err()
-            {
-                buf.reject_record("rejected");
-            }
-        })
-        .unwrap()
+        wall.release(&spec, common::lda_statistic(model, &blocks, &natural))
+            .unwrap()
     } else {
         wall.release(&spec, |doc: &Document, buf: &mut ContributionBuffer| {
             let mut scratch = model.new_scratch();

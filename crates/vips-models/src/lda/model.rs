@@ -292,16 +292,15 @@ impl VipsModel for Lda {
                 reason: "the release does not have the topics' K x V entries",
             });
         }
+        // Stops at an invalid target entry, leaving `lambda` half-updated: the fit then stops.
         let valid = lambda
             .par_iter_mut()
             .zip(released.par_iter())
-            .map(|(l, &s)| {
+            .all(|(l, &s)| {
                 let t = eta + population * s.max(0.0);
                 *l = (1.0 - rho) * *l + rho * t;
                 t > 0.0 && t.is_finite()
-            })
-            .fold(|| true, |a, b| a & b)
-            .reduce(|| true, |a, b| a & b);
+            });
         if valid {
             Ok(())
         } else {

@@ -1,7 +1,7 @@
-//! Helpers shared by the record-store tests (`tests/*store*.rs`): fresh directories, the L2
-//! distance of two releases, and BLR's noise-free batch release through a store (the
-//! end-to-end neighbouring pattern: input on disk -> convert -> store -> wall). Each test file
-//! includes it with `mod common;`.
+//! Helpers shared by the tests: fresh directories, the L2 distance of two releases, BLR's
+//! noise-free batch release through a store (the end-to-end neighbouring pattern: input on disk
+//! -> convert -> store -> wall), LDA's per-record statistic as the driver writes it, and a
+//! UCI-layout folder. Each test file includes it with `mod common;`.
 #![allow(dead_code)] // each test file uses a part
 
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use dp_core::{ContributionBuffer, PrivacyWall, SamplingScheme};
 use vips_models::blr::{self, Blr, BlrConfig};
 use vips_models::engine::{Privacy, VipsModel, fit_source};
 use vips_models::lda::corpus::{Document, ResamplingKey};
-use vips_models::lda::{Lda, Topics};
+use vips_models::lda::{ExpectedTopics, Lda, LdaBlocks, Topics};
 use vips_models::store::RecordStore;
 
 /// A UCI-layout folder (dp-sep's `SplitFolder`) in `dir`: `rows` in `data.txt` (the last
@@ -29,6 +29,24 @@ pub fn write_uci_folder<const W: usize>(dir: &Path, rows: &[[f64; W]], train: us
     let idx = |r: std::ops::Range<usize>| r.map(|i| format!("{i}\n")).collect::<String>();
     std::fs::write(dir.join("index_train_0.txt"), idx(0..train)).unwrap();
     std::fs::write(dir.join("index_test_0.txt"), idx(train..rows.len())).unwrap();
+}
+
+/// LDA's per-record statistic as the engine's driver hands it to the wall: the E-step with a
+/// fresh scratch, a record it rejects replaced by zero.
+pub fn lda_statistic<'a>(
+    lda: &'a Lda,
+    blocks: &'a LdaBlocks,
+    natural: &'a ExpectedTopics,
+) -> impl Fn(&Document, &mut ContributionBuffer) + Sync + 'a {
+    move |doc, buf| {
+        let mut scratch = lda.new_scratch();
+        if lda
+            .record_statistic(blocks, natural, doc, &mut scratch, buf)
+            .is_err()
+        {
+            buf.reject_record("rejected");
+        }
+    }
 }
 
 /// A fresh temporary directory `PREFIX-NAME-*` for one test, removed when the guard is dropped
@@ -156,15 +174,7 @@ pub fn store_releases(
         };
         let mut wall = builder.build().unwrap();
         let r = wall
-            .release(&spec, |doc: &Document, buf: &mut ContributionBuffer| {
-                let mut scratch = lda.new_scratch();
-                if lda
-                    .record_statistic(&blocks, &natural, doc, &mut scratch, buf)
-                    .is_err()
-                {
-                    buf.reject_record("rejected");
-                }
-            })
+            .release(&spec, lda_statistic(lda, &blocks, &natural))
             .unwrap();
         let block = r.released(blocks.topics).unwrap();
         sensitivity = block.sensitivity;
