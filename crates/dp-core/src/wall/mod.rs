@@ -1150,8 +1150,9 @@ impl<R> PrivacyWall<R> {
         let mut scratch = std::mem::take(&mut self.sums);
         let drawn: Vec<f64> = stds.iter().map(|&(_, d)| d).collect();
         let spare = &mut self.spare;
-        let mut ahead =
-            NoiseAhead::plan(spec, &drawn, &mut self.noise_rng, |len| pooled(spare, len));
+        let mut ahead = NoiseAhead::plan(spec, &drawn, &mut self.noise_rng, |len| {
+            pooled_room(spare, len)
+        });
         let (records, batch) = (&mut self.records, &self.batch);
         let mut sums = || sum_batch(records, batch, spec, statistic, &mut scratch, replace);
         let summed = match &mut ahead {
@@ -1355,6 +1356,14 @@ const RECYCLE_MAX_BUFFERS: usize = 8;
 /// A zeroed buffer of `len` entries: the smallest recycled one with room for it, else a fresh
 /// one.
 fn pooled(pool: &mut Vec<Vec<f64>>, len: usize) -> Vec<f64> {
+    let mut buf = pooled_room(pool, len);
+    buf.resize(len, 0.0);
+    buf
+}
+
+/// An empty buffer with room for `len` entries: the smallest recycled one with that room, else
+/// a fresh one. (Who fills it sizes it: [`NoiseAhead`] does so on the thread drawing the noise.)
+fn pooled_room(pool: &mut Vec<Vec<f64>>, len: usize) -> Vec<f64> {
     let fit = (0..pool.len())
         .filter(|&i| pool[i].capacity() >= len)
         .min_by_key(|&i| pool[i].capacity());
@@ -1363,7 +1372,6 @@ fn pooled(pool: &mut Vec<Vec<f64>>, len: usize) -> Vec<f64> {
         None => Vec::with_capacity(len),
     };
     buf.clear();
-    buf.resize(len, 0.0);
     buf
 }
 

@@ -32,8 +32,12 @@ enum Shape {
 pub(super) struct NoiseAhead {
     streams: NoiseStreams,
     shapes: Vec<Shape>,
-    /// One buffer per block, in spec order; after [`Self::alongside`], `std z`.
+    /// One buffer per block, in spec order: empty with room for the block until
+    /// [`Self::alongside`] sizes and fills it with `std z` on the thread drawing the noise (so
+    /// the calling thread does not spend a pass over the block zeroing it first).
     values: Vec<Vec<f64>>,
+    /// Each block's stored entries.
+    lens: Vec<usize>,
 }
 
 impl NoiseAhead {
@@ -42,7 +46,8 @@ impl NoiseAhead {
     /// noise comes from streams), every block noised and none symmetric. The release's stream
     /// key is taken from `rng` now, where the fused pass takes it after the sums (nothing else
     /// draws from `rng` in between, so the key is the same; a release whose sums then fail has
-    /// used its key). `buffer(len)` gives each block's value buffer.
+    /// used its key). `buffer(len)` gives each block's value buffer: empty, with room for `len`
+    /// entries.
     pub(super) fn plan(
         spec: &ReleaseSpec,
         drawn: &[f64],
@@ -65,14 +70,12 @@ impl NoiseAhead {
                 BlockShape::Symmetric { .. } => None,
             })
             .collect::<Option<Vec<Shape>>>()?;
+        let lens: Vec<usize> = spec.blocks().iter().map(|b| b.stored_len()).collect();
         Some(Self {
             streams: NoiseStreams::draw(rng),
             shapes,
-            values: spec
-                .blocks()
-                .iter()
-                .map(|b| buffer(b.stored_len()))
-                .collect(),
+            values: lens.iter().map(|&len| buffer(len)).collect(),
+            lens,
         })
     }
 
@@ -81,10 +84,13 @@ impl NoiseAhead {
     pub(super) fn alongside<T>(&mut self, drawn: &[f64], sums: impl FnOnce() -> T) -> T {
         let streams = &self.streams;
         let values = &mut self.values;
+        let lens = &self.lens;
         rayon::in_place_scope(|scope| {
             scope.spawn(move |_| {
                 let mut first_span = 0;
-                for (buf, &std) in values.iter_mut().zip(drawn) {
+                for ((buf, &len), &std) in values.iter_mut().zip(lens).zip(drawn) {
+                    buf.clear();
+                    buf.resize(len, 0.0);
                     streams.fill_scaled(buf, first_span, std);
                     first_span += spans_of(buf.len());
                 }
@@ -138,7 +144,7 @@ mod tests {
             .build()
             .unwrap();
         let mut rng = ChaCha20Rng::seed_from_u64(1);
-        pool.install(|| NoiseAhead::plan(spec, drawn, &mut rng, |len| vec![0.0; len]).is_some())
+        pool.install(|| NoiseAhead::plan(spec, drawn, &mut rng, Vec::with_capacity).is_some())
     }
 
     /// Drawn ahead exactly when there is a second thread, a release on streams, noise on every
