@@ -26,11 +26,15 @@ use crate::wall::spec::ReleaseSpec;
 
 /// What the workers hand over, and the spare stores they take in exchange.
 struct Handoff {
-    /// Sealed runs of each record of the group (one store per block), by position.
-    runs: Vec<Option<Vec<RunStore>>>,
+    /// Sealed runs of each record of the group (one store per block), by position, with the
+    /// worker that sealed them.
+    runs: Vec<Option<(usize, Vec<RunStore>)>>,
     /// Entry sum of each chunk of the group (handed over with the chunk's last record).
     entries: Vec<Option<EntrySums>>,
-    spare_runs: Vec<Vec<RunStore>>,
+    /// Emptied run stores, by the worker that last wrote them: a store goes back to its
+    /// writer, whose cache holds its lines (handing it to the other thread made every write
+    /// of the next record's runs fetch lines from the other core).
+    spare_runs: Vec<Vec<Vec<RunStore>>>,
     spare_entries: Vec<EntrySums>,
 }
 
@@ -55,9 +59,9 @@ impl Committer<'_> {
         while pos < len {
             let chunk = pos / self.chunk;
             let last_of_chunk = pos + 1 == ((chunk + 1) * self.chunk).min(len);
-            let (mut stores, entries) = {
+            let (writer, mut stores, entries) = {
                 let mut h = lock(handoff);
-                let Some(stores) = h.runs[pos].take() else {
+                let Some((writer, stores)) = h.runs[pos].take() else {
                     break;
                 };
                 let entries = if last_of_chunk {
@@ -65,7 +69,7 @@ impl Committer<'_> {
                 } else {
                     None
                 };
-                (stores, entries)
+                (writer, stores, entries)
             };
             for (b, store) in stores.iter_mut().enumerate() {
                 if store.has_sealed() {
@@ -78,7 +82,7 @@ impl Committer<'_> {
                 e
             });
             let mut h = lock(handoff);
-            h.spare_runs.push(stores);
+            h.spare_runs[writer].push(stores);
             h.spare_entries.extend(spare_entries);
             drop(h);
             pos += 1;
@@ -141,11 +145,18 @@ where
     for w in &mut workers {
         w.buffer.runs.iter_mut().for_each(RunStore::clear);
     }
-    let pool = Mutex::new(workers);
+    let pool: Vec<Mutex<Worker>> = workers.into_iter().map(Mutex::new).collect();
+    let mut spare_runs: Vec<Vec<Vec<RunStore>>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, stores) in std::mem::take(&mut scratch.chunk_runs)
+        .into_iter()
+        .enumerate()
+    {
+        spare_runs[i % threads].push(stores);
+    }
     let handoff = Mutex::new(Handoff {
         runs: (0..len).map(|_| None).collect(),
         entries: (0..chunks.len()).map(|_| None).collect(),
-        spare_runs: std::mem::take(&mut scratch.chunk_runs),
+        spare_runs,
         spare_entries: std::mem::take(&mut scratch.spare_entries),
     });
     let committer = Mutex::new(Committer { scratch, chunk });
@@ -153,7 +164,7 @@ where
     let next_chunk = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
 
-    let work = |worker: &mut Worker| -> Result<(), CoreError> {
+    let work = |id: usize, worker: &mut Worker| -> Result<(), CoreError> {
         loop {
             let c = next_chunk.fetch_add(1, Ordering::Relaxed);
             if c >= chunks.len() {
@@ -179,8 +190,7 @@ where
                 worker.counts.count(outcome);
                 {
                     let mut h = lock(&handoff);
-                    let fresh = h
-                        .spare_runs
+                    let fresh = h.spare_runs[id]
                         .pop()
                         .unwrap_or_else(|| vec![RunStore::default(); blocks]);
                     let sealed = std::mem::replace(&mut worker.buffer.runs, fresh);
@@ -191,18 +201,16 @@ where
                             .unwrap_or_else(|| EntrySums::new(spec));
                         h.entries[c] = Some(std::mem::replace(&mut worker.sums, fresh));
                     }
-                    h.runs[c * chunk + k] = Some(sealed);
+                    h.runs[c * chunk + k] = Some((id, sealed));
                 }
                 commit_ready(&committer, &handoff, len, &next);
             }
         }
     };
-    let done: Result<(), CoreError> = (0..threads).into_par_iter().try_for_each(|_| {
-        let mut worker = lock(&pool).pop().unwrap_or_else(|| Worker::new(spec));
-        let result = work(&mut worker);
-        lock(&pool).push(worker);
-        result
-    });
+    // Worker `id` keeps its state (buffer, chunk sums) release after release.
+    let done: Result<(), CoreError> = (0..threads)
+        .into_par_iter()
+        .try_for_each(|id| work(id, &mut lock(&pool[id])));
     done?;
     let mut c = committer
         .into_inner()
@@ -217,9 +225,13 @@ where
         });
     }
     let scratch = c.scratch;
-    let mut workers = pool
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut workers: Vec<Worker> = pool
+        .into_iter()
+        .map(|w| {
+            w.into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        })
+        .collect();
     for w in &mut workers {
         *counts += std::mem::take(&mut w.counts);
     }
@@ -227,7 +239,7 @@ where
     let h = handoff
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    scratch.chunk_runs = h.spare_runs;
+    scratch.chunk_runs = h.spare_runs.into_iter().flatten().collect();
     scratch.spare_entries = h.spare_entries;
     Ok(())
 }
