@@ -418,7 +418,7 @@ fn infer_document_on(
         phinorm.resize(n, 0.0);
     }
     let job = Job {
-        eeb: &expected.exp_elog_beta32,
+        eeb: expected.exp_elog_beta(),
         stride,
         num_topics: k,
         tol: cfg.estep_tol(),
@@ -453,7 +453,7 @@ pub fn document_statistic(
 ) -> f64 {
     let k = expected.num_topics;
     let stride = expected.stride;
-    let eeb = &expected.exp_elog_beta32;
+    let eeb = expected.exp_elog_beta();
     let mut sq = 0.0;
     for ((&w, &r), dst) in doc
         .words()

@@ -14,6 +14,7 @@
 //! - [`SavedLda`]: a fitted model saved and loaded (versioned JSON) and inference of topic
 //!   proportions for new documents.
 
+mod aligned;
 mod config;
 pub mod corpus;
 mod error;

@@ -343,7 +343,7 @@ fn for_each_word_run(
     infer_document(natural, cfg, record, scratch);
     let k = natural.num_topics;
     let stride = natural.stride;
-    let eeb = &natural.exp_elog_beta32;
+    let eeb = natural.exp_elog_beta();
     let theta = &scratch.exp_elog_theta[..k];
     for (&w, &r) in record.words().iter().zip(&scratch.ratio) {
         let w = w as usize;

@@ -4,6 +4,8 @@
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 use rayon::prelude::*;
+
+use super::aligned::CacheAlignedF32;
 use serde::{Deserialize, Serialize};
 
 use super::special_fns::{digamma, exp32};
@@ -33,8 +35,8 @@ pub struct ExpectedTopics {
     pub(crate) vocab_size: usize,
     /// Row length: `K` rounded up to a multiple of 8.
     pub(crate) stride: usize,
-    /// `exp(E[log beta_kv])` at `v * stride + k` (zero for `k >= K`).
-    pub(crate) exp_elog_beta32: Vec<f32>,
+    /// `exp(E[log beta_kv])` at `v * stride + k` (zero for `k >= K`), from a cache line.
+    exp_elog_beta32: CacheAlignedF32,
 }
 
 impl Topics {
@@ -134,8 +136,9 @@ impl Topics {
         let dig_sums: Vec<f64> = self.topic_sums().into_iter().map(digamma).collect();
         let dig_sums32: Vec<f32> = dig_sums.iter().map(|&d| d as f32).collect();
         let stride = k.div_ceil(8) * 8;
-        let mut exp_elog_beta32 = vec![0.0f32; stride * self.vocab_size];
+        let mut exp_elog_beta32 = CacheAlignedF32::zeroed(stride * self.vocab_size);
         exp_elog_beta32
+            .as_mut_slice()
             .par_chunks_mut(stride * 64)
             .zip(self.lambda.par_chunks(k * 64))
             .for_each(|(x, l)| {
@@ -214,7 +217,7 @@ impl ExpectedTopics {
     }
     /// `exp(E[log beta])`, word-major (`v * stride + k`), `f32`, zero-padded rows.
     pub fn exp_elog_beta(&self) -> &[f32] {
-        &self.exp_elog_beta32
+        self.exp_elog_beta32.as_slice()
     }
 }
 
