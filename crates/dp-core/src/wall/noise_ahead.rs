@@ -89,7 +89,6 @@ impl NoiseAhead {
             scope.spawn(move |_| {
                 let mut first_span = 0;
                 for ((buf, &len), &std) in values.iter_mut().zip(lens).zip(drawn) {
-                    buf.clear();
                     buf.resize(len, 0.0);
                     streams.fill_scaled(buf, first_span, std);
                     first_span += spans_of(buf.len());

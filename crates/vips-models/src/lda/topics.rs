@@ -4,10 +4,9 @@
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 use rayon::prelude::*;
-
-use super::aligned::CacheAlignedF32;
 use serde::{Deserialize, Serialize};
 
+use super::aligned::CacheAlignedF32;
 use super::special_fns::{digamma, exp32};
 use expfam::digamma_f32 as digamma32;
 use expfam::digamma_fast;
