@@ -296,3 +296,101 @@ fn run_sum_is_the_sequential_sum_in_record_order() {
         assert_eq!(g.to_bits(), (e / 700.0).to_bits(), "entry {i}");
     }
 }
+
+/// `many_records` with every value rounded to `f32`: the values an `f32` run can hold.
+fn many_records_f32(block_len: usize) -> Vec<Rec> {
+    many_records(block_len)
+        .into_iter()
+        .map(|r| {
+            r.into_iter()
+                .map(|(start, values)| {
+                    (start, values.iter().map(|&x| f64::from(x as f32)).collect())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The record written as `f32` runs (`ContributionBuffer::segment32`) into `v`.
+fn runs32(v: VectorBlock) -> impl Fn(&Rec, &mut ContributionBuffer) + Sync {
+    move |r: &Rec, buf: &mut ContributionBuffer| {
+        for (start, values) in r {
+            let run = buf.segment32(v, *start, values.len());
+            for (d, &x) in run.iter_mut().zip(values) {
+                *d = x as f32;
+            }
+        }
+    }
+}
+
+/// An `f32` run counts as the `f64` run of its values widened: the same releases bit for bit
+/// (values, clip counts, noise), private or not, at 1, 2 and 3 threads, release after release,
+/// both for a block summed record by record (100,003 entries) and for one large enough that
+/// chunks of records keep their runs together (600,000 entries, summed span by span).
+#[test]
+fn f32_runs_release_exactly_what_their_widened_f64_runs_release() {
+    for block_len in [100_003, 600_000] {
+        let (spec, v) = spec(block_len, 2.0);
+        let recs = many_records_f32(block_len);
+        for private in [false, true] {
+            let go = |threads: usize, narrow: bool| {
+                in_pool(threads, || {
+                    let mut w = wall(recs.clone(), 0.9, private, 700);
+                    let stat = |r: &Rec, b: &mut ContributionBuffer| {
+                        if narrow {
+                            runs32(v)(r, b)
+                        } else {
+                            runs(v)(r, b)
+                        }
+                    };
+                    let first = w.release(&spec, stat).unwrap();
+                    let second = w.release(&spec, stat).unwrap();
+                    (first, second)
+                })
+            };
+            let wide = go(1, false);
+            assert!(wide.0.clipped_records() > 0);
+            for threads in [1, 2, 3] {
+                assert_eq!(
+                    wide,
+                    go(threads, true),
+                    "block {block_len}, {threads} threads, private {private}"
+                );
+            }
+        }
+    }
+}
+
+/// A record's runs in one block are all `f64` or all `f32`: mixing them is an invalid write (a
+/// typed error in non-private mode, the record replaced in private mode), as is an `f32` run
+/// outside the block or through another spec's handle.
+#[test]
+fn mixed_or_misplaced_f32_runs_are_invalid_writes() {
+    let (spec, v) = spec(LEN, 1.0);
+    let (_, foreign) = self::spec(LEN, 1.0);
+    let bad: [&Statistic; 4] = [
+        &move |_, b| {
+            b.push_segment(v, 0, &[1.0]);
+            b.segment32(v, 5, 2).fill(1.0);
+        },
+        &move |_, b| {
+            b.segment32(v, 0, 2).fill(1.0);
+            b.push_segment(v, 5, &[1.0]);
+        },
+        &move |_, b| b.segment32(v, LEN - 1, 2).fill(1.0),
+        &move |_, b| b.segment32(foreign, 0, 2).fill(1.0),
+    ];
+    for (i, f) in bad.into_iter().enumerate() {
+        let mut w = wall(vec![vec![]; 10], 1.0, false, 10);
+        let err = w.release(&spec, f).unwrap_err();
+        assert!(
+            matches!(err, CoreError::InvalidContribution { .. }),
+            "case {i}: {err:?}"
+        );
+        assert_eq!(w.releases_made(), 0);
+        let mut w = wall(vec![vec![]; 10], 1.0, true, 10);
+        let r = w.release(&spec, f).unwrap();
+        assert_eq!(r.diagnostics().replaced_records, 10, "case {i}");
+        assert_eq!(w.ledger().len(), 1, "case {i}: the release was not charged");
+    }
+}

@@ -139,21 +139,32 @@ impl BlockScratch {
     }
 }
 
-/// The runs written into one block: those of the sealed (clipped) records, in the order they
-/// were sealed, followed by the current record's.
+/// The runs written into one block: those of the sealed records, in the order they were
+/// sealed, followed by the current record's. A store holds runs of one kind, `f64` or `f32`
+/// (set by its first run after [`Self::clear`]); an `f32` value is widened to `f64` exactly
+/// wherever it is read, so it counts as that `f64`.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct RunStore {
     /// Start of every run held.
     starts: Vec<usize>,
-    /// Offset in `values` of every run held; a run ends where the next one begins.
+    /// Offset in the values of every run held; a run ends where the next one begins.
     offsets: Vec<usize>,
+    /// The values of `f64` runs.
     values: Vec<f64>,
+    /// The values of `f32` runs ([`ContributionBuffer::segment32`]): half the bytes to write,
+    /// hand over and read back.
+    values32: Vec<f32>,
+    /// Whether the runs held are `f32` runs (`None`: no run since the last clear).
+    narrow: Option<bool>,
     /// Index in `starts` of the current record's first run.
     record_first_run: usize,
-    /// Offset in `values` of the current record's first value.
+    /// Offset in the values of the current record's first value.
     record_first_value: usize,
     /// For each sealed record with runs here: one past the index of its last run.
     sealed_run_ends: Vec<usize>,
+    /// For each sealed record with runs here: its clipping factor (`1` if it was not clipped),
+    /// applied to each value as it is added (the product the sum adds either way).
+    sealed_scales: Vec<f64>,
     /// Where the current record's next run may start.
     next_free: usize,
 }
@@ -167,14 +178,40 @@ impl RunStore {
             .is_some_and(|end| start >= self.next_free && end <= block_len)
     }
 
-    /// Appends a (valid) run and returns it, zeroed.
+    /// Whether a run of the kind `narrow` may be added (the store holds no run of the other).
+    fn holds_kind(&self, narrow: bool) -> bool {
+        self.narrow.is_none_or(|n| n == narrow)
+    }
+
+    /// Number of values held.
+    fn values_len(&self) -> usize {
+        if self.narrow == Some(true) {
+            self.values32.len()
+        } else {
+            self.values.len()
+        }
+    }
+
+    /// Appends a (valid) `f64` run and returns it, zeroed (the store holds `f64` runs or none).
     fn open(&mut self, start: usize, len: usize) -> &mut [f64] {
+        self.narrow = Some(false);
         self.next_free = start + len;
         let offset = self.values.len();
         self.starts.push(start);
         self.offsets.push(offset);
         self.values.resize(offset + len, 0.0);
         &mut self.values[offset..]
+    }
+
+    /// Appends a (valid) `f32` run and returns it, zeroed (the store holds `f32` runs or none).
+    fn open32(&mut self, start: usize, len: usize) -> &mut [f32] {
+        self.narrow = Some(true);
+        self.next_free = start + len;
+        let offset = self.values32.len();
+        self.starts.push(start);
+        self.offsets.push(offset);
+        self.values32.resize(offset + len, 0.0);
+        &mut self.values32[offset..]
     }
 
     /// Whether the current record wrote runs here.
@@ -190,38 +227,22 @@ impl RunStore {
     /// The L2 norm of the current record's runs: one pass, with a rescaled second pass only if
     /// the sum of squares overflows. `None` if a value is not finite.
     fn current_norm(&self) -> Option<f64> {
-        let values = &self.values[self.record_first_value..];
-        let mut squares = [0.0f64; 4];
-        let chunks = values.chunks_exact(4);
-        let tail: f64 = chunks.remainder().iter().map(|v| v * v).sum();
-        for c in chunks {
-            for i in 0..4 {
-                squares[i] += c[i] * c[i];
-            }
+        if self.narrow == Some(true) {
+            norm_of(&self.values32[self.record_first_value..])
+        } else {
+            norm_of(&self.values[self.record_first_value..])
         }
-        let sum = (squares[0] + squares[1]) + (squares[2] + squares[3]) + tail;
-        if sum.is_finite() {
-            return Some(sum.sqrt());
-        }
-        if values.iter().any(|v| !v.is_finite()) {
-            return None;
-        }
-        let max = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let scaled: f64 = values.iter().map(|v| (v / max) * (v / max)).sum();
-        Some(max * scaled.sqrt())
     }
 
-    /// Scales the current record's runs by `scale` (if `< 1`: exactly the products the sum will
-    /// add) and seals them.
+    /// Seals the current record's runs with the clipping factor `scale` (applied, if `< 1`, as
+    /// they are added: each value `v` is added as `v * scale`, the product that scaling in place
+    /// would have stored).
     fn seal(&mut self, scale: f64) {
-        if scale < 1.0 {
-            self.values[self.record_first_value..]
-                .iter_mut()
-                .for_each(|v| *v *= scale);
-        }
         self.sealed_run_ends.push(self.starts.len());
+        self.sealed_scales
+            .push(if scale < 1.0 { scale } else { 1.0 });
         self.record_first_run = self.starts.len();
-        self.record_first_value = self.values.len();
+        self.record_first_value = self.values_len();
         self.next_free = 0;
     }
 
@@ -230,6 +251,10 @@ impl RunStore {
         self.starts.truncate(self.record_first_run);
         self.offsets.truncate(self.record_first_run);
         self.values.truncate(self.record_first_value);
+        self.values32.truncate(self.record_first_value);
+        if self.starts.is_empty() {
+            self.narrow = None;
+        }
         self.next_free = 0;
     }
 
@@ -238,9 +263,12 @@ impl RunStore {
         self.starts.clear();
         self.offsets.clear();
         self.values.clear();
+        self.values32.clear();
+        self.narrow = None;
         self.record_first_run = 0;
         self.record_first_value = 0;
         self.sealed_run_ends.clear();
+        self.sealed_scales.clear();
         self.next_free = 0;
     }
 
@@ -250,25 +278,31 @@ impl RunStore {
     pub(crate) fn add_sealed(&self, lo: usize, out: &mut [f64]) {
         let hi = lo + out.len();
         let mut first_run = 0;
-        for &run_end in &self.sealed_run_ends {
+        let end_of_values = self.values_len();
+        for (&run_end, &scale) in self.sealed_run_ends.iter().zip(&self.sealed_scales) {
             let starts = &self.starts[first_run..run_end];
             // Runs starting before `lo`; the last of them may still reach into the span.
             let mut r = starts.partition_point(|&s| s < lo).saturating_sub(1);
             while r < starts.len() && starts[r] < hi {
                 let i = first_run + r;
                 let offset = self.offsets[i];
-                let end = self
-                    .offsets
-                    .get(i + 1)
-                    .copied()
-                    .unwrap_or(self.values.len());
+                let end = self.offsets.get(i + 1).copied().unwrap_or(end_of_values);
                 let (start, len) = (starts[r], end - offset);
                 let from = start.max(lo);
                 let to = (start + len).min(hi);
                 if from < to {
-                    let src = &self.values[offset + (from - start)..offset + (to - start)];
-                    for (o, &v) in out[from - lo..to - lo].iter_mut().zip(src) {
-                        *o += v;
+                    let (src, dst) = (
+                        offset + (from - start)..offset + (to - start),
+                        from - lo..to - lo,
+                    );
+                    if self.narrow == Some(true) {
+                        for (o, &v) in out[dst].iter_mut().zip(&self.values32[src]) {
+                            *o += f64::from(v) * scale;
+                        }
+                    } else {
+                        for (o, &v) in out[dst].iter_mut().zip(&self.values[src]) {
+                            *o += v * scale;
+                        }
                     }
                 }
                 r += 1;
@@ -276,6 +310,39 @@ impl RunStore {
             first_run = run_end;
         }
     }
+}
+
+/// The L2 norm of `values` (each widened to `f64` exactly): one pass with four partial sums of
+/// squares, and a rescaled second pass only if that sum overflows. `None` if a value is not
+/// finite.
+fn norm_of<T: Copy + Into<f64>>(values: &[T]) -> Option<f64> {
+    let mut squares = [0.0f64; 4];
+    let chunks = values.chunks_exact(4);
+    let tail: f64 = chunks
+        .remainder()
+        .iter()
+        .map(|&v| {
+            let v: f64 = v.into();
+            v * v
+        })
+        .sum();
+    for c in chunks {
+        for i in 0..4 {
+            let v: f64 = c[i].into();
+            squares[i] += v * v;
+        }
+    }
+    let sum = (squares[0] + squares[1]) + (squares[2] + squares[3]) + tail;
+    if sum.is_finite() {
+        return Some(sum.sqrt());
+    }
+    let wide = || values.iter().map(|&v| -> f64 { v.into() });
+    if wide().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let max = wide().fold(0.0f64, |m, v| m.max(v.abs()));
+    let scaled: f64 = wide().map(|v| (v / max) * (v / max)).sum();
+    Some(max * scaled.sqrt())
 }
 
 /// Per-block dense sums of entry writes, allocated on first use, with a mark per block that was
@@ -352,6 +419,7 @@ pub struct ContributionBuffer {
     scales: Vec<f64>,
     error: Option<(usize, &'static str)>,
     junk: Vec<f64>,
+    junk32: Vec<f32>,
 }
 
 /// What became of one record in [`ContributionBuffer::finish_record`].
@@ -386,6 +454,7 @@ impl ContributionBuffer {
             scales: Vec::with_capacity(spec.groups().len()),
             error: None,
             junk: Vec::new(),
+            junk32: Vec::new(),
         }
     }
 
@@ -450,6 +519,12 @@ impl ContributionBuffer {
         self.junk.clear();
         self.junk.resize(len, 0.0);
         &mut self.junk
+    }
+
+    fn junk32(&mut self, len: usize) -> &mut [f32] {
+        self.junk32.clear();
+        self.junk32.resize(len, 0.0);
+        &mut self.junk32
     }
 
     /// Adds `value` to entry `index` of a vector block (sparse write; repeated indices add up).
@@ -569,6 +644,10 @@ impl ContributionBuffer {
             self.fail(b, "runs into a block that is not a vector or matrix block");
             return self.junk(len);
         }
+        if !self.runs[b].holds_kind(false) {
+            self.fail(b, "f64 and f32 runs mixed in one block");
+            return self.junk(len);
+        }
         if self.runs[b].accepts(start, len, self.blocks[b].len) {
             self.runs[b].open(start, len)
         } else {
@@ -577,6 +656,51 @@ impl ContributionBuffer {
                 "a run outside the block, or starting before the previous run ended",
             );
             self.junk(len)
+        }
+    }
+
+    /// [`Self::segment`] with `f32` values: appends a run of `len` entries starting at stored
+    /// index `start` and returns it, zeroed, to be filled. Each value counts as the `f64` it
+    /// widens to exactly (clipping, sums and release are those of the same run written through
+    /// [`Self::segment`] as `f64::from(value)`, bit for bit), but the run takes half the memory
+    /// to write, hand over between threads and read back: LDA's E-step, whose values are `f32`
+    /// products, writes its runs this way.
+    ///
+    /// A record's runs in one block must be all `f64` or all `f32` (and, on the sums' paths
+    /// that keep a chunk of records' runs together, so must those records'); a run of the
+    /// other kind is an invalid write, like a run [`Self::segment`] refuses.
+    ///
+    /// ```
+    /// use dp_core::{ContributionBuffer, ReleaseSpec};
+    /// let mut b = ReleaseSpec::builder("counts");
+    /// let topics = b.matrix("topics", 2, 3, 1.0)?;
+    /// let spec = b.build()?;
+    /// let mut buf = ContributionBuffer::new(&spec);
+    /// // Word 1's column of the column-major 2 x 3 block: stored entries 2 and 3.
+    /// buf.segment32(topics, 2, 2).copy_from_slice(&[0.25, 0.5]);
+    /// # Ok::<(), dp_core::CoreError>(())
+    /// ```
+    pub fn segment32(&mut self, block: impl RunHandle, start: usize, len: usize) -> &mut [f32] {
+        let Some(b) = self.resolve(block.raw()) else {
+            self.fail(FOREIGN, "a block handle from another spec");
+            return self.junk32(len);
+        };
+        if matches!(self.blocks[b].shape, BlockShape::Symmetric { .. }) {
+            self.fail(b, "runs into a block that is not a vector or matrix block");
+            return self.junk32(len);
+        }
+        if !self.runs[b].holds_kind(true) {
+            self.fail(b, "f64 and f32 runs mixed in one block");
+            return self.junk32(len);
+        }
+        if self.runs[b].accepts(start, len, self.blocks[b].len) {
+            self.runs[b].open32(start, len)
+        } else {
+            self.fail(
+                b,
+                "a run outside the block, or starting before the previous run ended",
+            );
+            self.junk32(len)
         }
     }
 

@@ -236,9 +236,9 @@ impl VipsModel for Lda {
             record,
             scratch,
             |offset, theta, row, r| {
-                let dst = out.segment(blocks.topics, offset, theta.len());
+                let dst = out.segment32(blocks.topics, offset, theta.len());
                 for ((d, &t), &b) in dst.iter_mut().zip(theta).zip(row) {
-                    *d = f64::from(t * b * r);
+                    *d = t * b * r;
                 }
             },
         )
