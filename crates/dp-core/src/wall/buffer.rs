@@ -139,6 +139,13 @@ impl BlockScratch {
     }
 }
 
+/// The values of a run: `f64`, or `f32` ([`ContributionBuffer::segment32`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RunKind {
+    F64,
+    F32,
+}
+
 /// The runs written into one block: those of the sealed records, in the order they were
 /// sealed, followed by the current record's. A store holds runs of one kind, `f64` or `f32`
 /// (set by its first run after [`Self::clear`]); an `f32` value is widened to `f64` exactly
@@ -154,8 +161,8 @@ pub(crate) struct RunStore {
     /// The values of `f32` runs ([`ContributionBuffer::segment32`]): half the bytes to write,
     /// hand over and read back.
     values32: Vec<f32>,
-    /// Whether the runs held are `f32` runs (`None`: no run since the last clear).
-    narrow: Option<bool>,
+    /// The kind of the runs held (`None`: no run since the last clear).
+    kind: Option<RunKind>,
     /// Index in `starts` of the current record's first run.
     record_first_run: usize,
     /// Offset in the values of the current record's first value.
@@ -178,14 +185,14 @@ impl RunStore {
             .is_some_and(|end| start >= self.next_free && end <= block_len)
     }
 
-    /// Whether a run of the kind `narrow` may be added (the store holds no run of the other).
-    fn holds_kind(&self, narrow: bool) -> bool {
-        self.narrow.is_none_or(|n| n == narrow)
+    /// Whether a run of `kind` may be added (the store holds no run of the other kind).
+    fn holds_kind(&self, kind: RunKind) -> bool {
+        self.kind.is_none_or(|k| k == kind)
     }
 
     /// Number of values held.
     fn values_len(&self) -> usize {
-        if self.narrow == Some(true) {
+        if self.kind == Some(RunKind::F32) {
             self.values32.len()
         } else {
             self.values.len()
@@ -194,7 +201,7 @@ impl RunStore {
 
     /// Appends a (valid) `f64` run and returns it, zeroed (the store holds `f64` runs or none).
     fn open(&mut self, start: usize, len: usize) -> &mut [f64] {
-        self.narrow = Some(false);
+        self.kind = Some(RunKind::F64);
         self.next_free = start + len;
         let offset = self.values.len();
         self.starts.push(start);
@@ -205,7 +212,7 @@ impl RunStore {
 
     /// Appends a (valid) `f32` run and returns it, zeroed (the store holds `f32` runs or none).
     fn open32(&mut self, start: usize, len: usize) -> &mut [f32] {
-        self.narrow = Some(true);
+        self.kind = Some(RunKind::F32);
         self.next_free = start + len;
         let offset = self.values32.len();
         self.starts.push(start);
@@ -227,7 +234,7 @@ impl RunStore {
     /// The L2 norm of the current record's runs: one pass, with a rescaled second pass only if
     /// the sum of squares overflows. `None` if a value is not finite.
     fn current_norm(&self) -> Option<f64> {
-        if self.narrow == Some(true) {
+        if self.kind == Some(RunKind::F32) {
             norm_of(&self.values32[self.record_first_value..])
         } else {
             norm_of(&self.values[self.record_first_value..])
@@ -253,7 +260,7 @@ impl RunStore {
         self.values.truncate(self.record_first_value);
         self.values32.truncate(self.record_first_value);
         if self.starts.is_empty() {
-            self.narrow = None;
+            self.kind = None;
         }
         self.next_free = 0;
     }
@@ -264,7 +271,7 @@ impl RunStore {
         self.offsets.clear();
         self.values.clear();
         self.values32.clear();
-        self.narrow = None;
+        self.kind = None;
         self.record_first_run = 0;
         self.record_first_value = 0;
         self.sealed_run_ends.clear();
@@ -295,7 +302,7 @@ impl RunStore {
                         offset + (from - start)..offset + (to - start),
                         from - lo..to - lo,
                     );
-                    if self.narrow == Some(true) {
+                    if self.kind == Some(RunKind::F32) {
                         for (o, &v) in out[dst].iter_mut().zip(&self.values32[src]) {
                             *o += f64::from(v) * scale;
                         }
@@ -644,7 +651,7 @@ impl ContributionBuffer {
             self.fail(b, "runs into a block that is not a vector or matrix block");
             return self.junk(len);
         }
-        if !self.runs[b].holds_kind(false) {
+        if !self.runs[b].holds_kind(RunKind::F64) {
             self.fail(b, "f64 and f32 runs mixed in one block");
             return self.junk(len);
         }
@@ -689,7 +696,7 @@ impl ContributionBuffer {
             self.fail(b, "runs into a block that is not a vector or matrix block");
             return self.junk32(len);
         }
-        if !self.runs[b].holds_kind(true) {
+        if !self.runs[b].holds_kind(RunKind::F32) {
             self.fail(b, "f64 and f32 runs mixed in one block");
             return self.junk32(len);
         }
