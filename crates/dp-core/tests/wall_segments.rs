@@ -156,19 +156,7 @@ fn malformed_runs_are_errors_in_non_private_mode_and_replaced_in_private_mode() 
         &move |_, b| b.push_segment(v, 3, &[f64::NAN]), // non-finite
     ];
     for (i, f) in bad.into_iter().enumerate() {
-        // Non-private: a typed error, nothing released.
-        let mut w = wall(vec![vec![]; 10], 1.0, false, 10);
-        let err = w.release(&spec, f).unwrap_err();
-        assert!(
-            matches!(err, CoreError::InvalidContribution { ref block, .. } if block == "v"),
-            "case {i}: {err:?}"
-        );
-        assert_eq!(w.releases_made(), 0);
-        // Private: every record replaced by zero, the release charged.
-        let mut w = wall(vec![vec![]; 10], 1.0, true, 10);
-        let r = w.release(&spec, f).unwrap();
-        assert_eq!(r.diagnostics().replaced_records, 10, "case {i}");
-        assert_eq!(w.ledger().len(), 1, "case {i}: the release was not charged");
+        assert_invalid_write(&spec, f, Some("v"), i);
     }
     // Out of order: a run starting before the previous one.
     let mut w = wall(vec![vec![]; 3], 1.0, false, 3);
@@ -198,6 +186,27 @@ fn malformed_runs_are_errors_in_non_private_mode_and_replaced_in_private_mode() 
 }
 
 type Statistic = dyn Fn(&Rec, &mut ContributionBuffer) + Sync;
+
+/// `f` writes an invalid contribution for every record (case `case`): in non-private mode a
+/// typed error (naming `block` when given) and nothing released; in private mode every record
+/// replaced by zero and the release charged.
+fn assert_invalid_write(spec: &ReleaseSpec, f: &Statistic, block: Option<&str>, case: usize) {
+    let mut w = wall(vec![vec![]; 10], 1.0, false, 10);
+    let err = w.release(spec, f).unwrap_err();
+    assert!(
+        matches!(err, CoreError::InvalidContribution { block: ref b, .. } if block.is_none_or(|n| n == b)),
+        "case {case}: {err:?}"
+    );
+    assert_eq!(w.releases_made(), 0);
+    let mut w = wall(vec![vec![]; 10], 1.0, true, 10);
+    let r = w.release(spec, f).unwrap();
+    assert_eq!(r.diagnostics().replaced_records, 10, "case {case}");
+    assert_eq!(
+        w.ledger().len(),
+        1,
+        "case {case}: the release was not charged"
+    );
+}
 
 /// Runs go only into a vector or matrix block of the release's own spec: runs into a symmetric
 /// block do not compile (`RunHandle`), and runs through the handle of a block of another spec
@@ -381,16 +390,6 @@ fn mixed_or_misplaced_f32_runs_are_invalid_writes() {
         &move |_, b| b.segment32(foreign, 0, 2).fill(1.0),
     ];
     for (i, f) in bad.into_iter().enumerate() {
-        let mut w = wall(vec![vec![]; 10], 1.0, false, 10);
-        let err = w.release(&spec, f).unwrap_err();
-        assert!(
-            matches!(err, CoreError::InvalidContribution { .. }),
-            "case {i}: {err:?}"
-        );
-        assert_eq!(w.releases_made(), 0);
-        let mut w = wall(vec![vec![]; 10], 1.0, true, 10);
-        let r = w.release(&spec, f).unwrap();
-        assert_eq!(r.diagnostics().replaced_records, 10, "case {i}");
-        assert_eq!(w.ledger().len(), 1, "case {i}: the release was not charged");
+        assert_invalid_write(&spec, f, None, i);
     }
 }

@@ -647,23 +647,30 @@ impl ContributionBuffer {
 
     /// [`Self::segment`] into the block at position `b` (a vector or matrix block).
     pub(crate) fn segment_at(&mut self, b: usize, start: usize, len: usize) -> &mut [f64] {
-        if b >= self.blocks.len() || matches!(self.blocks[b].shape, BlockShape::Symmetric { .. }) {
-            self.fail(b, "runs into a block that is not a vector or matrix block");
-            return self.junk(len);
-        }
-        if !self.runs[b].holds_kind(RunKind::F64) {
-            self.fail(b, "f64 and f32 runs mixed in one block");
-            return self.junk(len);
-        }
-        if self.runs[b].accepts(start, len, self.blocks[b].len) {
+        if self.run_is_valid(b, start, len, RunKind::F64) {
             self.runs[b].open(start, len)
         } else {
-            self.fail(
-                b,
-                "a run outside the block, or starting before the previous run ended",
-            );
             self.junk(len)
         }
+    }
+
+    /// Whether a run of `kind` of `len` entries at `start` may go into the block at position
+    /// `b` (a vector or matrix block whose store holds no run of the other kind, inside the
+    /// block, after the record's previous run); records the invalid write if not.
+    fn run_is_valid(&mut self, b: usize, start: usize, len: usize, kind: RunKind) -> bool {
+        let reason = if b >= self.blocks.len()
+            || matches!(self.blocks[b].shape, BlockShape::Symmetric { .. })
+        {
+            "runs into a block that is not a vector or matrix block"
+        } else if !self.runs[b].holds_kind(kind) {
+            "f64 and f32 runs mixed in one block"
+        } else if !self.runs[b].accepts(start, len, self.blocks[b].len) {
+            "a run outside the block, or starting before the previous run ended"
+        } else {
+            return true;
+        };
+        self.fail(b, reason);
+        false
     }
 
     /// [`Self::segment`] with `f32` values: appends a run of `len` entries starting at stored
@@ -692,21 +699,9 @@ impl ContributionBuffer {
             self.fail(FOREIGN, "a block handle from another spec");
             return self.junk32(len);
         };
-        if matches!(self.blocks[b].shape, BlockShape::Symmetric { .. }) {
-            self.fail(b, "runs into a block that is not a vector or matrix block");
-            return self.junk32(len);
-        }
-        if !self.runs[b].holds_kind(RunKind::F32) {
-            self.fail(b, "f64 and f32 runs mixed in one block");
-            return self.junk32(len);
-        }
-        if self.runs[b].accepts(start, len, self.blocks[b].len) {
+        if self.run_is_valid(b, start, len, RunKind::F32) {
             self.runs[b].open32(start, len)
         } else {
-            self.fail(
-                b,
-                "a run outside the block, or starting before the previous run ended",
-            );
             self.junk32(len)
         }
     }
